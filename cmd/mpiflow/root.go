@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+
+	"mpiflow/flowgraph"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set by the linker (-ldflags "-X main.version=...").
+var version = "dev"
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mpiflow",
+		Short: "Record and analyze event flow graphs of MPI jobs",
+		Long: `mpiflow records, per MPI rank, an event flow graph: nodes are MPI calls,
+edges are the compute phases between them. It rebuilds the exact event
+sequence from it and reports where time goes.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newVersionCmd(),
+		newStatsCmd(),
+		newTraceCmd(),
+	)
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the mpiflow version and file format version",
+		Example: "  mpiflow version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "mpiflow %s (file format %d)\n", version, flowgraph.FormatVersion)
+			return err
+		},
+	}
+}
