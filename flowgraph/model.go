@@ -54,8 +54,11 @@ type Rank struct {
 	SysTime  int64  `msgpack:"stime"`  // ns of system CPU time
 	MaxRSS   int64  `msgpack:"maxrss"` // bytes
 	// Complete is false when this rank never reached MPI_Finalize.
-	Complete bool  `msgpack:"complete"`
-	Graph    Graph `msgpack:"graph"`
+	Complete bool `msgpack:"complete"`
+	// Start is the time of event 0 in ns since Header.StartUnixNano, so
+	// the ranks' relative times can be put on one time axis.
+	Start int64 `msgpack:"start"`
+	Graph Graph `msgpack:"graph"`
 }
 
 // Graph is the event flow graph of one rank (or one thread of a rank).

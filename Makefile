@@ -1,0 +1,32 @@
+# mpiflow build. `make` builds the CLI and the interposition libraries.
+GO      ?= go
+BIN     := bin
+LIBDIR  := lib
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all cli test test-go fuzz bench clean
+all: cli libs
+
+cli:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/mpiflow ./cmd/mpiflow
+
+# The interposition libraries, one per MPI found (see interpose/build.mk).
+include interpose/build.mk
+
+test: all test-go fuzz
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+# A short run of every fuzz target, as a smoke test of the decoders.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzSeqRuns$$' -fuzztime $(FUZZTIME) ./flowgraph
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+clean:
+	rm -rf $(BIN) $(LIBDIR)

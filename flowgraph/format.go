@@ -1,0 +1,396 @@
+package flowgraph
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// File layout (all integers big-endian):
+//
+//	preamble  16 bytes: magic "MPIFLOW\x00", uint32 format version, uint32 zero
+//	blocks    one msgpack-encoded Rank per rank (and thread), back to back
+//	footer    msgpack-encoded footer: the Header and the index of the blocks
+//	trailer   24 bytes: uint64 footer offset, uint64 footer length,
+//	          uint32 CRC-32 of the footer, magic "MFT\x00"
+//
+// The footer sits at the end so that ranks can write their blocks in
+// parallel (with MPI-IO, at offsets from an exclusive prefix sum of the block
+// sizes) while rank 0 writes the preamble and footer. A reader reads the
+// trailer, then the footer, and then only the blocks it needs.
+
+const (
+	magic        = "MPIFLOW\x00"
+	trailerMagic = "MFT\x00"
+	// PreambleSize is the size of the file's first part; the first block
+	// starts there.
+	PreambleSize = 16
+	trailerSize  = 24
+	// maxFooter bounds the footer so that a corrupt trailer cannot make a
+	// reader allocate without limit.
+	maxFooter = 1 << 30
+)
+
+// IndexEntry locates one rank's block in a file.
+type IndexEntry struct {
+	Rank   int    `msgpack:"rank"`
+	Thread int    `msgpack:"thread"`
+	Offset int64  `msgpack:"off"`
+	Length int64  `msgpack:"len"`
+	CRC    uint32 `msgpack:"crc"`
+}
+
+type footer struct {
+	Header Header       `msgpack:"header"`
+	Index  []IndexEntry `msgpack:"index"`
+}
+
+// Preamble returns the bytes that start every file.
+func Preamble() []byte {
+	b := make([]byte, PreambleSize)
+	copy(b, magic)
+	binary.BigEndian.PutUint32(b[8:], FormatVersion)
+	return b
+}
+
+// EncodeRank returns the encoded block of r and its CRC-32 (IEEE).
+func EncodeRank(r *Rank) ([]byte, uint32, error) {
+	b, err := msgpack.Marshal(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode rank %d: %w", r.Rank, err)
+	}
+	return b, crc32.ChecksumIEEE(b), nil
+}
+
+// EncodeFooter returns the footer and trailer of a file whose blocks are
+// described by idx, to be written at footerOffset (the end of the last
+// block).
+func EncodeFooter(h Header, idx []IndexEntry, footerOffset int64) ([]byte, error) {
+	h.Version = FormatVersion
+	b, err := msgpack.Marshal(&footer{Header: h, Index: idx})
+	if err != nil {
+		return nil, fmt.Errorf("encode footer: %w", err)
+	}
+	var t [trailerSize]byte
+	binary.BigEndian.PutUint64(t[0:], uint64(footerOffset))
+	binary.BigEndian.PutUint64(t[8:], uint64(len(b)))
+	binary.BigEndian.PutUint32(t[16:], crc32.ChecksumIEEE(b))
+	copy(t[20:], trailerMagic)
+	return append(b, t[:]...), nil
+}
+
+// Writer writes a file rank by rank, so that only one rank's graph needs to
+// be in memory. It writes to a temporary name and renames it on Close, so a
+// failed write never leaves a partial file under the final name.
+type Writer struct {
+	path string
+	tmp  *os.File
+	off  int64
+	idx  []IndexEntry
+	err  error
+}
+
+// Create starts a file at path.
+func Create(path string) (*Writer, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	w := &Writer{path: path, tmp: tmp}
+	w.write(Preamble())
+	return w, w.err
+}
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.tmp.Write(b); err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.path, err)
+		return
+	}
+	w.off += int64(len(b))
+}
+
+// WriteRank appends one rank's block.
+func (w *Writer) WriteRank(r *Rank) error {
+	if w.err != nil {
+		return w.err
+	}
+	b, crc, err := EncodeRank(r)
+	if err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.path, err)
+		return w.err
+	}
+	w.idx = append(w.idx, IndexEntry{Rank: r.Rank, Thread: r.Thread, Offset: w.off, Length: int64(len(b)), CRC: crc})
+	w.write(b)
+	return w.err
+}
+
+// Close writes the footer with header h and moves the file to its final
+// name. On error the temporary file is removed.
+func (w *Writer) Close(h Header) error {
+	if w.err == nil {
+		b, err := EncodeFooter(h, w.idx, w.off)
+		if err != nil {
+			w.err = fmt.Errorf("write %s: %w", w.path, err)
+		}
+		w.write(b)
+	}
+	if err := w.tmp.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if w.err == nil {
+		if err := os.Rename(w.tmp.Name(), w.path); err != nil {
+			w.err = fmt.Errorf("write %s: %w", w.path, err)
+		}
+	}
+	if w.err != nil {
+		os.Remove(w.tmp.Name())
+	}
+	return w.err
+}
+
+// Abort discards the file.
+func (w *Writer) Abort() {
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
+}
+
+// WriteFile writes a whole file at once.
+func WriteFile(path string, h Header, ranks []*Rank) error {
+	w, err := Create(path)
+	if err != nil {
+		return err
+	}
+	for _, r := range ranks {
+		if err := w.WriteRank(r); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Close(h)
+}
+
+// Error is a problem with a file's contents. Rank is -1 when the problem is
+// not in a rank's block.
+type Error struct {
+	Path   string
+	Rank   int
+	Offset int64
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Rank >= 0 {
+		return fmt.Sprintf("%s: rank %d at byte %d: %v", e.Path, e.Rank, e.Offset, e.Err)
+	}
+	return fmt.Sprintf("%s: at byte %d: %v", e.Path, e.Offset, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrFormat is wrapped by every error about a file that is not a valid
+// mpiflow file.
+var ErrFormat = errors.New("not a valid mpiflow file")
+
+func formatErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+}
+
+// File is an open mpiflow file. Its header and index are read at Open; rank
+// blocks are read on demand.
+type File struct {
+	Path   string
+	Header Header
+	Index  []IndexEntry
+	r      io.ReaderAt
+	c      io.Closer
+}
+
+// Open opens the file at path and reads its header and index.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: is a directory", path)
+	}
+	file, err := NewFile(path, f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	file.c = f
+	return file, nil
+}
+
+// NewFile reads the header and index of a file of the given size from r;
+// name is used in errors.
+func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
+	fail := func(off int64, err error) error {
+		return &Error{Path: name, Rank: -1, Offset: off, Err: err}
+	}
+	if size < PreambleSize+trailerSize {
+		return nil, fail(0, formatErr("file is %d bytes, too short (truncated?)", size))
+	}
+	var pre [PreambleSize]byte
+	if _, err := r.ReadAt(pre[:], 0); err != nil {
+		return nil, fail(0, err)
+	}
+	if string(pre[:8]) != magic {
+		return nil, fail(0, formatErr("wrong magic %q", pre[:8]))
+	}
+	if v := binary.BigEndian.Uint32(pre[8:]); v > FormatVersion || v == 0 {
+		return nil, fail(8, fmt.Errorf("%w: format version %d, this mpiflow reads versions 1 to %d (upgrade mpiflow)", ErrFormat, v, FormatVersion))
+	}
+	var t [trailerSize]byte
+	toff := size - trailerSize
+	if _, err := r.ReadAt(t[:], toff); err != nil {
+		return nil, fail(toff, err)
+	}
+	if string(t[20:]) != trailerMagic {
+		return nil, fail(toff, formatErr("no trailer at the end (truncated or still being written?)"))
+	}
+	foff := int64(binary.BigEndian.Uint64(t[0:]))
+	flen := int64(binary.BigEndian.Uint64(t[8:]))
+	if foff < PreambleSize || flen < 1 || flen > maxFooter || foff+flen != toff {
+		return nil, fail(toff, formatErr("trailer points to footer at %d length %d, outside the file", foff, flen))
+	}
+	fb := make([]byte, flen)
+	if _, err := r.ReadAt(fb, foff); err != nil {
+		return nil, fail(foff, err)
+	}
+	if crc32.ChecksumIEEE(fb) != binary.BigEndian.Uint32(t[16:]) {
+		return nil, fail(foff, formatErr("footer checksum mismatch (corrupt file)"))
+	}
+	var ft footer
+	if err := msgpack.Unmarshal(fb, &ft); err != nil {
+		return nil, fail(foff, fmt.Errorf("%w: footer: %v", ErrFormat, err))
+	}
+	prevEnd := int64(PreambleSize)
+	for _, e := range ft.Index {
+		if e.Offset < prevEnd || e.Length < 0 || e.Offset+e.Length > foff {
+			return nil, fail(foff, formatErr("index entry for rank %d (offset %d, length %d) outside the blocks", e.Rank, e.Offset, e.Length))
+		}
+		prevEnd = e.Offset + e.Length
+	}
+	return &File{Path: name, Header: ft.Header, Index: ft.Index, r: r}, nil
+}
+
+// ReadRank reads and decodes the i-th block of the index.
+func (f *File) ReadRank(i int) (*Rank, error) {
+	if i < 0 || i >= len(f.Index) {
+		return nil, fmt.Errorf("%s: no block %d (file has %d)", f.Path, i, len(f.Index))
+	}
+	e := f.Index[i]
+	fail := func(err error) error {
+		return &Error{Path: f.Path, Rank: e.Rank, Offset: e.Offset, Err: err}
+	}
+	b := make([]byte, e.Length)
+	if _, err := f.r.ReadAt(b, e.Offset); err != nil {
+		return nil, fail(err)
+	}
+	if crc32.ChecksumIEEE(b) != e.CRC {
+		return nil, fail(formatErr("block checksum mismatch (corrupt file)"))
+	}
+	r, err := DecodeRank(b)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if r.Rank != e.Rank || r.Thread != e.Thread {
+		return nil, fail(formatErr("block holds rank %d thread %d, index says rank %d thread %d", r.Rank, r.Thread, e.Rank, e.Thread))
+	}
+	return r, nil
+}
+
+// FindRank returns the index position of the block of rank and thread, or -1.
+func (f *File) FindRank(rank, thread int) int {
+	for i, e := range f.Index {
+		if e.Rank == rank && e.Thread == thread {
+			return i
+		}
+	}
+	return -1
+}
+
+// Close closes the underlying file.
+func (f *File) Close() error {
+	if f.c == nil {
+		return nil
+	}
+	return f.c.Close()
+}
+
+// DecodeRank decodes one block and checks that its graph is consistent, so
+// that later stages can index nodes and edges without checks.
+func DecodeRank(b []byte) (*Rank, error) {
+	var r Rank
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if err := r.Graph.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return &r, nil
+}
+
+// Validate checks the invariants that readers rely on: edge and initial
+// node indices in range, sequence numbers within the event count, edge
+// counts equal to their sequence lengths, ascending anchors.
+func (g *Graph) Validate() error {
+	nn := len(g.Nodes)
+	if g.NumEvents < 0 {
+		return fmt.Errorf("negative event count %d", g.NumEvents)
+	}
+	if g.NumEvents == 0 {
+		if len(g.Edges) > 0 {
+			return fmt.Errorf("%d edges but no events", len(g.Edges))
+		}
+	} else if g.Initial < 0 || g.Initial >= nn {
+		return fmt.Errorf("initial node %d out of range (%d nodes)", g.Initial, nn)
+	}
+	for i := range g.Nodes {
+		if s := g.Nodes[i].Key.Site; s < -1 || s >= len(g.Sites) {
+			return fmt.Errorf("node %d: call site %d out of range (%d sites)", i, s, len(g.Sites))
+		}
+	}
+	var total int64
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src < 0 || e.Src >= nn || e.Dst < 0 || e.Dst >= nn {
+			return fmt.Errorf("edge %d: %d -> %d out of range (%d nodes)", i, e.Src, e.Dst, nn)
+		}
+		if n := e.Seq.Len(); n != e.Count {
+			return fmt.Errorf("edge %d: count %d but %d sequence numbers", i, e.Count, n)
+		}
+		if k := len(e.Seq); k > 0 && (e.Seq[0].Start < 1 || e.Seq[k-1].Last() >= g.NumEvents) {
+			return fmt.Errorf("edge %d: sequence numbers outside 1..%d", i, g.NumEvents-1)
+		}
+		total += e.Count
+	}
+	if g.NumEvents > 0 && total != g.NumEvents-1 {
+		return fmt.Errorf("edges hold %d transitions, %d events need %d", total, g.NumEvents, g.NumEvents-1)
+	}
+	for i, a := range g.Anchors {
+		if a.Event < 0 || a.Event > g.NumEvents || (i > 0 && (a.Event <= g.Anchors[i-1].Event || a.Time < g.Anchors[i-1].Time || a.MPITime < g.Anchors[i-1].MPITime)) {
+			return fmt.Errorf("anchor %d (event %d) out of order", i, a.Event)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package flowgraph
+
+import (
+	"fmt"
+	"math"
+)
+
+// Event is one reconstructed MPI call.
+type Event struct {
+	Index  int64 // position in the rank's event sequence
+	Node   int   // index into Graph.Nodes
+	InEdge int   // edge from the previous event; -1 for event 0
+	Start  int64 // ns since the rank's first event
+	End    int64
+}
+
+// EventIter yields the events of a graph in order. Its memory is bounded by
+// the graph and the events between two time anchors, never by the number
+// of events.
+//
+// Timing: between two consecutive anchors the elapsed time and the time
+// spent inside MPI are known exactly. The MPI time is spread over the
+// interval's events in proportion to their node's mean duration and the
+// rest over its transitions in proportion to their edge's mean time, so
+// per-interval totals are exact and the shape inside follows the averages.
+type EventIter struct {
+	g   *Graph
+	out [][]int // out-edges per node
+	cur []edgeCursor
+
+	// structural walk
+	next     int64 // index of the next event to walk
+	node     int
+	inEdge   int
+	walkDone bool
+
+	// timed output
+	buf     []Event // the current interval's events, timed
+	bufPos  int
+	anchor  int    // index of the anchor at or before the next interval; -1 without anchors
+	tnext   int64  // start time of the next event to time
+	pending *Event // the walked event that follows buf
+	err     error
+	ev      Event
+}
+
+type edgeCursor struct {
+	run  int   // index into Seq
+	left int64 // numbers left in the run
+	val  int64 // next sequence number, math.MaxInt64 when exhausted
+}
+
+// Events returns an iterator over the graph's events. The graph must be
+// valid (see Validate); files read with Open are.
+func (g *Graph) Events() *EventIter {
+	it := &EventIter{g: g, node: g.Initial, inEdge: -1}
+	if g.NumEvents == 0 {
+		it.walkDone = true
+		return it
+	}
+	it.out = make([][]int, len(g.Nodes))
+	it.cur = make([]edgeCursor, len(g.Edges))
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		it.out[e.Src] = append(it.out[e.Src], i)
+		c := &it.cur[i]
+		c.val = math.MaxInt64
+		if len(e.Seq) > 0 {
+			c.left = e.Seq[0].Count
+			c.val = e.Seq[0].Start
+		}
+	}
+	if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
+		// Without anchors there is no real time: use the means alone.
+		it.anchor = -1
+	}
+	return it
+}
+
+// step walks one event structurally.
+func (it *EventIter) step() (Event, bool) {
+	if it.walkDone {
+		return Event{}, false
+	}
+	ev := Event{Index: it.next, Node: it.node, InEdge: it.inEdge}
+	it.next++
+	if it.next >= it.g.NumEvents {
+		it.walkDone = true
+		return ev, true
+	}
+	// The edge taken next is the out-edge whose next sequence number is
+	// it.next; it is also the smallest among the node's out-edges.
+	found := -1
+	for _, ei := range it.out[it.node] {
+		if it.cur[ei].val == it.next {
+			found = ei
+			break
+		}
+	}
+	if found < 0 {
+		it.err = fmt.Errorf("sequence broken: no edge out of node %d holds event %d", it.node, it.next)
+		it.walkDone = true
+		return ev, true
+	}
+	c := &it.cur[found]
+	seq := it.g.Edges[found].Seq
+	c.left--
+	if c.left > 0 {
+		c.val += seq[c.run].Stride
+	} else if c.run++; c.run < len(seq) {
+		c.left = seq[c.run].Count
+		c.val = seq[c.run].Start
+	} else {
+		c.val = math.MaxInt64
+	}
+	it.node = it.g.Edges[found].Dst
+	it.inEdge = found
+	return ev, true
+}
+
+// Next advances to the next event and reports whether there is one.
+func (it *EventIter) Next() bool {
+	if it.bufPos >= len(it.buf) && !it.fill() {
+		return false
+	}
+	it.ev = it.buf[it.bufPos]
+	it.bufPos++
+	return true
+}
+
+// Event returns the current event.
+func (it *EventIter) Event() Event { return it.ev }
+
+// Err returns the first error met, after Next has returned false.
+func (it *EventIter) Err() error { return it.err }
+
+// chunkEvents bounds the events timed at once where no anchor closes the
+// interval.
+const chunkEvents = 1 << 16
+
+// fill walks the next anchor interval (or chunk) into buf and times it.
+func (it *EventIter) fill() bool {
+	if it.err != nil {
+		return false
+	}
+	it.buf = it.buf[:0]
+	it.bufPos = 0
+	g := it.g
+	first := it.next
+	if it.pending != nil {
+		first = it.pending.Index
+		it.buf = append(it.buf, *it.pending)
+		it.pending = nil
+	}
+	var a, b Anchor
+	haveB := false
+	// Skip anchors at or before first; the interval starts at the last one.
+	for it.anchor >= 0 && it.anchor+1 < len(g.Anchors) && g.Anchors[it.anchor+1].Event <= first {
+		it.anchor++
+	}
+	if it.anchor >= 0 && it.anchor+1 < len(g.Anchors) && g.Anchors[it.anchor].Event == first {
+		a, b = g.Anchors[it.anchor], g.Anchors[it.anchor+1]
+		haveB = true
+		it.tnext = a.Time
+	}
+	end := min(g.NumEvents, first+chunkEvents)
+	if haveB {
+		end = b.Event
+	}
+	// The interval holds events [first, end); walk them and, to time the
+	// last transition, the event at end.
+	for len(it.buf) == 0 || it.buf[len(it.buf)-1].Index < end-1 {
+		ev, ok := it.step()
+		if !ok {
+			break
+		}
+		it.buf = append(it.buf, ev)
+	}
+	if it.err != nil || len(it.buf) == 0 {
+		return false
+	}
+	var follower *Event
+	if ev, ok := it.step(); ok {
+		it.pending = &ev
+		follower = &ev
+	}
+	if it.err != nil {
+		return false
+	}
+	it.time(a, b, haveB, follower)
+	return true
+}
+
+// time sets Start and End of the events in buf, starting at it.tnext, and
+// leaves it.tnext at the start of the follower.
+func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
+	g := it.g
+	n := len(it.buf)
+	// Transitions: from each event to the next one in buf, and from the
+	// last one to the follower if there is one.
+	trans := n - 1
+	if follower != nil {
+		trans = n
+	}
+	transEdge := func(k int) int {
+		if k+1 < n {
+			return it.buf[k+1].InEdge
+		}
+		return follower.InEdge
+	}
+	t := it.tnext
+	if !haveB {
+		// No anchor closes the interval: the means are all we know.
+		for k := 0; k < n; k++ {
+			ev := &it.buf[k]
+			ev.Start = t
+			ev.End = t + int64(math.Round(g.Nodes[ev.Node].MeanTime()))
+			t = ev.End
+			if k < trans {
+				t += int64(math.Round(g.Edges[transEdge(k)].MeanTime()))
+			}
+		}
+		it.tnext = t
+		return
+	}
+	var wm, wc float64
+	for k := 0; k < n; k++ {
+		wm += g.Nodes[it.buf[k].Node].MeanTime()
+	}
+	for k := 0; k < trans; k++ {
+		wc += g.Edges[transEdge(k)].MeanTime()
+	}
+	mpi := b.MPITime - a.MPITime
+	comp := (b.Time - a.Time) - mpi
+	var cm, cc float64
+	var prevM, prevC int64
+	for k := 0; k < n; k++ {
+		ev := &it.buf[k]
+		cm += g.Nodes[ev.Node].MeanTime()
+		m := spread(mpi, cm, wm, k, n)
+		ev.Start = t
+		ev.End = t + (m - prevM)
+		prevM = m
+		t = ev.End
+		if k < trans {
+			cc += g.Edges[transEdge(k)].MeanTime()
+			c := spread(comp, cc, wc, k, trans)
+			t += c - prevC
+			prevC = c
+		}
+	}
+	it.tnext = t
+}
+
+// spread returns the part of total due to the first k+1 of count items
+// whose weights add up to cum out of w; the last item gets exactly total,
+// so rounding never leaks time out of an interval.
+func spread(total int64, cum, w float64, k, count int) int64 {
+	switch {
+	case k == count-1:
+		return total
+	case w == 0:
+		return int64(math.Round(float64(total) * float64(k+1) / float64(count)))
+	default:
+		return int64(math.Round(float64(total) * cum / w))
+	}
+}

@@ -1,0 +1,206 @@
+package flowgraph_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+)
+
+// record executes a generated program into both a plain event list and a
+// graph, so the graph can be checked against the truth.
+func record(t testing.TB, opt flowgen.Options) ([]flowgraph.Call, flowgraph.Graph) {
+	t.Helper()
+	p := flowgen.New(opt)
+	b := p.NewBuilder()
+	var calls []flowgraph.Call
+	p.Execute(1, func(c flowgraph.Call) {
+		calls = append(calls, c)
+		b.Add(c)
+	})
+	return calls, b.Graph()
+}
+
+func TestReconstructRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  flowgen.Options
+	}{
+		{"single event", flowgen.Options{Seed: 1, Events: 1, Depth: 0, Sites: 1}},
+		{"loops", flowgen.Options{Seed: 2, Events: 5000, Depth: 3, Sites: 8}},
+		{"branches", flowgen.Options{Seed: 3, Events: 20000, Depth: 4, Sites: 30, Branchy: true}},
+		{"tiny anchor budget", flowgen.Options{Seed: 4, Events: 10000, Depth: 3, Sites: 12, Branchy: true, Anchors: 8}},
+		{"many anchors", flowgen.Options{Seed: 5, Events: 3000, Depth: 2, Sites: 5, Branchy: true, Anchors: 100000}},
+		{"counters", flowgen.Options{Seed: 6, Events: 4000, Depth: 3, Sites: 9, Branchy: true, Counters: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, g := record(t, tt.opt)
+			require.NotEmpty(t, calls)
+			path := filepath.Join(t.TempDir(), "job.mpiflow")
+			h := flowgraph.Header{NumRanks: 1, Hosts: []string{"h"}}
+			require.NoError(t, flowgraph.WriteFile(path, h, []*flowgraph.Rank{{Rank: 0, Graph: g}}))
+			f, err := flowgraph.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			r, err := f.ReadRank(0)
+			require.NoError(t, err)
+			g2 := &r.Graph
+
+			// Anchors: within budget (+ the closing one) for every size.
+			budget := tt.opt.Anchors
+			if budget < 2 {
+				budget = flowgraph.MaxAnchors
+			}
+			assert.LessOrEqual(t, len(g2.Anchors), budget+1)
+
+			t0 := calls[0].Enter
+			var evs []flowgraph.Event
+			it := g2.Events()
+			for it.Next() {
+				evs = append(evs, it.Event())
+			}
+			require.NoError(t, it.Err())
+			require.Len(t, evs, len(calls))
+			for i, ev := range evs {
+				require.Equal(t, int64(i), ev.Index)
+				require.Equal(t, calls[i].Key, g2.Nodes[ev.Node].Key, "event %d", i)
+				if i > 0 {
+					e := g2.Edges[ev.InEdge]
+					require.Equal(t, evs[i-1].Node, e.Src)
+					require.Equal(t, ev.Node, e.Dst)
+					require.LessOrEqual(t, evs[i-1].End, ev.Start, "event %d starts before its predecessor ends", i)
+				}
+				require.LessOrEqual(t, ev.Start, ev.End)
+			}
+			// Per anchor interval: exact MPI time, exact start times at anchors.
+			for k := 0; k+1 < len(g2.Anchors); k++ {
+				a, b := g2.Anchors[k], g2.Anchors[k+1]
+				var recon, truth int64
+				for i := a.Event; i < b.Event; i++ {
+					recon += evs[i].End - evs[i].Start
+					truth += calls[i].Exit - calls[i].Enter
+				}
+				require.Equal(t, truth, recon, "MPI time of anchor interval %d", k)
+				require.Equal(t, calls[a.Event].Enter-t0, evs[a.Event].Start, "start of anchor %d", k)
+			}
+			last := len(evs) - 1
+			assert.Equal(t, calls[last].Exit-t0, evs[last].End, "end of the last event")
+		})
+	}
+}
+
+func TestReconstructWithoutAnchors(t *testing.T) {
+	calls, g := record(t, flowgen.Options{Seed: 9, Events: 200000, Depth: 3, Sites: 10, Branchy: true})
+	g.Anchors = nil
+	it := g.Events()
+	var n int64
+	var prevEnd int64
+	for it.Next() {
+		ev := it.Event()
+		require.Equal(t, calls[n].Key, g.Nodes[ev.Node].Key)
+		require.GreaterOrEqual(t, ev.Start, prevEnd)
+		prevEnd = ev.End
+		n++
+	}
+	require.NoError(t, it.Err())
+	assert.Equal(t, int64(len(calls)), n)
+}
+
+func TestReconstructBrokenSequence(t *testing.T) {
+	_, g := record(t, flowgen.Options{Seed: 3, Events: 2000, Depth: 4, Sites: 30, Branchy: true})
+	require.NoError(t, g.Validate())
+	// Trade the first sequence number of two edges out of different nodes:
+	// every count stays valid but the walk must fail.
+	expand := func(r flowgraph.SeqRuns) (v []int64) {
+		r.All(func(n int64) bool { v = append(v, n); return true })
+		return v
+	}
+	var a, b int = -1, -1
+	for i := range g.Edges {
+		if g.Edges[i].Src != g.Edges[0].Src {
+			a, b = 0, i
+			break
+		}
+	}
+	require.True(t, a >= 0, "no pair of edges to trade")
+	va, vb := expand(g.Edges[a].Seq), expand(g.Edges[b].Seq)
+	va[0], vb[0] = vb[0], va[0]
+	slices.Sort(va)
+	slices.Sort(vb)
+	for _, p := range []struct {
+		e *flowgraph.Edge
+		v []int64
+	}{{&g.Edges[a], va}, {&g.Edges[b], vb}} {
+		p.e.Seq = nil
+		for _, n := range p.v {
+			p.e.Seq.Append(n)
+		}
+	}
+	require.NoError(t, g.Validate())
+	it := g.Events()
+	for it.Next() {
+	}
+	assert.ErrorContains(t, it.Err(), "sequence broken")
+}
+
+func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
+	size := func(iters int64) int {
+		b := flowgraph.NewBuilder(0, 0)
+		var now int64
+		keys := []flowgraph.NodeKey{{Call: "MPI_Irecv"}, {Call: "MPI_Send"}, {Call: "MPI_Wait"}, {Call: "MPI_Allreduce"}}
+		for range iters {
+			for _, k := range keys {
+				now += 1000
+				b.Add(flowgraph.Call{Key: k, Enter: now, Exit: now + 10, Partner: -1})
+				now += 10
+			}
+		}
+		g := b.Graph()
+		enc, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
+		require.NoError(t, err)
+		return len(enc)
+	}
+	small, big := size(1000), size(1000000)
+	// Anchors fill to their budget in both cases; the rest is O(1).
+	assert.InEpsilon(t, small, big, 0.05, "file size %d vs %d bytes", small, big)
+}
+
+func BenchmarkReconstruct(b *testing.B) {
+	g := flowgen.New(flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}).Graph(1)
+	b.ResetTimer()
+	for range b.N {
+		it := g.Events()
+		var n int64
+		for it.Next() {
+			n++
+		}
+		if it.Err() != nil || n != g.NumEvents {
+			b.Fatalf("reconstructed %d of %d events: %v", n, g.NumEvents, it.Err())
+		}
+	}
+	b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkDecode(b *testing.B) {
+	g := flowgen.New(flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}).Graph(1)
+	enc, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := flowgraph.DecodeRank(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(len(enc)), "bytes")
+	b.ReportMetric(float64(len(g.Nodes)+len(g.Edges)), "nodes+edges")
+}
