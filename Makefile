@@ -22,8 +22,8 @@ test-go:
 # A short run of every fuzz target, as a smoke test of the decoders.
 FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) ./flowgraph
-	$(GO) test -run '^$$' -fuzz '^FuzzSeqRuns$$' -fuzztime $(FUZZTIME) ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -24,9 +24,11 @@ type Event struct {
 // rest over its transitions in proportion to their edge's mean time, so
 // per-interval totals are exact and the shape inside follows the averages.
 type EventIter struct {
-	g   *Graph
-	out [][]int // out-edges per node
-	cur []edgeCursor
+	g        *Graph
+	out      [][]int // out-edges per node
+	cur      []edgeCursor
+	nodeMean []float64 // mean duration per node
+	edgeMean []float64 // mean duration per edge
 
 	// structural walk
 	next     int64 // index of the next event to walk
@@ -35,13 +37,14 @@ type EventIter struct {
 	walkDone bool
 
 	// timed output
-	buf     []Event // the current interval's events, timed
-	bufPos  int
-	anchor  int    // index of the anchor at or before the next interval; -1 without anchors
-	tnext   int64  // start time of the next event to time
-	pending *Event // the walked event that follows buf
-	err     error
-	ev      Event
+	buf      []Event // the current interval's events, timed
+	bufPos   int
+	anchor   int    // index of the anchor at or before the next interval; -1 without anchors
+	tnext    int64  // start time of the next event to time
+	pending  *Event // the walked event that follows buf, or nil
+	follower Event  // storage for pending
+	err      error
+	ev       Event
 }
 
 type edgeCursor struct {
@@ -60,8 +63,14 @@ func (g *Graph) Events() *EventIter {
 	}
 	it.out = make([][]int, len(g.Nodes))
 	it.cur = make([]edgeCursor, len(g.Edges))
+	it.nodeMean = make([]float64, len(g.Nodes))
+	it.edgeMean = make([]float64, len(g.Edges))
+	for i := range g.Nodes {
+		it.nodeMean[i] = g.Nodes[i].MeanTime()
+	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
+		it.edgeMean[i] = e.MeanTime()
 		it.out[e.Src] = append(it.out[e.Src], i)
 		c := &it.cur[i]
 		c.val = math.MaxInt64
@@ -77,16 +86,16 @@ func (g *Graph) Events() *EventIter {
 	return it
 }
 
-// step walks one event structurally.
-func (it *EventIter) step() (Event, bool) {
+// step walks one event structurally into ev.
+func (it *EventIter) step(ev *Event) bool {
 	if it.walkDone {
-		return Event{}, false
+		return false
 	}
-	ev := Event{Index: it.next, Node: it.node, InEdge: it.inEdge}
+	*ev = Event{Index: it.next, Node: it.node, InEdge: it.inEdge}
 	it.next++
 	if it.next >= it.g.NumEvents {
 		it.walkDone = true
-		return ev, true
+		return true
 	}
 	// The edge taken next is the out-edge whose next sequence number is
 	// it.next; it is also the smallest among the node's out-edges.
@@ -100,7 +109,7 @@ func (it *EventIter) step() (Event, bool) {
 	if found < 0 {
 		it.err = fmt.Errorf("sequence broken: no edge out of node %d holds event %d", it.node, it.next)
 		it.walkDone = true
-		return ev, true
+		return true
 	}
 	c := &it.cur[found]
 	seq := it.g.Edges[found].Seq
@@ -115,7 +124,7 @@ func (it *EventIter) step() (Event, bool) {
 	}
 	it.node = it.g.Edges[found].Dst
 	it.inEdge = found
-	return ev, true
+	return true
 }
 
 // Next advances to the next event and reports whether there is one.
@@ -149,7 +158,7 @@ func (it *EventIter) fill() bool {
 	first := it.next
 	if it.pending != nil {
 		first = it.pending.Index
-		it.buf = append(it.buf, *it.pending)
+		it.buf = append(it.buf, it.follower)
 		it.pending = nil
 	}
 	var a, b Anchor
@@ -170,19 +179,19 @@ func (it *EventIter) fill() bool {
 	// The interval holds events [first, end); walk them and, to time the
 	// last transition, the event at end.
 	for len(it.buf) == 0 || it.buf[len(it.buf)-1].Index < end-1 {
-		ev, ok := it.step()
-		if !ok {
+		it.buf = append(it.buf, Event{})
+		if !it.step(&it.buf[len(it.buf)-1]) {
+			it.buf = it.buf[:len(it.buf)-1]
 			break
 		}
-		it.buf = append(it.buf, ev)
 	}
 	if it.err != nil || len(it.buf) == 0 {
 		return false
 	}
 	var follower *Event
-	if ev, ok := it.step(); ok {
-		it.pending = &ev
-		follower = &ev
+	if it.step(&it.follower) {
+		it.pending = &it.follower
+		follower = &it.follower
 	}
 	if it.err != nil {
 		return false
@@ -194,56 +203,56 @@ func (it *EventIter) fill() bool {
 // time sets Start and End of the events in buf, starting at it.tnext, and
 // leaves it.tnext at the start of the follower.
 func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
-	g := it.g
-	n := len(it.buf)
-	// Transitions: from each event to the next one in buf, and from the
-	// last one to the follower if there is one.
+	buf := it.buf
+	n := len(buf)
+	// trans[k] is the mean of the transition out of event k: to the next
+	// event in buf, or from the last one to the follower if there is one.
 	trans := n - 1
 	if follower != nil {
 		trans = n
 	}
-	transEdge := func(k int) int {
+	transMean := func(k int) float64 {
 		if k+1 < n {
-			return it.buf[k+1].InEdge
+			return it.edgeMean[buf[k+1].InEdge]
 		}
-		return follower.InEdge
+		return it.edgeMean[follower.InEdge]
 	}
 	t := it.tnext
 	if !haveB {
 		// No anchor closes the interval: the means are all we know.
-		for k := 0; k < n; k++ {
-			ev := &it.buf[k]
+		for k := range buf {
+			ev := &buf[k]
 			ev.Start = t
-			ev.End = t + int64(math.Round(g.Nodes[ev.Node].MeanTime()))
+			ev.End = t + int64(math.Round(it.nodeMean[ev.Node]))
 			t = ev.End
 			if k < trans {
-				t += int64(math.Round(g.Edges[transEdge(k)].MeanTime()))
+				t += int64(math.Round(transMean(k)))
 			}
 		}
 		it.tnext = t
 		return
 	}
 	var wm, wc float64
-	for k := 0; k < n; k++ {
-		wm += g.Nodes[it.buf[k].Node].MeanTime()
-	}
-	for k := 0; k < trans; k++ {
-		wc += g.Edges[transEdge(k)].MeanTime()
+	for k := range buf {
+		wm += it.nodeMean[buf[k].Node]
+		if k < trans {
+			wc += transMean(k)
+		}
 	}
 	mpi := b.MPITime - a.MPITime
 	comp := (b.Time - a.Time) - mpi
 	var cm, cc float64
 	var prevM, prevC int64
-	for k := 0; k < n; k++ {
-		ev := &it.buf[k]
-		cm += g.Nodes[ev.Node].MeanTime()
+	for k := range buf {
+		ev := &buf[k]
+		cm += it.nodeMean[ev.Node]
 		m := spread(mpi, cm, wm, k, n)
 		ev.Start = t
 		ev.End = t + (m - prevM)
 		prevM = m
 		t = ev.End
 		if k < trans {
-			cc += g.Edges[transEdge(k)].MeanTime()
+			cc += transMean(k)
 			c := spread(comp, cc, wc, k, trans)
 			t += c - prevC
 			prevC = c
@@ -260,8 +269,8 @@ func spread(total int64, cum, w float64, k, count int) int64 {
 	case k == count-1:
 		return total
 	case w == 0:
-		return int64(math.Round(float64(total) * float64(k+1) / float64(count)))
+		return int64(math.Floor(float64(total)*float64(k+1)/float64(count) + 0.5))
 	default:
-		return int64(math.Round(float64(total) * cum / w))
+		return int64(math.Floor(float64(total)*(cum/w) + 0.5))
 	}
 }

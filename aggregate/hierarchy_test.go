@@ -1,0 +1,93 @@
+package aggregate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHierarchyFromSpec(t *testing.T) {
+	spec, err := ParseSpec([]byte(`{"name": "site", "children": [
+		{"name": "c1", "children": [{"name": "n1", "ranks": [0, 1]}, {"name": "n2", "ranks": [2]}]},
+		{"name": "c2", "ranks": [3]}]}`))
+	require.NoError(t, err)
+	// Rank 2 has two threads: it becomes a node over two leaves.
+	res := []Resource{{"r0", 0}, {"r1", 1}, {"r2.0", 2}, {"r2.1", 2}, {"r3", 3}}
+	h, err := NewHierarchy(spec, res)
+	require.NoError(t, err)
+
+	var paths []string
+	leafOf := map[int]string{}
+	for i, n := range h.Nodes {
+		paths = append(paths, h.Path(i))
+		if n.Resource >= 0 {
+			leafOf[n.Resource] = h.Path(i)
+		}
+		for _, c := range n.Children {
+			assert.Greater(t, c, i, "pre-order")
+			assert.Equal(t, i, h.Nodes[c].Parent)
+			assert.Equal(t, n.Depth+1, h.Nodes[c].Depth)
+		}
+	}
+	assert.Equal(t, []string{"site", "site/c1", "site/c1/n1", "site/c1/n1/r0", "site/c1/n1/r1",
+		"site/c1/n2", "site/c1/n2/rank 2", "site/c1/n2/rank 2/r2.0", "site/c1/n2/rank 2/r2.1",
+		"site/c2", "site/c2/r3"}, paths)
+	assert.Len(t, leafOf, len(res))
+	assert.Equal(t, 5, h.Nodes[0].Leaves)
+	assert.Equal(t, 4, h.Nodes[1].Leaves)
+	assert.Equal(t, 4, h.Height())
+}
+
+func TestHierarchyErrors(t *testing.T) {
+	res := resources(4)
+	tests := []struct {
+		name, json, want string
+	}{
+		{"duplicate", `{"name":"j","ranks":[0,1,2,3],"children":[{"name":"h","ranks":[1]}]}`, "rank 1 appears twice"},
+		{"missing", `{"name":"j","ranks":[0,3]}`, "ranks [1 2]"},
+		{"unknown rank", `{"name":"j","ranks":[0,1,2,3,9]}`, "rank 9, which is not in the trace"},
+		{"empty node", `{"name":"j","ranks":[0,1,2,3],"children":[{"name":"h"}]}`, `"j/h" has neither`},
+		{"no name", `{"name":"j","ranks":[0,1,2,3],"children":[{"ranks":[]}]}`, `child of "j" has no name`},
+		{"unknown field", `{"name":"j","chidren":[]}`, "chidren"},
+		{"not json", `{"name":`, "hierarchy"},
+		{"trailing", `{"name":"j","ranks":[0,1,2,3]} {}`, "extra data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := ParseSpec([]byte(tt.json))
+			if err == nil {
+				_, err = NewHierarchy(spec, res)
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestLoadSpec(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "h.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"name":"j","ranks":[0]}`), 0o600))
+	s, err := LoadSpec(p)
+	require.NoError(t, err)
+	assert.Equal(t, "j", s.Name)
+	_, err = LoadSpec(filepath.Join(dir, "none.json"))
+	assert.ErrorContains(t, err, "none.json")
+}
+
+func TestHostSpec(t *testing.T) {
+	hosts := []string{"b", "a", "b", ""}
+	s := HostSpec("", resources(4), func(r int) string { return hosts[r] })
+	assert.Equal(t, &Spec{Name: "job", Children: []Spec{
+		{Name: "b", Ranks: []int{0, 2}},
+		{Name: "a", Ranks: []int{1}},
+		{Name: "unknown host", Ranks: []int{3}},
+	}}, s)
+	h, err := NewHierarchy(s, resources(4))
+	require.NoError(t, err)
+	assert.Equal(t, 2, h.Height())
+	assert.Equal(t, &Spec{Name: "x", Ranks: []int{0, 1, 2, 3}}, FlatSpec("x", resources(4)))
+}

@@ -1,0 +1,212 @@
+package aggregate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Aggregate describes one aggregate of a partition, for reports and users.
+type Aggregate struct {
+	Node      int     `json:"node"`  // index into Hierarchy.Nodes
+	Path      string  `json:"path"`  // node names from the root, joined by "/"
+	Depth     int     `json:"depth"` // 0 for the root
+	Resources int     `json:"resources"`
+	First     int     `json:"first_slice"`
+	Last      int     `json:"last_slice"`
+	Start     float64 `json:"start_s"` // seconds on the trace's time axis
+	End       float64 `json:"end_s"`
+	// Proportions holds, per state (Model.States order), the share of the
+	// aggregate's resource time spent in it:
+	// (1/|S|) sum_s (sum_t d_x(s,t) / sum_t d(t)).
+	Proportions []float64 `json:"proportions"`
+	Mode        int       `json:"mode"` // state with the largest proportion
+	ModeState   string    `json:"mode_state"`
+	// ModeShare is the mode's proportion, meant as the opacity of the
+	// aggregate's colour.
+	ModeShare float64 `json:"mode_share"`
+	Gain      float64 `json:"gain"`
+	Loss      float64 `json:"loss"`
+}
+
+// Partition is the best partition for a value of p.
+type Partition struct {
+	P          float64     `json:"p"`
+	Gain       float64     `json:"gain"` // sums over the aggregates
+	Loss       float64     `json:"loss"`
+	NormGain   float64     `json:"norm_gain"` // divided by those of the full aggregate
+	NormLoss   float64     `json:"norm_loss"`
+	Aggregates []Aggregate `json:"aggregates"`
+}
+
+// Best returns the best partition for p in [0, 1] with every aggregate
+// described.
+func (a *Aggregator) Best(p float64) (*Partition, error) {
+	cells, err := a.BestCells(p)
+	if err != nil {
+		return nil, err
+	}
+	part := &Partition{P: p, Aggregates: make([]Aggregate, len(cells))}
+	for k, c := range cells {
+		ag := a.Describe(c)
+		part.Aggregates[k] = ag
+		part.Gain += ag.Gain
+		part.Loss += ag.Loss
+	}
+	part.NormGain, part.NormLoss = a.normalize(part.Gain, part.Loss)
+	return part, nil
+}
+
+func (a *Aggregator) normalize(g, l float64) (float64, float64) {
+	if a.gainMax > 0 {
+		g /= a.gainMax
+	}
+	if a.lossMax > 0 {
+		l /= a.lossMax
+	}
+	return g, l
+}
+
+// Describe computes the state proportions, mode, gain and loss of cell c.
+func (a *Aggregator) Describe(c Cell) Aggregate {
+	m := a.m
+	n := &a.h.Nodes[c.Node]
+	prop := make([]float64, a.nx)
+	var slice int64
+	for t := c.First; t <= c.Last; t++ {
+		slice += m.SliceDur(t)
+	}
+	weight := 0
+	for k := c.Node; k < a.end[c.Node]; k++ {
+		r := a.h.Nodes[k].Resource
+		if r < 0 {
+			continue
+		}
+		weight += m.weight(r)
+		for t := c.First; t <= c.Last; t++ {
+			for x, d := range m.Cell(r, t) {
+				prop[x] += float64(d)
+			}
+		}
+	}
+	den := float64(slice) * float64(weight)
+	mode := 0
+	for x := range prop {
+		prop[x] /= den
+		if prop[x] > prop[mode] {
+			mode = x
+		}
+	}
+	g, l := a.aggQuality(c.Node, c.First, c.Last)
+	return Aggregate{
+		Node: c.Node, Path: a.h.Path(c.Node), Depth: n.Depth, Resources: n.Leaves,
+		First: c.First, Last: c.Last,
+		Start: float64(m.Bounds[c.First]) / 1e9, End: float64(m.Bounds[c.Last+1]) / 1e9,
+		Proportions: prop, Mode: mode, ModeState: m.States[mode], ModeShare: prop[mode],
+		Gain: g, Loss: l,
+	}
+}
+
+// PValue is one of the significant values of p: from P on (up to the next
+// PValue) the best partition is the one described here.
+type PValue struct {
+	P          float64 `json:"p"`
+	Aggregates int     `json:"aggregates"`
+	Gain       float64 `json:"gain"`
+	Loss       float64 `json:"loss"`
+	NormGain   float64 `json:"norm_gain"`
+	NormLoss   float64 `json:"norm_loss"`
+}
+
+// DefaultThreshold is the p resolution of PValues, as in Ocelotl.
+const DefaultThreshold = 0.001
+
+// PValues returns the significant values of p, where the best partition
+// changes, found by dichotomy: the partitions at p = 0 and p = 1 are
+// computed, and [pmin, pmax] is bisected while its two partitions differ
+// and it is wider than threshold (DefaultThreshold if <= 0). Consecutive
+// equal partitions are dropped, keeping the smallest p. It also returns a
+// suggested p: the middle of the p range of the partition whose normalized
+// gain minus normalized loss is largest.
+func (a *Aggregator) PValues(threshold float64) ([]PValue, float64, error) {
+	if threshold <= 0 {
+		threshold = DefaultThreshold
+	}
+	type sample struct {
+		p     float64
+		cells []Cell
+	}
+	at := func(p float64) (sample, error) {
+		c, err := a.BestCells(p)
+		return sample{p, c}, err
+	}
+	lo, err := at(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	hi, err := at(1)
+	if err != nil {
+		return nil, 0, err
+	}
+	list := []sample{lo}
+	var bisect func(lo, hi sample) error
+	bisect = func(lo, hi sample) error {
+		if slices.Equal(lo.cells, hi.cells) || hi.p-lo.p <= threshold {
+			return nil
+		}
+		mid, err := at(lo.p + (hi.p-lo.p)/2)
+		if err != nil {
+			return err
+		}
+		if err := bisect(lo, mid); err != nil {
+			return err
+		}
+		list = append(list, mid)
+		return bisect(mid, hi)
+	}
+	if err := bisect(lo, hi); err != nil {
+		return nil, 0, err
+	}
+	list = append(list, hi)
+	var out []PValue
+	var prev []Cell
+	for k, s := range list {
+		if k > 0 && slices.Equal(s.cells, prev) {
+			continue
+		}
+		prev = s.cells
+		pv := PValue{P: s.p, Aggregates: len(s.cells)}
+		for _, c := range s.cells {
+			g, l := a.aggQuality(c.Node, c.First, c.Last)
+			pv.Gain += g
+			pv.Loss += l
+		}
+		pv.NormGain, pv.NormLoss = a.normalize(pv.Gain, pv.Loss)
+		out = append(out, pv)
+	}
+	return out, suggest(out), nil
+}
+
+// suggest returns the middle of the p range of the partition with the
+// largest normalized gain - loss gap (the first one on ties).
+func suggest(pv []PValue) float64 {
+	if len(pv) == 0 {
+		return 0.5
+	}
+	best, gap := 0, math.Inf(-1)
+	for k, v := range pv {
+		if g := v.NormGain - v.NormLoss; g > gap+1e-12 {
+			best, gap = k, g
+		}
+	}
+	hi := 1.0
+	if best+1 < len(pv) {
+		hi = pv[best+1].P
+	}
+	return (pv[best].P + hi) / 2
+}
+
+// String is a one-line summary of a p value.
+func (v PValue) String() string {
+	return fmt.Sprintf("p=%.4f aggregates=%d gain=%.4g loss=%.4g", v.P, v.Aggregates, v.Gain, v.Loss)
+}

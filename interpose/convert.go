@@ -1,0 +1,135 @@
+package main
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include "mpiflow.h"
+
+// site_object finds the object file holding addr and its load base.
+static const char *site_object(uint64_t addr, uint64_t *base) {
+	Dl_info info;
+	if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+		*base = 0;
+		return NULL;
+	}
+	*base = (uint64_t)(uintptr_t)info.dli_fbase;
+	return info.dli_fname;
+}
+*/
+import "C"
+
+import (
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"mpiflow/flowgraph"
+)
+
+// recGraph converts the C recorder's tables into a Graph, exactly as
+// flowgraph.Builder.Graph would return it for the same calls: nodes, edges
+// and sites in order of first appearance and the closing anchor appended.
+// names maps call numbers to MPI function names; ncounters is the number
+// of counter sums per edge.
+func recGraph(r *C.mf_rec, names []string, ncounters int) flowgraph.Graph {
+	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(r.nevents)}
+	if r.nevents == 0 {
+		g.Initial = -1
+	}
+	nodes := unsafe.Slice(r.nodes, int(r.nnodes))
+	g.Nodes = make([]flowgraph.Node, len(nodes))
+	for i := range nodes {
+		cn := &nodes[i]
+		call := "?"
+		if c := int(cn.call); c >= 0 && c < len(names) {
+			call = names[c]
+		}
+		n := flowgraph.Node{
+			Key: flowgraph.NodeKey{
+				Call:    call,
+				Site:    int(cn.site_idx),
+				Bytes:   int64(cn.kbytes),
+				Partner: int(cn.kpartner),
+				Comm:    int(cn.kcomm),
+			},
+			Count:         int64(cn.count),
+			Time:          stat(cn.time),
+			Bytes:         stat(cn.bytes),
+			OtherPartners: int64(cn.other_partners),
+			CommSize:      int(cn.commsize),
+		}
+		for _, p := range unsafe.Slice(cn.partners, int(cn.npartners)) {
+			n.Partners = append(n.Partners, flowgraph.PartnerCount{Rank: int(p.rank), Count: int64(p.count)})
+		}
+		g.Nodes[i] = n
+	}
+	edges := unsafe.Slice(r.edges, int(r.nedges))
+	g.Edges = make([]flowgraph.Edge, len(edges))
+	for i := range edges {
+		ce := &edges[i]
+		e := flowgraph.Edge{
+			Src:      int(ce.src),
+			Dst:      int(ce.dst),
+			Count:    int64(ce.count),
+			Time:     stat(ce.time),
+			Counters: make([]int64, ncounters),
+		}
+		runs := unsafe.Slice(ce.runs, int(ce.nruns))
+		e.Seq = make(flowgraph.SeqRuns, len(runs))
+		for j, cr := range runs {
+			e.Seq[j] = flowgraph.SeqRun{Start: int64(cr.start), Stride: int64(cr.stride), Count: int64(cr.count)}
+		}
+		g.Edges[i] = e
+	}
+	sites := unsafe.Slice(r.sites, int(r.nsites))
+	for _, a := range sites {
+		g.Sites = append(g.Sites, flowgraph.CallSite{Addr: uint64(a)})
+	}
+	for _, a := range unsafe.Slice(r.anchors, int(r.nanchors)) {
+		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: int64(a.event), Time: int64(a.time), MPITime: int64(a.mpitime)})
+	}
+	if g.NumEvents > 0 {
+		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: g.NumEvents, Time: int64(r.last_exit - r.t0), MPITime: int64(r.mpitime)})
+	}
+	return g
+}
+
+func stat(s C.mf_stat) flowgraph.Stat {
+	return flowgraph.Stat{Total: int64(s.total), Min: int64(s.min), Max: int64(s.max)}
+}
+
+// locateSites fills in Object and Offset of each call site with dladdr:
+// Offset is the address minus the object's load base, which
+// flowgraph.Resolve maps back to a virtual address of the file.
+func locateSites(sites []flowgraph.CallSite) {
+	exe, _ := os.Executable()
+	for i := range sites {
+		var base C.uint64_t
+		obj := C.site_object(C.uint64_t(sites[i].Addr), &base)
+		if obj == nil {
+			continue
+		}
+		name := C.GoString(obj)
+		switch {
+		case name == "":
+			name = exe
+		case !filepath.IsAbs(name):
+			if abs, err := filepath.Abs(name); err == nil {
+				name = abs
+			}
+		}
+		sites[i].Object = name
+		sites[i].Offset = sites[i].Addr - uint64(base)
+	}
+}
+
+// callNames copies the C table of call names.
+func callNames(names **C.char, n int) []string {
+	out := make([]string, n)
+	for i, p := range unsafe.Slice(names, n) {
+		out[i] = C.GoString(p)
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+/*
+ * mf_mpi.h: what the generated MPI wrappers (wrappers_gen.c) use: the
+ * per-thread recorder pointer, the clock, and cached facts about
+ * communicators, windows and files (size, world ranks, a small id).
+ * Built against one MPI's mpi.h; everything else is in ../recorder.h.
+ */
+#ifndef MPIFLOW_MF_MPI_H
+#define MPIFLOW_MF_MPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../recorder.h"
+
+#define MF_HIDDEN __attribute__((visibility("hidden")))
+#define MF_EXPORT __attribute__((visibility("default")))
+
+/* Facts about a communicator, window or file, cached by handle. */
+typedef struct mf_ginfo {
+	uintptr_t handle;
+	int kind;     /* MF_KIND_* */
+	int id;       /* per-process number by first use; world is 0 */
+	int size;     /* local group size */
+	int rank;     /* own rank in the local group */
+	int inter;    /* intercommunicator: peers are in the remote group */
+	int rsize;    /* remote group size (intercommunicators) */
+	int identity; /* local ranks are world ranks */
+	int outdeg;   /* out-degree of a topology, -1 until asked */
+	int *world;   /* world rank of each local rank (NULL if identity) */
+	int *rworld;  /* world rank of each remote rank */
+} mf_ginfo;
+
+enum { MF_KIND_COMM = 0, MF_KIND_WIN = 1, MF_KIND_FILE = 2, MF_NKINDS = 3 };
+
+/* The calling thread's recorder, NULL when not recording (before MPI_Init,
+ * after MPI_Finalize, in threads other than the one that initialized MPI,
+ * in processes that never call MPI_Init). Issue 4 gives every thread its
+ * own. */
+extern __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
+extern mf_ginfo mf_world_info MF_HIDDEN;
+extern mf_ginfo mf_null_info MF_HIDDEN;
+
+MF_HIDDEN mf_ginfo *mf_lookup(int kind, uintptr_t handle, void *h);
+MF_HIDDEN void mf_forget(int kind, uintptr_t handle);
+MF_HIDDEN int mf_outdeg(mf_ginfo *g, MPI_Comm c);
+MF_HIDDEN void mf_start(int64_t init_mono, int64_t init_real, int provided);
+MF_HIDDEN void mf_finish(void);
+extern const char *const mf_call_names[] MF_HIDDEN;
+extern const int mf_ncalls MF_HIDDEN;
+
+static inline int64_t mf_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#define MF_H(x) ((uintptr_t)(x))
+
+static inline mf_ginfo *mf_comm(MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return &mf_world_info;
+	if (c == MPI_COMM_NULL)
+		return &mf_null_info;
+	MPI_Comm h = c;
+	return mf_lookup(MF_KIND_COMM, MF_H(c), &h);
+}
+
+static inline mf_ginfo *mf_win(MPI_Win w)
+{
+	if (w == MPI_WIN_NULL)
+		return &mf_null_info;
+	MPI_Win h = w;
+	return mf_lookup(MF_KIND_WIN, MF_H(w), &h);
+}
+
+static inline mf_ginfo *mf_file(MPI_File f)
+{
+	if (f == MPI_FILE_NULL)
+		return &mf_null_info;
+	MPI_File h = f;
+	return mf_lookup(MF_KIND_FILE, MF_H(f), &h);
+}
+
+/* mf_peer maps a rank of g to a world rank; MPI_PROC_NULL, MPI_ANY_SOURCE,
+ * MPI_ROOT (all negative) and out-of-range ranks give -1. */
+static inline int mf_peer(const mf_ginfo *g, int r)
+{
+	if (r < 0)
+		return -1;
+	if (g->inter)
+		return r < g->rsize && g->rworld ? g->rworld[r] : -1;
+	if (r >= g->size)
+		return -1;
+	return g->identity ? r : g->world[r];
+}
+
+/* mf_status_peer is the world rank of a status's source, for calls whose
+ * communicator is not known (Wait, Test): it assumes MPI_COMM_WORLD. */
+static inline int mf_status_peer(const MPI_Status *st)
+{
+	return mf_peer(&mf_world_info, st->MPI_SOURCE);
+}
+
+static inline int64_t mf_tsize(MPI_Datatype t)
+{
+	if (t == MPI_DATATYPE_NULL)
+		return 0;
+	int s = 0;
+	if (PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0)
+		return 0;
+	return s;
+}
+
+/* Bytes of count elements of type t; t is not looked at when count is 0. */
+#define MF_CB(count, t) ((count) > 0 ? (int64_t)(count) * mf_tsize(t) : (int64_t)0)
+#define MF_IP(buf) ((const void *)(buf) == (const void *)MPI_IN_PLACE)
+/* Number of peers of a collective: the remote group for intercommunicators. */
+#define MF_N(g) ((g)->inter ? (g)->rsize : (g)->size)
+
+static inline int64_t mf_vsum(const int *counts, int n, MPI_Datatype t)
+{
+	if (!counts || n <= 0)
+		return 0;
+	int64_t s = 0;
+	for (int i = 0; i < n; i++)
+		s += counts[i] > 0 ? counts[i] : 0;
+	return s > 0 ? s * mf_tsize(t) : 0;
+}
+
+static inline int64_t mf_wsum(const int *counts, const MPI_Datatype *types, int n)
+{
+	if (!counts || !types || n <= 0)
+		return 0;
+	int64_t s = 0;
+	for (int i = 0; i < n; i++)
+		s += MF_CB(counts[i], types[i]);
+	return s;
+}
+
+static inline int64_t mf_at(const int *counts, int i)
+{
+	return counts && i >= 0 ? counts[i] : 0;
+}
+
+#endif

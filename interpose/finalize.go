@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"mpiflow/flowgraph"
+)
+
+func getenv(k string) string { return os.Getenv(k) }
+
+// hostLen bounds a host name in the gathered per-rank record.
+const hostLen = 256
+
+// rankInfo is the fixed-size record every rank sends to rank 0.
+type rankInfo struct {
+	Length, CRC, MPITime, Wall int64
+	Host                       [hostLen]byte
+}
+
+// nameLen bounds the path rank 0 broadcasts.
+const nameLen = 4096
+
+// finalize writes the job file collectively; every rank calls it. Only
+// rank 0 returns errors about the file (the others return nil once they
+// know it failed), so the message is printed once.
+func finalize(j *job) error {
+	c := j.comm
+	me := c.Rank()
+
+	// A common time origin: the earliest MPI_Init; and the job's wallclock.
+	t := []int64{j.initReal}
+	if err := c.Allreduce(t, opMin); err != nil {
+		return err
+	}
+	start := t[0]
+	w := []int64{j.wall}
+	if err := c.Allreduce(w, opMax); err != nil {
+		return err
+	}
+	wall := w[0]
+
+	r := j.rank(start)
+	blk, crc, err := flowgraph.EncodeRank(r)
+	if err != nil {
+		// Keep the collective calls in step: an empty block marks the
+		// failure and rank 0 reports it.
+		fmt.Fprintf(os.Stderr, "mpiflow: rank %d: %v\n", me, err)
+		blk = nil
+	}
+	off, err := c.Exscan(int64(len(blk)))
+	if err != nil {
+		return err
+	}
+	var info rankInfo
+	info.Length, info.CRC, info.MPITime, info.Wall = int64(len(blk)), int64(crc), j.mpiTime, j.wall
+	copy(info.Host[:], r.Host)
+	var ib bytes.Buffer
+	binary.Write(&ib, binary.LittleEndian, &info) // cannot fail on a bytes.Buffer
+	all, err := c.Gather(ib.Bytes())
+	if err != nil {
+		return err
+	}
+
+	// Rank 0 picks the file name and tells everybody; an empty name means
+	// it could not, and the message that follows says why.
+	var final string
+	name := make([]byte, nameLen)
+	var nameErr error
+	if me == 0 {
+		final, nameErr = jobPath(j.env, c.Size())
+		if nameErr != nil {
+			copy(name[1:], nameErr.Error())
+		} else {
+			name[0] = 1
+			copy(name[1:], final)
+		}
+	}
+	if err := c.Bcast(name); err != nil {
+		return err
+	}
+	if name[0] != 1 {
+		if me == 0 {
+			return nameErr
+		}
+		return nil
+	}
+	final = string(bytes.TrimRight(name[1:], "\x00"))
+	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
+
+	traceErr := j.moveTrace(final)
+
+	infos := make([]rankInfo, c.Size())
+	if me == 0 {
+		if err := binary.Read(bytes.NewReader(all), binary.LittleEndian, infos); err != nil {
+			return fmt.Errorf("gather: %w", err)
+		}
+	}
+	werr := writeJobFile(c, tmp, blk, off, func() ([]byte, []byte, error) {
+		return rank0Parts(j, infos, start, wall)
+	})
+	if me != 0 {
+		return traceErr
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("could not write %s: %w", final, err)
+	}
+	if j.env("MPIFLOW_QUIET") != "1" {
+		var mpi, tot int64
+		for _, in := range infos {
+			mpi += in.MPITime
+			tot += in.Wall
+		}
+		pct := 0.0
+		if tot > 0 {
+			pct = 100 * float64(mpi) / float64(tot)
+		}
+		fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s\n", c.Size(), float64(wall)/1e9, pct, final)
+	}
+	return traceErr
+}
+
+// rank0Parts returns the preamble and the footer that rank 0 writes.
+func rank0Parts(j *job, infos []rankInfo, start, wall int64) ([]byte, []byte, error) {
+	h := flowgraph.Header{
+		JobID:         jobID(j.env),
+		Command:       command(),
+		StartUnixNano: start,
+		Wallclock:     wall,
+		NumRanks:      len(infos),
+		MPILibrary:    j.mpiLib,
+		MPIVersion:    j.mpiVer,
+		ClockSource:   j.clock,
+		KeyFields:     j.keyFields,
+	}
+	idx := make([]flowgraph.IndexEntry, 0, len(infos))
+	off := int64(flowgraph.PreambleSize)
+	var missing []string
+	for i, in := range infos {
+		h.Hosts = append(h.Hosts, string(bytes.TrimRight(in.Host[:], "\x00")))
+		if in.Length == 0 {
+			missing = append(missing, strconv.Itoa(i))
+			continue
+		}
+		idx = append(idx, flowgraph.IndexEntry{Rank: i, Offset: off, Length: in.Length, CRC: uint32(in.CRC)})
+		off += in.Length
+	}
+	if len(missing) > 0 {
+		h.Incomplete = true
+		fmt.Fprintf(os.Stderr, "mpiflow: no data from rank(s) %s\n", strings.Join(missing, ","))
+	}
+	foot, err := flowgraph.EncodeFooter(h, idx, off)
+	if err != nil {
+		return nil, nil, err
+	}
+	return flowgraph.Preamble(), append([]byte(nil), foot...), nil
+}
+
+// writeJobFile writes the blocks collectively at PreambleSize+off; rank 0
+// also writes the preamble and footer from parts. Every rank returns the
+// same verdict, so they all stay in step.
+func writeJobFile(c comm, tmp string, blk []byte, off int64, parts func() ([]byte, []byte, error)) error {
+	total := []int64{int64(len(blk))}
+	if err := c.Allreduce(total, opSum); err != nil {
+		return err
+	}
+	if err := agree(c, c.Open(tmp)); err != nil {
+		return err
+	}
+	var werr error
+	if c.Rank() == 0 {
+		pre, foot, err := parts()
+		if err == nil {
+			err = c.WriteAt(0, pre)
+		}
+		if err == nil {
+			err = c.WriteAt(flowgraph.PreambleSize+total[0], foot)
+		}
+		werr = err
+	}
+	if err := c.WriteAtAll(flowgraph.PreambleSize+off, blk); err != nil && werr == nil {
+		werr = err
+	}
+	if err := c.Close(); err != nil && werr == nil {
+		werr = err
+	}
+	return agree(c, werr)
+}
+
+// errElsewhere is what the ranks without an error of their own report when
+// another rank failed.
+var errElsewhere = errors.New("failed on another rank")
+
+// agree makes every rank return an error if any rank has one.
+func agree(c comm, err error) error {
+	v := []int64{0}
+	if err != nil {
+		v[0] = 1
+	}
+	if rerr := c.Allreduce(v, opMax); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		return err
+	}
+	if v[0] != 0 {
+		return errElsewhere
+	}
+	return nil
+}
+
+// moveTrace renames this rank's full trace next to the job file.
+func (j *job) moveTrace(final string) error {
+	if j.traceTmp == "" {
+		return j.traceErr
+	}
+	dst := TracePath(final, j.comm.Rank())
+	if err := os.Rename(j.traceTmp, dst); err != nil {
+		return fmt.Errorf("full trace of rank %d: %w", j.comm.Rank(), err)
+	}
+	return j.traceErr
+}
+
+// TracePath is where the full trace of a rank goes: next to the job file.
+func TracePath(jobFile string, rank int) string {
+	return fmt.Sprintf("%s.rank%d.mftrace", strings.TrimSuffix(jobFile, ".mpiflow"), rank)
+}
+
+// jobPath chooses the job file's name: <exe>.<job id>.mpiflow in
+// MPIFLOW_DIR (default: the working directory), with a numeric suffix if
+// that name is taken.
+func jobPath(env func(string) string, nranks int) (string, error) {
+	dir := env("MPIFLOW_DIR")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("no output directory: %w", err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("output directory %s: %w", dir, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("output directory (MPIFLOW_DIR): %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("output directory (MPIFLOW_DIR) %s is not a directory", dir)
+	}
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return "", fmt.Errorf("output directory (MPIFLOW_DIR) %s is not writable: %w", dir, err)
+	}
+	exe := "mpi"
+	if p, err := os.Executable(); err == nil {
+		exe = filepath.Base(p)
+	}
+	base := filepath.Join(dir, sanitize(exe)+"."+jobID(env))
+	p := base + ".mpiflow"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); os.IsNotExist(err) {
+			return p, nil
+		}
+		p = fmt.Sprintf("%s.%d.mpiflow", base, i)
+	}
+}
+
+// jobID is the launcher's job id when there is one, else rank 0's process id.
+func jobID(env func(string) string) string {
+	for _, k := range []string{"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMI_JOBID", "PBS_JOBID"} {
+		if v := env(k); v != "" {
+			if s := env("SLURM_STEP_ID"); k == "SLURM_JOB_ID" && s != "" {
+				v += "." + s
+			}
+			return sanitize(v)
+		}
+	}
+	return strconv.Itoa(os.Getpid())
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// command is this process's command line.
+func command() []string {
+	b, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil {
+		return os.Args
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// fillProcess adds the host name and resource usage of this process.
+func fillProcess(r *flowgraph.Rank) {
+	r.Host, _ = os.Hostname()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		r.UserTime = ru.Utime.Nano()
+		r.SysTime = ru.Stime.Nano()
+		r.MaxRSS = ru.Maxrss * 1024
+	}
+}

@@ -1,0 +1,209 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "mpiflow.h"
+
+static int ops_bcast(const mf_ops *o, void *b, int n) { return o->bcast(b, n); }
+static int ops_allreduce(const mf_ops *o, int64_t *v, int n, int op) { return o->allreduce_i64(v, n, op); }
+static int ops_exscan(const mf_ops *o, int64_t in, int64_t *out) { return o->exscan_i64(in, out); }
+static int ops_gather(const mf_ops *o, const void *s, int n, void *r) { return o->gather(s, n, r); }
+static int ops_open(const mf_ops *o, const char *p) { return o->file_open(p); }
+static int ops_write_at_all(const mf_ops *o, int64_t off, const void *b, int64_t n) { return o->file_write_at_all(off, b, n); }
+static int ops_write_at(const mf_ops *o, int64_t off, const void *b, int64_t n) { return o->file_write_at(off, b, n); }
+static int ops_close(const mf_ops *o) { return o->file_close(); }
+static void ops_errstr(const mf_ops *o, int code, char *b, int n) { o->error_string(code, b, n); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"mpiflow/flowgraph"
+)
+
+// comm is the collective communication and file I/O the job file writer
+// needs, on all ranks of the job. The C implementation calls MPI; tests use
+// a single-process one.
+type comm interface {
+	Rank() int
+	Size() int
+	Bcast(b []byte) error              // from rank 0
+	Allreduce(v []int64, op int) error // in place; op is C.MF_SUM, MF_MIN or MF_MAX
+	Exscan(v int64) (int64, error)     // 0 on rank 0
+	Gather(send []byte) ([]byte, error) // the concatenation on rank 0, nil elsewhere
+	Open(path string) error             // collective create, write only
+	WriteAtAll(off int64, b []byte) error
+	WriteAt(off int64, b []byte) error
+	Close() error
+}
+
+// Reduction operations of comm.Allreduce.
+const (
+	opSum = int(C.MF_SUM)
+	opMin = int(C.MF_MIN)
+	opMax = int(C.MF_MAX)
+)
+
+// cComm implements comm with the preload library's MPI helpers.
+type cComm struct {
+	ops        *C.mf_ops
+	rank, size int
+}
+
+func (c *cComm) Rank() int { return c.rank }
+func (c *cComm) Size() int { return c.size }
+
+func (c *cComm) err(what string, rc C.int) error {
+	if rc == 0 {
+		return nil
+	}
+	buf := make([]byte, 512)
+	C.ops_errstr(c.ops, rc, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
+	return fmt.Errorf("%s: %s", what, C.GoString((*C.char)(unsafe.Pointer(&buf[0]))))
+}
+
+// cbytes copies b into C memory, which MPI may keep using after a call
+// returns (cgo forbids passing Go memory that C retains).
+func cbytes(b []byte) (unsafe.Pointer, func()) {
+	if len(b) == 0 {
+		p := C.malloc(1)
+		return p, func() { C.free(p) }
+	}
+	p := C.CBytes(b)
+	return p, func() { C.free(p) }
+}
+
+func (c *cComm) Bcast(b []byte) error {
+	p, free := cbytes(b)
+	defer free()
+	rc := C.ops_bcast(c.ops, p, C.int(len(b)))
+	copy(b, unsafe.Slice((*byte)(p), len(b)))
+	return c.err("MPI_Bcast", rc)
+}
+
+func (c *cComm) Allreduce(v []int64, op int) error {
+	p := (*C.int64_t)(C.malloc(C.size_t(8 * len(v))))
+	defer C.free(unsafe.Pointer(p))
+	cv := unsafe.Slice(p, len(v))
+	for i := range v {
+		cv[i] = C.int64_t(v[i])
+	}
+	rc := C.ops_allreduce(c.ops, p, C.int(len(v)), C.int(op))
+	for i := range v {
+		v[i] = int64(cv[i])
+	}
+	return c.err("MPI_Allreduce", rc)
+}
+
+func (c *cComm) Exscan(v int64) (int64, error) {
+	var out C.int64_t
+	rc := C.ops_exscan(c.ops, C.int64_t(v), &out)
+	return int64(out), c.err("MPI_Exscan", rc)
+}
+
+func (c *cComm) Gather(send []byte) ([]byte, error) {
+	p, free := cbytes(send)
+	defer free()
+	var recv unsafe.Pointer
+	if c.rank == 0 {
+		recv = C.malloc(C.size_t(len(send)*c.size + 1))
+		defer C.free(recv)
+	}
+	rc := C.ops_gather(c.ops, p, C.int(len(send)), recv)
+	if err := c.err("MPI_Gather", rc); err != nil {
+		return nil, err
+	}
+	if c.rank != 0 {
+		return nil, nil
+	}
+	return C.GoBytes(recv, C.int(len(send)*c.size)), nil
+}
+
+func (c *cComm) Open(path string) error {
+	p := C.CString(path)
+	defer C.free(unsafe.Pointer(p))
+	return c.err("MPI_File_open "+path, C.ops_open(c.ops, p))
+}
+
+func (c *cComm) WriteAtAll(off int64, b []byte) error {
+	p, free := cbytes(b)
+	defer free()
+	return c.err("MPI_File_write_at_all", C.ops_write_at_all(c.ops, C.int64_t(off), p, C.int64_t(len(b))))
+}
+
+func (c *cComm) WriteAt(off int64, b []byte) error {
+	p, free := cbytes(b)
+	defer free()
+	return c.err("MPI_File_write_at", C.ops_write_at(c.ops, C.int64_t(off), p, C.int64_t(len(b))))
+}
+
+func (c *cComm) Close() error { return c.err("MPI_File_close", C.ops_close(c.ops)) }
+
+// job is what finalize needs from one rank.
+type job struct {
+	comm      comm
+	rank      func(startUnix int64) *flowgraph.Rank // this rank's data, times relative to startUnix
+	initReal  int64                                 // unix ns at MPI_Init
+	wall      int64                                 // ns from MPI_Init to MPI_Finalize
+	mpiTime   int64                                 // ns inside MPI
+	keyFields []string
+	mpiLib    string
+	mpiVer    string
+	clock     string
+	traceTmp  string // this rank's full trace, "" if none
+	traceErr  error
+	env       func(string) string
+}
+
+// newJob collects the data of the calling rank from the C context.
+func newJob(ctx *C.mf_ctx) *job {
+	names := callNames(ctx.names, int(ctx.ncalls))
+	rec := ctx.rec
+	j := &job{
+		comm:     &cComm{ops: ctx.ops, rank: int(ctx.rank), size: int(ctx.size)},
+		initReal: int64(ctx.init_real),
+		wall:     int64(ctx.finalize_mono - ctx.init_mono),
+		mpiTime:  int64(rec.mpitime),
+		mpiLib:   C.GoString(ctx.mpi_library),
+		mpiVer:   C.GoString(ctx.mpi_version),
+		clock:    C.GoString(ctx.clock),
+		env:      getenv,
+	}
+	j.keyFields = keyFields(uint32(rec.keyflags))
+	if ctx.trace_tmp != nil {
+		j.traceTmp = C.GoString(ctx.trace_tmp)
+	}
+	if ctx.trace_err != 0 {
+		j.traceErr = fmt.Errorf("full trace: %s", C.GoString(C.strerror(ctx.trace_err)))
+	}
+	complete := ctx.complete != 0
+	initMono := int64(ctx.init_mono)
+	j.rank = func(startUnix int64) *flowgraph.Rank {
+		r := &flowgraph.Rank{Rank: int(ctx.rank), Complete: complete && rec.failed == 0}
+		r.Graph = recGraph(rec, names, 0)
+		locateSites(r.Graph.Sites)
+		if r.Graph.NumEvents > 0 {
+			r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix
+		}
+		fillProcess(r)
+		return r
+	}
+	return j
+}
+
+// keyFields lists the node key fields of recorder key flags.
+func keyFields(f uint32) []string {
+	k := []string{flowgraph.KeyCall}
+	for _, x := range []struct {
+		bit  uint32
+		name string
+	}{{C.MF_KEY_SITE, flowgraph.KeySite}, {C.MF_KEY_BYTES, flowgraph.KeyBytes}, {C.MF_KEY_PARTNER, flowgraph.KeyPartner}, {C.MF_KEY_COMM, flowgraph.KeyComm}} {
+		if f&x.bit != 0 {
+			k = append(k, x.name)
+		}
+	}
+	return k
+}

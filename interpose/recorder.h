@@ -1,0 +1,257 @@
+/*
+ * recorder.h: the per-rank event flow graph recorder, in plain C.
+ *
+ * It knows nothing about MPI, so that the same code is compiled into the
+ * LD_PRELOAD library (csrc/, built against one MPI) and into the Go package
+ * (which converts the tables at MPI_Finalize and tests the recorder against
+ * flowgraph.Builder). It must produce exactly what flowgraph.Builder produces
+ * for the same call sequence: nodes and edges numbered by first appearance,
+ * the same sequence runs, the same anchor thinning and closing anchor.
+ *
+ * The hot path (mf_record) is inline: a successor cache per node hits for
+ * every loop iteration after the first, so a repeated event costs a key
+ * compare, a few stat updates and one sequence-run extension. Memory is
+ * bounded by the number of distinct nodes, edges and sequence runs.
+ *
+ * All state lives in one mf_rec so that a thread-local recorder per thread
+ * (MPI_THREAD_MULTIPLE) only has to change how the wrappers find it.
+ */
+#ifndef MPIFLOW_RECORDER_H
+#define MPIFLOW_RECORDER_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Key fields beyond the call, as chosen by MPIFLOW_KEY. */
+enum {
+	MF_KEY_SITE = 1,
+	MF_KEY_BYTES = 2,
+	MF_KEY_PARTNER = 4,
+	MF_KEY_COMM = 8,
+};
+
+#define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
+#define MF_MAX_ANCHORS 4096 /* flowgraph.MaxAnchors */
+
+typedef struct { int64_t start, stride, count; } mf_run;
+typedef struct { int64_t total, min, max; } mf_stat;
+typedef struct { int64_t rank, count; } mf_partner;
+
+typedef struct {
+	/* key: fields outside the key are 0 (site, bytes) or -1 (partner, comm) */
+	uint64_t site;
+	int64_t kbytes;
+	int32_t call;
+	int32_t kpartner;
+	int32_t kcomm;
+	int32_t site_idx; /* index into mf_rec.sites, -1 if the site is not in the key */
+	/* statistics */
+	int64_t count;
+	mf_stat time, bytes;
+	int64_t other_partners;
+	mf_partner *partners;
+	int32_t npartners;
+	int32_t last_partner; /* index of the partner seen last, a cache */
+	int32_t commsize;
+	/* successor cache: the node and edge that followed this node last */
+	int32_t succ_node, succ_edge;
+} mf_node;
+
+typedef struct {
+	int32_t src, dst;
+	int64_t count;
+	mf_stat time;
+	mf_run *runs;
+	int64_t nruns, capruns;
+} mf_edge;
+
+typedef struct { int64_t event, time, mpitime; } mf_anchor;
+
+/* One MPI call as the wrappers see it. partner and comm are -1 for none. */
+typedef struct {
+	int32_t call;
+	int32_t partner;
+	int32_t comm;
+	int32_t commsize;
+	uint64_t site;
+	int64_t bytes;
+	int64_t enter, exit;
+} mf_event;
+
+typedef struct mf_rec {
+	uint32_t keyflags;
+	mf_node *nodes;
+	int32_t nnodes, capnodes;
+	int32_t *nhash; /* open addressing: node index + 1, 0 = empty */
+	uint32_t nhashcap;
+	mf_edge *edges;
+	int32_t nedges, capedges;
+	int32_t *ehash;
+	uint32_t ehashcap;
+	uint64_t *sites;
+	int32_t nsites, capsites;
+	int32_t *shash;
+	uint32_t shashcap;
+
+	int64_t nevents;
+	int32_t initial;
+	int32_t prev;
+	int64_t t0, last_exit, mpitime;
+
+	mf_anchor *anchors;
+	int32_t nanchors, budget;
+	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
+
+	int failed; /* out of memory: recording stopped, the graph is incomplete */
+
+	/* full-trace mode (MPIFLOW_TRACE=1): fd >= 0 when active */
+	int trace_fd;
+	int trace_err;
+	uint8_t *tbuf;
+	size_t tlen, tcap;
+	int64_t tprev_exit;
+} mf_rec;
+
+/* mf_rec_init sets up an empty recorder; budget < 2 means MF_MAX_ANCHORS.
+ * It returns 0, or -1 when out of memory. */
+int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget);
+/* mf_rec_free releases every table (not r itself). */
+void mf_rec_free(mf_rec *r);
+/* mf_parse_key parses an MPIFLOW_KEY value ("call,site,bytes,...") into key
+ * flags; it returns -1 on an unknown field. NULL or "" gives the default. */
+int mf_parse_key(const char *s, uint32_t *flags);
+
+/* Full trace: mf_trace_open starts writing events to fd (which the recorder
+ * then owns); mf_trace_close appends the node table (names[call] gives a
+ * call's name) and closes the fd. They return 0 or -1 (errno kept). */
+int mf_trace_open(mf_rec *r, int fd, int rank);
+int mf_trace_close(mf_rec *r, const char *const *names, int ncalls);
+
+/* Slow paths of mf_record. */
+int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kbytes, int32_t kpartner, int32_t kcomm);
+int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
+void mf_run_grow(mf_rec *r, mf_edge *e, int64_t n);
+void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
+void mf_anchor_add(mf_rec *r, int64_t idx, int64_t time);
+void mf_trace_flush(mf_rec *r);
+
+static inline void mf_stat_add(mf_stat *s, int64_t v, int64_t before)
+{
+	if (before == 0 || v < s->min)
+		s->min = v;
+	if (before == 0 || v > s->max)
+		s->max = v;
+	s->total += v;
+}
+
+static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
+{
+	size_t n = *len;
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	*len = n;
+}
+
+/* mf_record adds one event. Mirrors flowgraph.Builder.Add. */
+static inline void mf_record(mf_rec *r, const mf_event *ev)
+{
+	if (__builtin_expect(r->failed, 0))
+		return;
+	const uint32_t kf = r->keyflags;
+	const uint64_t site = (kf & MF_KEY_SITE) ? ev->site : 0;
+	const int64_t kbytes = (kf & MF_KEY_BYTES) ? ev->bytes : 0;
+	const int32_t kpartner = (kf & MF_KEY_PARTNER) ? ev->partner : -1;
+	const int32_t kcomm = (kf & MF_KEY_COMM) ? ev->comm : -1;
+	const int64_t idx = r->nevents;
+	int32_t ni = -1, ei = -1;
+
+	if (r->prev >= 0) {
+		const mf_node *p = &r->nodes[r->prev];
+		int32_t s = p->succ_node;
+		if (s >= 0) {
+			const mf_node *c = &r->nodes[s];
+			if (c->call == ev->call && c->site == site && c->kbytes == kbytes &&
+			    c->kpartner == kpartner && c->kcomm == kcomm) {
+				ni = s;
+				ei = p->succ_edge;
+			}
+		}
+	}
+	if (ni < 0) {
+		ni = mf_node_lookup(r, ev, site, kbytes, kpartner, kcomm);
+		if (ni < 0)
+			return; /* out of memory, r->failed is set */
+	}
+	mf_node *n = &r->nodes[ni];
+	const int64_t dur = ev->exit - ev->enter;
+	mf_stat_add(&n->time, dur, n->count);
+	mf_stat_add(&n->bytes, ev->bytes, n->count);
+	n->count++;
+	if (ev->commsize > n->commsize)
+		n->commsize = ev->commsize;
+	if (ev->partner >= 0) {
+		int32_t lp = n->last_partner;
+		if (lp >= 0 && n->partners[lp].rank == ev->partner)
+			n->partners[lp].count++;
+		else
+			mf_partner_add(r, n, ev->partner);
+	}
+
+	if (idx == 0) {
+		r->initial = ni;
+		r->t0 = ev->enter;
+	} else {
+		if (ei < 0) {
+			ei = mf_edge_lookup(r, r->prev, ni);
+			if (ei < 0)
+				return;
+			mf_node *p = &r->nodes[r->prev];
+			p->succ_node = ni;
+			p->succ_edge = ei;
+		}
+		mf_edge *e = &r->edges[ei];
+		mf_stat_add(&e->time, ev->enter - r->last_exit, e->count);
+		e->count++;
+		/* SeqRuns.Append */
+		int64_t k = e->nruns;
+		mf_run *run = k > 0 ? &e->runs[k - 1] : NULL;
+		if (run && run->count == 1) {
+			run->stride = idx - run->start;
+			run->count = 2;
+		} else if (run && idx == run->start + run->count * run->stride) {
+			run->count++;
+		} else {
+			mf_run_grow(r, e, idx);
+		}
+	}
+	if ((idx & r->spacing_mask) == 0)
+		mf_anchor_add(r, idx, ev->enter - r->t0);
+	r->mpitime += dur;
+	r->last_exit = ev->exit;
+	r->prev = ni;
+	r->nevents = idx + 1;
+
+	if (r->trace_fd >= 0) {
+		if (r->tcap - r->tlen < 32)
+			mf_trace_flush(r);
+		/* tag = node + 1 (0 ends the events), enter - previous exit
+		 * (zigzag), duration */
+		int64_t gap = ev->enter - r->tprev_exit;
+		mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)ni + 1);
+		mf_trace_uvarint(r->tbuf, &r->tlen, ((uint64_t)gap << 1) ^ (uint64_t)(gap >> 63));
+		mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)dur);
+		r->tprev_exit = ev->exit;
+	}
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

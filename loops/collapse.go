@@ -1,0 +1,652 @@
+package loops
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"mpiflow/flowgraph"
+)
+
+// Collapsed is a graph whose loops have been collapsed level by level.
+//
+// Loops are numbered 1..len(Loops) by first execution (see Loop.FirstEvent);
+// Loops[i] has ID i+1 and ID 0 stands for the top level, the part of the
+// program outside every loop. Levels[0] is the top level and Levels[id] the
+// inside of loop id.
+//
+// Time accounting, which makes every level add up exactly:
+//   - A node's time counts at the level of its innermost loop (LoopOf).
+//   - An edge's time counts at the level of the innermost loop that holds
+//     both of its ends (EdgeLevel): an entry or exit edge belongs to the
+//     level that holds the loop node it connects, not to the loop itself.
+//   - A back edge of loop L (from inside L to L's header) counts at L's own
+//     level as Level.BackTime; it is not drawn, it is what makes iterations.
+//   - A loop's Stats.Time is the sum of everything at its level plus the
+//     Stats.Time of its child loops, and a level's Total() (nodes + drawn
+//     edges + back edges + child loop nodes) equals the Stats.Time of its loop,
+//     or Collapsed.Total for the top level.
+type Collapsed struct {
+	// Forest is the loop-nesting forest the collapse was built from.
+	Forest *Forest `json:"-"`
+	Loops  []Loop  `json:"loops"`
+	Levels []Level `json:"levels"`
+	// LoopOf is, per graph node, the ID of the innermost loop containing
+	// it (0: top level). A header's innermost loop is the loop it heads.
+	LoopOf []int `json:"loop_of"`
+	// EdgeLevel is, per graph edge, the ID of the level the edge belongs
+	// to: the innermost loop containing both of its ends (0: top level).
+	EdgeLevel []int `json:"edge_level"`
+	// Total is the rank's total time: all node times plus all edge times.
+	Total int64 `json:"total"`
+	// NumCounters is the number of counter sums per edge and loop.
+	NumCounters int `json:"counters"`
+}
+
+// Loop is one loop of the graph with its place in the nesting tree.
+type Loop struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"` // "Loop <ID>"
+	// Header is the graph node that heads the loop.
+	Header int `json:"header"`
+	// Parent is the ID of the enclosing loop, 0 for an outermost loop.
+	Parent int `json:"parent"`
+	// Children are the IDs of the loops directly nested in this one, in
+	// ID order.
+	Children []int `json:"children"`
+	// Depth is 1 for an outermost loop, 2 for a loop nested in it, ...
+	Depth int `json:"depth"`
+	// Nodes are the graph nodes whose innermost loop this is, ascending;
+	// see Collapsed.Members for all nodes including nested loops.
+	Nodes []int `json:"nodes"`
+	// Entries are the edges from outside the loop to a node inside it.
+	Entries []Entry `json:"entries"`
+	// Exits are the indices of the edges from inside the loop to outside.
+	Exits []int `json:"exits"`
+	// BackEdges are the indices of the edges from inside the loop to its
+	// header.
+	BackEdges []int `json:"back_edges"`
+	// InitialInside is set when the rank's first event lies in the loop:
+	// the loop was entered once without an entry edge.
+	InitialInside bool `json:"initial_inside"`
+	// Irreducible is set when the loop can be entered at more than one node.
+	Irreducible bool `json:"irreducible"`
+	// SelfLoop is set when the header has an edge to itself.
+	SelfLoop bool `json:"self_loop"`
+	// FirstEvent is the index of the first event inside the loop (the
+	// smallest sequence number of an edge into one of its nodes, or 0 if
+	// it holds the initial node); -1 when the edges carry no sequence
+	// numbers. Loops are numbered by (FirstEvent, Depth, DFS preorder of
+	// the header), with unknown FirstEvent last, so an enclosing loop
+	// always has a smaller ID than the loops nested in it.
+	FirstEvent int64 `json:"first_event"`
+	Stats      Stats `json:"stats"`
+}
+
+// Entry is one entry edge of a loop.
+type Entry struct {
+	Edge  int   `json:"edge"`
+	Count int64 `json:"count"` // how often the loop was entered through it
+	// Iterations is how many iterations began with an entry through this
+	// edge: the entries themselves plus the back edge traversals before
+	// the next entry of the loop. -1 when the edges carry no sequence
+	// numbers and the loop has more than one way in.
+	Iterations int64 `json:"iterations"`
+}
+
+// Stats are the accumulated statistics of a loop, nested loops included.
+type Stats struct {
+	// Iterations is the number of back edge traversals plus entries.
+	Iterations int64 `json:"iterations"`
+	// Entries is the number of times the loop was entered (entry edge
+	// traversals, plus one if the first event of the rank is inside).
+	Entries int64 `json:"entries"`
+	// Calls is the number of MPI calls (node visits) inside.
+	Calls int64 `json:"calls"`
+	// NodeTime is the time spent inside MPI calls, EdgeTime the time of
+	// the compute phases between calls inside the loop (back edges
+	// included, entry and exit edges excluded); Time is their sum.
+	NodeTime int64 `json:"node_time"`
+	EdgeTime int64 `json:"edge_time"`
+	Time     int64 `json:"time"`
+	// Bytes is the sum of the bytes moved by the calls inside.
+	Bytes int64 `json:"bytes"`
+	// Counters are the counter sums of the edges inside.
+	Counters []int64 `json:"counters"`
+	// Share is Time divided by the rank's total time.
+	Share float64 `json:"share"`
+}
+
+// TimePerIteration is the average time of one iteration in ns.
+func (s *Stats) TimePerIteration() float64 { return perIter(s.Time, s.Iterations) }
+
+// CallsPerIteration is the average number of MPI calls per iteration.
+func (s *Stats) CallsPerIteration() float64 { return perIter(s.Calls, s.Iterations) }
+
+// BytesPerIteration is the average number of bytes moved per iteration.
+func (s *Stats) BytesPerIteration() float64 { return perIter(s.Bytes, s.Iterations) }
+
+// CountersPerIteration are the average counter values per iteration.
+func (s *Stats) CountersPerIteration() []float64 {
+	out := make([]float64, len(s.Counters))
+	for i, c := range s.Counters {
+		out[i] = perIter(c, s.Iterations)
+	}
+	return out
+}
+
+func perIter(v, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(v) / float64(n)
+}
+
+// Level is one level of the collapsed graph: the top level or the inside of
+// one loop. It is acyclic.
+type Level struct {
+	// Loop is the ID of the loop whose inside this is, 0 for the top level.
+	Loop int `json:"loop"`
+	// Nodes are the graph nodes whose innermost loop this is and the
+	// loop nodes of the directly nested loops, in topological order
+	// (ties broken by first execution).
+	Nodes []LevelNode `json:"nodes"`
+	// Edges are the edges between Nodes; parallel graph edges (e.g. two
+	// exits of a nested loop to the same node) are merged into one.
+	Edges []LevelEdge `json:"edges"`
+	// BackEdges are the graph edges to this level's loop header that are
+	// not drawn (they make the loop's iterations).
+	BackEdges []int `json:"back_edges"`
+	// NodeTime is the time of the plain nodes, EdgeTime that of the drawn
+	// edges, BackTime that of the back edges and LoopTime the Stats.Time
+	// of the loop nodes.
+	NodeTime int64 `json:"node_time"`
+	EdgeTime int64 `json:"edge_time"`
+	BackTime int64 `json:"back_time"`
+	LoopTime int64 `json:"loop_time"`
+}
+
+// Total is the time accounted at this level: NodeTime + EdgeTime + BackTime
+// + LoopTime.
+func (l *Level) Total() int64 { return l.NodeTime + l.EdgeTime + l.BackTime + l.LoopTime }
+
+// LevelNode is a node of a level: a graph node (Loop == 0) or the loop node
+// of a nested loop (Loop > 0, Node == -1).
+type LevelNode struct {
+	Node int `json:"node"`
+	Loop int `json:"loop"`
+}
+
+// LevelEdge is an edge of a level between two of its nodes (indices into
+// Level.Nodes), standing for the graph edges listed in Edges.
+type LevelEdge struct {
+	Src   int   `json:"src"`
+	Dst   int   `json:"dst"`
+	Edges []int `json:"edges"`
+	Count int64 `json:"count"`
+	Time  int64 `json:"time"`
+}
+
+// Collapse computes the loop-nesting forest of g and collapses it. It fails
+// only on malformed graphs.
+func Collapse(g *flowgraph.Graph) (*Collapsed, error) {
+	f, err := NewForest(g)
+	if err != nil {
+		return nil, err
+	}
+	return CollapseForest(g, f)
+}
+
+// Members returns all graph nodes of loop id, nested loops included,
+// ascending.
+func (c *Collapsed) Members(id int) []int {
+	var out []int
+	stack := []int{id}
+	for len(stack) > 0 {
+		l := &c.Loops[stack[len(stack)-1]-1]
+		stack = stack[:len(stack)-1]
+		out = append(out, l.Nodes...)
+		stack = append(stack, l.Children...)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Loop returns the loop with the given ID, nil if there is none.
+func (c *Collapsed) Loop(id int) *Loop {
+	if id < 1 || id > len(c.Loops) {
+		return nil
+	}
+	return &c.Loops[id-1]
+}
+
+// CollapseForest collapses g along the forest f, which must have been
+// computed from g by NewForest.
+func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
+	n := len(g.Nodes)
+	if len(f.Header) != n {
+		return nil, fmt.Errorf("forest has %d nodes, graph %d", len(f.Header), n)
+	}
+	c := &Collapsed{Forest: f}
+	for i := range g.Edges {
+		c.NumCounters = max(c.NumCounters, len(g.Edges[i].Counters))
+	}
+
+	// Loops, first under provisional indices (order of header index).
+	tmpOf := make([]int32, n)
+	var headers []int32
+	for v := range n {
+		tmpOf[v] = -1
+		if f.IsHeader[v] {
+			tmpOf[v] = int32(len(headers))
+			headers = append(headers, int32(v))
+		}
+	}
+	nl := len(headers)
+	tparent := make([]int32, nl) // -1: top level
+	for t, h := range headers {
+		tparent[t] = -1
+		if p := f.Header[h]; p >= 0 {
+			if !f.IsHeader[p] {
+				return nil, fmt.Errorf("forest: header %d of node %d is not a loop header", p, h)
+			}
+			tparent[t] = tmpOf[p]
+		}
+	}
+	tloopOf := make([]int32, n)
+	for v := range n {
+		switch {
+		case f.IsHeader[v]:
+			tloopOf[v] = tmpOf[v]
+		case f.Header[v] >= 0:
+			if !f.IsHeader[f.Header[v]] {
+				return nil, fmt.Errorf("forest: header %d of node %d is not a loop header", f.Header[v], v)
+			}
+			tloopOf[v] = tmpOf[f.Header[v]]
+		default:
+			tloopOf[v] = -1
+		}
+	}
+	tdepth, err := depths(tparent)
+	if err != nil {
+		return nil, err
+	}
+
+	// First execution of every node and loop.
+	first := make([]int64, n)
+	for v := range first {
+		first[v] = math.MaxInt64
+	}
+	if g.Initial >= 0 && g.Initial < n {
+		first[g.Initial] = 0
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if len(e.Seq) > 0 && e.Seq[0].Start < first[e.Dst] {
+			first[e.Dst] = e.Seq[0].Start
+		}
+	}
+	tfirst := make([]int64, nl)
+	for t := range tfirst {
+		tfirst[t] = math.MaxInt64
+	}
+	for v := range n {
+		if t := tloopOf[v]; t >= 0 {
+			tfirst[t] = min(tfirst[t], first[v])
+		}
+	}
+	// Deepest loops first, so each minimum reaches the root.
+	byDepth := make([]int32, nl)
+	for t := range byDepth {
+		byDepth[t] = int32(t)
+	}
+	sort.Slice(byDepth, func(i, j int) bool { return tdepth[byDepth[i]] > tdepth[byDepth[j]] })
+	for _, t := range byDepth {
+		if p := tparent[t]; p >= 0 {
+			tfirst[p] = min(tfirst[p], tfirst[t])
+		}
+	}
+	order := byDepth // reuse: sort into ID order
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if tfirst[a] != tfirst[b] {
+			return tfirst[a] < tfirst[b]
+		}
+		if tdepth[a] != tdepth[b] {
+			return tdepth[a] < tdepth[b]
+		}
+		return f.Preorder[headers[a]] < f.Preorder[headers[b]]
+	})
+	idOf := make([]int32, nl)
+	for i, t := range order {
+		idOf[t] = int32(i + 1)
+	}
+
+	// The loop tree under final IDs; 0 is the root (top level).
+	tr := tree{parent: make([]int32, nl+1), depth: make([]int32, nl+1)}
+	header := make([]int32, nl+1)
+	header[0] = -1
+	for t := range nl {
+		id := idOf[t]
+		header[id] = headers[t]
+		if p := tparent[t]; p >= 0 {
+			tr.parent[id] = idOf[p]
+		}
+		tr.depth[id] = tdepth[t] + 1
+	}
+	tr.build()
+	loopOf := make([]int32, n)
+	for v := range n {
+		if t := tloopOf[v]; t >= 0 {
+			loopOf[v] = idOf[t]
+		}
+	}
+
+	c.Loops = make([]Loop, nl)
+	for id := 1; id <= nl; id++ {
+		t := order[id-1]
+		l := &c.Loops[id-1]
+		l.ID = id
+		l.Name = fmt.Sprintf("Loop %d", id)
+		l.Header = int(header[id])
+		l.Parent = int(tr.parent[id])
+		l.Depth = int(tr.depth[id])
+		l.Irreducible = f.Irreducible[l.Header]
+		l.SelfLoop = f.SelfLoop[l.Header]
+		l.FirstEvent = tfirst[t]
+		if l.FirstEvent == math.MaxInt64 {
+			l.FirstEvent = -1
+		}
+		l.Stats.Counters = make([]int64, c.NumCounters)
+	}
+	c.LoopOf = make([]int, n)
+	nodePairs := make([]pair, 0, n)
+	for v := range n {
+		c.LoopOf[v] = int(loopOf[v])
+		if loopOf[v] != 0 {
+			nodePairs = append(nodePairs, pair{loopOf[v], int32(v)})
+		}
+	}
+	direct := bucket(nodePairs, nl+1)
+	for id := 1; id <= nl; id++ {
+		c.Loops[id-1].Nodes = direct.get(id)
+	}
+	loopChildren(c.Loops)
+
+	// Per level sums; level id 0 is the top.
+	lv := make([]Level, nl+1)
+	for id := range lv {
+		lv[id].Loop = id
+	}
+	own := make([]Stats, nl+1)
+	for id := range own {
+		own[id].Counters = make([]int64, c.NumCounters)
+	}
+	for v := range n {
+		nd := &g.Nodes[v]
+		id := loopOf[v]
+		lv[id].NodeTime += nd.Time.Total
+		own[id].Calls += nd.Count
+		own[id].Bytes += nd.Bytes.Total
+		own[id].NodeTime += nd.Time.Total
+	}
+
+	// Classify edges: the level each belongs to, back edges, the loop
+	// nodes it connects, and the loops it enters and leaves.
+	ne := len(g.Edges)
+	c.EdgeLevel = make([]int, ne)
+	gsrc := make([]int32, ne) // level node ids, -1 for back edges
+	gdst := make([]int32, ne)
+	var backPairs, entryPairs, exitPairs []pair
+	rep := func(v int32, level int32) int32 {
+		l := loopOf[v]
+		if l == level {
+			return v
+		}
+		return int32(n) + tr.climb(l, tr.depth[level]+1) - 1
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		u, v := int32(e.Src), int32(e.Dst)
+		a, b := loopOf[u], loopOf[v]
+		level := tr.lca(a, b)
+		c.EdgeLevel[i] = int(level)
+		for x := a; x != level; x = tr.parent[x] {
+			exitPairs = append(exitPairs, pair{x, int32(i)})
+		}
+		for x := b; x != level; x = tr.parent[x] {
+			entryPairs = append(entryPairs, pair{x, int32(i)})
+			own[x].Entries += e.Count
+		}
+		own[level].EdgeTime += e.Time.Total
+		for k, ctr := range e.Counters {
+			own[level].Counters[k] += ctr
+		}
+		if level != 0 && v == header[level] {
+			backPairs = append(backPairs, pair{level, int32(i)})
+			lv[level].BackTime += e.Time.Total
+			own[level].Iterations += e.Count
+			gsrc[i], gdst[i] = -1, -1
+			continue
+		}
+		lv[level].EdgeTime += e.Time.Total
+		gsrc[i], gdst[i] = rep(u, level), rep(v, level)
+	}
+	if g.Initial >= 0 {
+		for x := loopOf[g.Initial]; x != 0; x = tr.parent[x] {
+			c.Loops[x-1].InitialInside = true
+			own[x].Entries++
+		}
+	}
+	backs := bucket(backPairs, nl+1)
+	entries := bucket(entryPairs, nl+1)
+	exits := bucket(exitPairs, nl+1)
+
+	// Accumulate statistics bottom-up: children have larger IDs.
+	c.Total = 0
+	for v := range g.Nodes {
+		c.Total += g.Nodes[v].Time.Total
+	}
+	for i := range g.Edges {
+		c.Total += g.Edges[i].Time.Total
+	}
+	for id := nl; id >= 1; id-- {
+		s := &own[id]
+		s.Iterations += s.Entries
+		s.Time = s.NodeTime + s.EdgeTime
+		l := &c.Loops[id-1]
+		st := &l.Stats
+		st.Iterations, st.Entries = s.Iterations, s.Entries
+		st.Calls += s.Calls
+		st.NodeTime += s.NodeTime
+		st.EdgeTime += s.EdgeTime
+		st.Time += s.Time
+		st.Bytes += s.Bytes
+		for k := range s.Counters {
+			st.Counters[k] += s.Counters[k]
+		}
+		if c.Total != 0 {
+			st.Share = float64(st.Time) / float64(c.Total)
+		}
+		lv[l.Parent].LoopTime += st.Time
+		if l.Parent != 0 {
+			ps := &c.Loops[l.Parent-1].Stats
+			ps.Calls += st.Calls
+			ps.NodeTime += st.NodeTime
+			ps.EdgeTime += st.EdgeTime
+			ps.Time += st.Time
+			ps.Bytes += st.Bytes
+			for k := range st.Counters {
+				ps.Counters[k] += st.Counters[k]
+			}
+		}
+		l.BackEdges = backs.get(id)
+		l.Exits = exits.get(id)
+		ents := entries.get(id)
+		l.Entries = make([]Entry, len(ents))
+		for k, ei := range ents {
+			l.Entries[k] = Entry{Edge: ei, Count: g.Edges[ei].Count}
+		}
+		attributeIterations(g, l)
+		lv[id].BackEdges = l.BackEdges
+	}
+
+	if err := buildLevels(c, g, lv, loopOf, tr.parent, first, gsrc, gdst); err != nil {
+		return nil, err
+	}
+	c.Levels = lv
+	return c, nil
+}
+
+// depths returns the depth (0 for outermost) of every loop given the parent
+// of each (-1 for none), without recursion, and fails on a cycle.
+func depths(parent []int32) ([]int32, error) {
+	d := make([]int32, len(parent))
+	for i := range d {
+		d[i] = -1
+	}
+	var path []int32
+	for t := range parent {
+		x := int32(t)
+		for x >= 0 && d[x] < 0 {
+			d[x] = -2 // on the path
+			path = append(path, x)
+			x = parent[x]
+		}
+		if x >= 0 && d[x] == -2 {
+			return nil, fmt.Errorf("forest: loop headers form a cycle at node index %d", x)
+		}
+		base := int32(-1)
+		if x >= 0 {
+			base = d[x]
+		}
+		for k := len(path) - 1; k >= 0; k-- {
+			base++
+			d[path[k]] = base
+		}
+		path = path[:0]
+	}
+	return d, nil
+}
+
+// loopChildren fills the Children lists from the Parent links.
+func loopChildren(ls []Loop) {
+	cnt := make([]int, len(ls)+1)
+	for i := range ls {
+		cnt[ls[i].Parent]++
+	}
+	for i := range ls {
+		if k := cnt[ls[i].ID]; k > 0 {
+			ls[i].Children = make([]int, 0, k)
+		}
+	}
+	for i := range ls {
+		if p := ls[i].Parent; p != 0 {
+			ls[p-1].Children = append(ls[p-1].Children, ls[i].ID)
+		}
+	}
+}
+
+type pair struct{ key, val int32 }
+
+// buckets groups values by key, keeping their order, in one backing array.
+type buckets struct {
+	start []int32
+	vals  []int
+}
+
+func bucket(ps []pair, nkeys int) buckets {
+	b := buckets{start: make([]int32, nkeys+1), vals: make([]int, len(ps))}
+	for _, p := range ps {
+		b.start[p.key+1]++
+	}
+	for k := 0; k < nkeys; k++ {
+		b.start[k+1] += b.start[k]
+	}
+	fill := make([]int32, nkeys)
+	copy(fill, b.start[:nkeys])
+	for _, p := range ps {
+		b.vals[fill[p.key]] = int(p.val)
+		fill[p.key]++
+	}
+	return b
+}
+
+func (b buckets) get(k int) []int {
+	lo, hi := b.start[k], b.start[k+1]
+	if lo == hi {
+		return nil
+	}
+	return b.vals[lo:hi:hi]
+}
+
+// tree is the loop tree with level-ancestor and lowest-common-ancestor
+// queries. Node 0 is the root. Jump pointers are only built for deep trees;
+// shallow ones (the usual case) are climbed one step at a time.
+type tree struct {
+	parent []int32
+	depth  []int32
+	up     [][]int32 // up[k][x] is the 2^k-th ancestor of x
+}
+
+const maxClimb = 64
+
+func (t *tree) build() {
+	var maxDepth int32
+	for _, d := range t.depth {
+		maxDepth = max(maxDepth, d)
+	}
+	if maxDepth <= maxClimb {
+		return
+	}
+	t.up = [][]int32{t.parent}
+	for span := int32(2); span <= maxDepth; span *= 2 {
+		prev := t.up[len(t.up)-1]
+		next := make([]int32, len(prev))
+		for x := range prev {
+			next[x] = prev[prev[x]]
+		}
+		t.up = append(t.up, next)
+	}
+}
+
+// climb returns the ancestor of x at depth d <= depth(x).
+func (t *tree) climb(x, d int32) int32 {
+	diff := t.depth[x] - d
+	if t.up == nil {
+		for ; diff > 0; diff-- {
+			x = t.parent[x]
+		}
+		return x
+	}
+	for k := 0; diff > 0; k++ {
+		if diff&1 != 0 {
+			x = t.up[k][x]
+		}
+		diff >>= 1
+	}
+	return x
+}
+
+func (t *tree) lca(a, b int32) int32 {
+	if t.depth[a] > t.depth[b] {
+		a = t.climb(a, t.depth[b])
+	} else {
+		b = t.climb(b, t.depth[a])
+	}
+	if a == b {
+		return a
+	}
+	if t.up == nil {
+		for a != b {
+			a, b = t.parent[a], t.parent[b]
+		}
+		return a
+	}
+	for k := len(t.up) - 1; k >= 0; k-- {
+		if t.up[k][a] != t.up[k][b] {
+			a, b = t.up[k][a], t.up[k][b]
+		}
+	}
+	return t.parent[a]
+}
