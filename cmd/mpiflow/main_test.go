@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+)
+
+// run executes the CLI with args and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// genJob writes a generated 4-rank job and returns its path.
+func genJob(t *testing.T) (string, []*flowgraph.Rank) {
+	t.Helper()
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 3, Events: 2000, Depth: 3, Sites: 10, Branchy: true}, 4, 2)
+	h.Command = []string{"./halo", "<script>"}
+	path := filepath.Join(t.TempDir(), "halo.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	return path, ranks
+}
+
+func TestStats(t *testing.T) {
+	path, ranks := genJob(t)
+	out, _, err := run(t, "stats", path)
+	require.NoError(t, err)
+	assert.Contains(t, out, "mpi_tasks : 4 on 2 host(s)")
+	assert.Contains(t, out, "./halo <script>")
+
+	// The table's counts add up to the events of all ranks.
+	var events int64
+	for _, r := range ranks {
+		events += r.Graph.NumEvents
+	}
+	js, _, err := run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	var got statsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	var sum int64
+	for _, c := range got.Calls {
+		sum += c.Count
+		assert.Contains(t, out, c.Call, "text table lists %s", c.Call)
+	}
+	assert.Equal(t, events, sum)
+	assert.Len(t, got.Ranks, 4)
+	assert.Greater(t, got.MPIPercent, 0.0)
+	assert.Less(t, got.MPIPercent, 100.0)
+
+	js, _, err = run(t, "stats", "--json", "--rank", "1-2", path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	assert.Len(t, got.Ranks, 2)
+}
+
+func TestTraceCSV(t *testing.T) {
+	path, ranks := genJob(t)
+	out := filepath.Join(t.TempDir(), "t.csv")
+	_, _, err := run(t, "trace", path, "--rank", "2", "--format", "csv", "-o", out)
+	require.NoError(t, err)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	require.NoError(t, err)
+	g := &ranks[2].Graph
+	require.Len(t, rows, int(g.NumEvents)+1)
+	assert.Equal(t, strings.Split(strings.TrimSpace(strings.ReplaceAll("rank,thread,index,call,site,start_ns,end_ns,duration_ns,compute_before_ns,bytes_mean", " ", "")), ","), rows[0])
+	var prevEnd int64
+	for i, row := range rows[1:] {
+		assert.Equal(t, "2", row[0])
+		assert.Equal(t, strconv.Itoa(i), row[2])
+		start, _ := strconv.ParseInt(row[5], 10, 64)
+		end, _ := strconv.ParseInt(row[6], 10, 64)
+		assert.GreaterOrEqual(t, start, prevEnd)
+		prevEnd = end
+	}
+}
+
+func TestCorruptAndBadInput(t *testing.T) {
+	path, _ := genJob(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	bad := filepath.Join(t.TempDir(), "bad.mpiflow")
+	require.NoError(t, os.WriteFile(bad, data[:len(data)-100], 0o644))
+	corrupt := filepath.Join(t.TempDir(), "corrupt.mpiflow")
+	data[100] ^= 0xff
+	require.NoError(t, os.WriteFile(corrupt, data, 0o644))
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stats", bad}, bad},
+		{[]string{"stats", corrupt}, "rank 0 at byte 16"},
+		{[]string{"trace", corrupt}, "block checksum"},
+		{[]string{"stats", "/nonexistent.mpiflow"}, "no such file"},
+		{[]string{"stats", "--rank", "x", path}, "bad rank list"},
+		{[]string{"stats", "--rank", "99", path}, "no rank matches"},
+		{[]string{"trace", "--format", "xml", path}, "unknown format"},
+		{[]string{"trace", path, "-o", "/nonexistent-dir/x.csv"}, "/nonexistent-dir/x.csv"},
+		{[]string{"stats", "--bogus", path}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, _, err := run(t, tt.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, "version")
+	require.NoError(t, err)
+	assert.Contains(t, out, "file format 1")
+}

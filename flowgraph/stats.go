@@ -1,0 +1,122 @@
+package flowgraph
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+)
+
+// CallStat sums the nodes of one MPI call.
+type CallStat struct {
+	Call  string `json:"call"`
+	Count int64  `json:"count"`
+	Time  Stat   `json:"time_ns"`
+	Bytes int64  `json:"bytes"`
+}
+
+// RankStat summarizes one rank (or thread).
+type RankStat struct {
+	Rank     int   `json:"rank"`
+	Thread   int   `json:"thread"`
+	Wall     int64 `json:"wall_ns"`    // first event start to last event end
+	MPI      int64 `json:"mpi_ns"`     // time inside MPI calls
+	Compute  int64 `json:"compute_ns"` // time between MPI calls
+	Bytes    int64 `json:"bytes"`
+	Events   int64 `json:"events"`
+	UserTime int64 `json:"user_ns"`
+	SysTime  int64 `json:"sys_ns"`
+	MaxRSS   int64 `json:"max_rss"`
+	Complete bool  `json:"complete"`
+}
+
+// Summary accumulates call and rank statistics over ranks.
+type Summary struct {
+	Calls map[string]*CallStat
+	Ranks []RankStat
+}
+
+// NewSummary returns an empty summary.
+func NewSummary() *Summary { return &Summary{Calls: make(map[string]*CallStat)} }
+
+// Add adds one rank.
+func (s *Summary) Add(r *Rank) {
+	g := &r.Graph
+	rs := RankStat{Rank: r.Rank, Thread: r.Thread, Events: g.NumEvents, UserTime: r.UserTime,
+		SysTime: r.SysTime, MaxRSS: r.MaxRSS, Complete: r.Complete}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		c := s.Calls[n.Key.Call]
+		if c == nil {
+			c = &CallStat{Call: n.Key.Call}
+			s.Calls[n.Key.Call] = c
+		}
+		c.Time.Merge(n.Time, c.Count, n.Count)
+		c.Count += n.Count
+		c.Bytes += n.Bytes.Total
+		rs.MPI += n.Time.Total
+		rs.Bytes += n.Bytes.Total
+	}
+	for i := range g.Edges {
+		rs.Compute += g.Edges[i].Time.Total
+	}
+	if k := len(g.Anchors); k > 0 && g.Anchors[k-1].Event == g.NumEvents {
+		rs.Wall = g.Anchors[k-1].Time
+	} else {
+		rs.Wall = rs.MPI + rs.Compute
+	}
+	s.Ranks = append(s.Ranks, rs)
+}
+
+// SortedCalls returns the calls by descending total time, then name.
+func (s *Summary) SortedCalls() []CallStat {
+	out := make([]CallStat, 0, len(s.Calls))
+	for _, c := range s.Calls {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Time.Total != out[j].Time.Total {
+			return out[i].Time.Total > out[j].Time.Total
+		}
+		return out[i].Call < out[j].Call
+	})
+	return out
+}
+
+// Totals returns the summed MPI time, wall time and bytes over all ranks.
+func (s *Summary) Totals() (mpi, wall, bytes int64) {
+	for _, r := range s.Ranks {
+		mpi += r.MPI
+		wall += r.Wall
+		bytes += r.Bytes
+	}
+	return
+}
+
+// DistinctHosts returns the distinct host names of the header, in order of first
+// appearance.
+func (h *Header) DistinctHosts() []string {
+	seen := make(map[string]bool)
+	var out []string
+	for _, name := range h.Hosts {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Label names a call site for people: function and file:line when resolved,
+// else the object and offset, else the raw address.
+func (cs *CallSite) Label() string {
+	switch {
+	case cs.Function != "" && cs.File != "":
+		return fmt.Sprintf("%s %s:%d", cs.Function, filepath.Base(cs.File), cs.Line)
+	case cs.Function != "":
+		return cs.Function
+	case cs.Object != "":
+		return fmt.Sprintf("%s+%#x", filepath.Base(cs.Object), cs.Offset)
+	default:
+		return fmt.Sprintf("%#x", cs.Addr)
+	}
+}
