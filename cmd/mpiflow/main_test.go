@@ -132,3 +132,23 @@ func TestVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "file format 1")
 }
+
+func TestMergeCommand(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 4, Events: 300, Depth: 2, Sites: 6}, 2, 2)
+	dir := t.TempDir()
+	var parts []string
+	for _, r := range ranks[:1] {
+		p := filepath.Join(dir, "part"+strconv.Itoa(r.Rank))
+		require.NoError(t, flowgraph.WriteFile(p, h, []*flowgraph.Rank{r}))
+		parts = append(parts, p)
+	}
+	out := filepath.Join(dir, "job.mpiflow")
+	stdout, _, err := run(t, append([]string{"merge", out}, parts...)...)
+	require.NoError(t, err)
+	assert.Contains(t, stdout, "1 block(s) of 2 rank(s)")
+	assert.Contains(t, stdout, "incomplete run")
+	// Every reading command says so too.
+	stdout, _, err = run(t, "stats", out)
+	require.NoError(t, err)
+	assert.Contains(t, stdout, "incomplete run")
+}

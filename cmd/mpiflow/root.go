@@ -25,6 +25,7 @@ sequence from it and reports where time goes.`,
 		newVersionCmd(),
 		newStatsCmd(),
 		newTraceCmd(),
+		newMergeCmd(),
 	)
 	return root
 }
