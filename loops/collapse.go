@@ -1,9 +1,12 @@
 package loops
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 
 	"mpiflow/flowgraph"
 )
@@ -26,13 +29,18 @@ import (
 //     Stats.Time of its child loops, and a level's Total() (nodes + drawn
 //     edges + back edges + child loop nodes) equals the Stats.Time of its loop,
 //     or Collapsed.Total for the top level.
+//
+// So a loop's time is that of its nodes and of the edges between them, back
+// edges included, and the time of entering and leaving it is outside. The
+// iterations of a loop are its back edge traversals plus its entries.
 type Collapsed struct {
 	// Forest is the loop-nesting forest the collapse was built from.
 	Forest *Forest `json:"-"`
 	Loops  []Loop  `json:"loops"`
 	Levels []Level `json:"levels"`
 	// LoopOf is, per graph node, the ID of the innermost loop containing
-	// it (0: top level). A header's innermost loop is the loop it heads.
+	// it (0: top level). A header's innermost loop is the loop it heads,
+	// or that loop's nested self-loop (see Loop.Header).
 	LoopOf []int `json:"loop_of"`
 	// EdgeLevel is, per graph edge, the ID of the level the edge belongs
 	// to: the innermost loop containing both of its ends (0: top level).
@@ -47,7 +55,10 @@ type Collapsed struct {
 type Loop struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"` // "Loop <ID>"
-	// Header is the graph node that heads the loop.
+	// Header is the graph node that heads the loop. Two loops share a
+	// header when a call repeated back to back (a self-loop) starts the
+	// body of a larger loop: the nested one holds only the header and
+	// the edge to itself, the larger one the rest.
 	Header int `json:"header"`
 	// Parent is the ID of the enclosing loop, 0 for an outermost loop.
 	Parent int `json:"parent"`
@@ -71,7 +82,8 @@ type Loop struct {
 	InitialInside bool `json:"initial_inside"`
 	// Irreducible is set when the loop can be entered at more than one node.
 	Irreducible bool `json:"irreducible"`
-	// SelfLoop is set when the header has an edge to itself.
+	// SelfLoop is set when the loop is a call repeated back to back: the
+	// header's edge to itself is one of the loop's back edges.
 	SelfLoop bool `json:"self_loop"`
 	// FirstEvent is the index of the first event inside the loop (the
 	// smallest sequence number of an edge into one of its nodes, or 0 if
@@ -194,7 +206,7 @@ func Collapse(g *flowgraph.Graph) (*Collapsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CollapseForest(g, f)
+	return collapse(g, f)
 }
 
 // Members returns all graph nodes of loop id, nested loops included,
@@ -220,13 +232,10 @@ func (c *Collapsed) Loop(id int) *Loop {
 	return &c.Loops[id-1]
 }
 
-// CollapseForest collapses g along the forest f, which must have been
-// computed from g by NewForest.
-func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
+// collapse collapses g along the forest f that NewForest computed from it
+// (so the graph's edges have been checked).
+func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	n := len(g.Nodes)
-	if len(f.Header) != n {
-		return nil, fmt.Errorf("forest has %d nodes, graph %d", len(f.Header), n)
-	}
 	c := &Collapsed{Forest: f}
 	for i := range g.Edges {
 		c.NumCounters = max(c.NumCounters, len(g.Edges[i].Counters))
@@ -242,12 +251,38 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 			headers = append(headers, int32(v))
 		}
 	}
+	// A header with an edge to itself that also heads a larger loop is
+	// a call repeated back to back at the top of that loop's body (e.g.
+	// a loop of MPI_Irecv as the first statement of the time step loop).
+	// The forest has one loop per header, so give the repetition a loop
+	// of its own, nested in the larger one and holding only the header;
+	// otherwise the larger loop's iterations would count the repetitions.
+	hasBody := make([]bool, n)
+	for v := range n {
+		if h := f.Header[v]; h >= 0 && h < n {
+			hasBody[h] = true
+		}
+	}
+	selfOf := make([]int32, n) // provisional index of the split self-loop, -1
+	nh := len(headers)
+	for _, h := range headers[:nh] {
+		selfOf[h] = -1
+		if f.SelfLoop[h] && hasBody[h] {
+			selfOf[h] = int32(len(headers))
+			headers = append(headers, h)
+		}
+	}
 	nl := len(headers)
+	isSplit := func(t int32) bool { return int(t) >= nh }
 	tparent := make([]int32, nl) // -1: top level
 	for t, h := range headers {
 		tparent[t] = -1
+		if isSplit(int32(t)) {
+			tparent[t] = tmpOf[h]
+			continue
+		}
 		if p := f.Header[h]; p >= 0 {
-			if !f.IsHeader[p] {
+			if p >= n || !f.IsHeader[p] {
 				return nil, fmt.Errorf("forest: header %d of node %d is not a loop header", p, h)
 			}
 			tparent[t] = tmpOf[p]
@@ -256,6 +291,8 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	tloopOf := make([]int32, n)
 	for v := range n {
 		switch {
+		case f.IsHeader[v] && selfOf[v] >= 0:
+			tloopOf[v] = selfOf[v]
 		case f.IsHeader[v]:
 			tloopOf[v] = tmpOf[v]
 		case f.Header[v] >= 0:
@@ -300,22 +337,21 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	for t := range byDepth {
 		byDepth[t] = int32(t)
 	}
-	sort.Slice(byDepth, func(i, j int) bool { return tdepth[byDepth[i]] > tdepth[byDepth[j]] })
+	slices.SortFunc(byDepth, func(a, b int32) int { return cmp.Compare(tdepth[b], tdepth[a]) })
 	for _, t := range byDepth {
 		if p := tparent[t]; p >= 0 {
 			tfirst[p] = min(tfirst[p], tfirst[t])
 		}
 	}
 	order := byDepth // reuse: sort into ID order
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if tfirst[a] != tfirst[b] {
-			return tfirst[a] < tfirst[b]
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(tfirst[a], tfirst[b]); c != 0 {
+			return c
 		}
-		if tdepth[a] != tdepth[b] {
-			return tdepth[a] < tdepth[b]
+		if c := cmp.Compare(tdepth[a], tdepth[b]); c != 0 {
+			return c
 		}
-		return f.Preorder[headers[a]] < f.Preorder[headers[b]]
+		return cmp.Compare(f.Preorder[headers[a]], f.Preorder[headers[b]])
 	})
 	idOf := make([]int32, nl)
 	for i, t := range order {
@@ -343,31 +379,38 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	}
 
 	c.Loops = make([]Loop, nl)
+	nc := c.NumCounters
+	ctrs := make([]int64, 2*(nl+1)*nc) // accumulated, then own-level sums
 	for id := 1; id <= nl; id++ {
 		t := order[id-1]
 		l := &c.Loops[id-1]
 		l.ID = id
-		l.Name = fmt.Sprintf("Loop %d", id)
+		l.Name = "Loop " + strconv.Itoa(id)
 		l.Header = int(header[id])
 		l.Parent = int(tr.parent[id])
 		l.Depth = int(tr.depth[id])
-		l.Irreducible = f.Irreducible[l.Header]
-		l.SelfLoop = f.SelfLoop[l.Header]
+		if isSplit(t) {
+			l.SelfLoop = true
+		} else {
+			l.Irreducible = f.Irreducible[l.Header]
+			l.SelfLoop = f.SelfLoop[l.Header] && selfOf[l.Header] < 0
+		}
 		l.FirstEvent = tfirst[t]
 		if l.FirstEvent == math.MaxInt64 {
 			l.FirstEvent = -1
 		}
-		l.Stats.Counters = make([]int64, c.NumCounters)
+		l.Stats.Counters = ctrs[id*nc : (id+1)*nc : (id+1)*nc]
 	}
 	c.LoopOf = make([]int, n)
-	nodePairs := make([]pair, 0, n)
+	direct := newBuckets[int](nl + 1)
 	for v := range n {
 		c.LoopOf[v] = int(loopOf[v])
-		if loopOf[v] != 0 {
-			nodePairs = append(nodePairs, pair{loopOf[v], int32(v)})
-		}
+		direct.count(loopOf[v])
 	}
-	direct := bucket(nodePairs, nl+1)
+	direct.alloc()
+	for v := range n {
+		direct.put(loopOf[v], v)
+	}
 	for id := 1; id <= nl; id++ {
 		c.Loops[id-1].Nodes = direct.get(id)
 	}
@@ -380,7 +423,8 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	}
 	own := make([]Stats, nl+1)
 	for id := range own {
-		own[id].Counters = make([]int64, c.NumCounters)
+		off := (nl + 1 + id) * nc
+		own[id].Counters = ctrs[off : off+nc : off+nc]
 	}
 	for v := range n {
 		nd := &g.Nodes[v]
@@ -397,7 +441,9 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	c.EdgeLevel = make([]int, ne)
 	gsrc := make([]int32, ne) // level node ids, -1 for back edges
 	gdst := make([]int32, ne)
-	var backPairs, entryPairs, exitPairs []pair
+	backs := newBuckets[int](nl + 1)
+	entries := newBuckets[Entry](nl + 1)
+	exits := newBuckets[int](nl + 1)
 	rep := func(v int32, level int32) int32 {
 		l := loopOf[v]
 		if l == level {
@@ -412,10 +458,10 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		level := tr.lca(a, b)
 		c.EdgeLevel[i] = int(level)
 		for x := a; x != level; x = tr.parent[x] {
-			exitPairs = append(exitPairs, pair{x, int32(i)})
+			exits.count(x)
 		}
 		for x := b; x != level; x = tr.parent[x] {
-			entryPairs = append(entryPairs, pair{x, int32(i)})
+			entries.count(x)
 			own[x].Entries += e.Count
 		}
 		own[level].EdgeTime += e.Time.Total
@@ -423,7 +469,7 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 			own[level].Counters[k] += ctr
 		}
 		if level != 0 && v == header[level] {
-			backPairs = append(backPairs, pair{level, int32(i)})
+			backs.count(level)
 			lv[level].BackTime += e.Time.Total
 			own[level].Iterations += e.Count
 			gsrc[i], gdst[i] = -1, -1
@@ -438,9 +484,23 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 			own[x].Entries++
 		}
 	}
-	backs := bucket(backPairs, nl+1)
-	entries := bucket(entryPairs, nl+1)
-	exits := bucket(exitPairs, nl+1)
+	// Second pass: fill the per-loop lists, sized by the first.
+	backs.alloc()
+	entries.alloc()
+	exits.alloc()
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		level := int32(c.EdgeLevel[i])
+		for x := loopOf[e.Src]; x != level; x = tr.parent[x] {
+			exits.put(x, i)
+		}
+		for x := loopOf[e.Dst]; x != level; x = tr.parent[x] {
+			entries.put(x, Entry{Edge: i, Count: e.Count})
+		}
+		if gsrc[i] < 0 {
+			backs.put(level, i)
+		}
+	}
 
 	// Accumulate statistics bottom-up: children have larger IDs.
 	c.Total = 0
@@ -482,11 +542,7 @@ func CollapseForest(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		}
 		l.BackEdges = backs.get(id)
 		l.Exits = exits.get(id)
-		ents := entries.get(id)
-		l.Entries = make([]Entry, len(ents))
-		for k, ei := range ents {
-			l.Entries[k] = Entry{Edge: ei, Count: g.Edges[ei].Count}
-		}
+		l.Entries = entries.get(id)
 		attributeIterations(g, l)
 		lv[id].BackEdges = l.BackEdges
 	}
@@ -547,32 +603,36 @@ func loopChildren(ls []Loop) {
 	}
 }
 
-type pair struct{ key, val int32 }
-
-// buckets groups values by key, keeping their order, in one backing array.
-type buckets struct {
+// buckets groups values by a small integer key in one backing array,
+// keeping their order: count every key, alloc, then put every value.
+type buckets[T any] struct {
 	start []int32
-	vals  []int
+	fill  []int32
+	vals  []T
 }
 
-func bucket(ps []pair, nkeys int) buckets {
-	b := buckets{start: make([]int32, nkeys+1), vals: make([]int, len(ps))}
-	for _, p := range ps {
-		b.start[p.key+1]++
-	}
-	for k := 0; k < nkeys; k++ {
+func newBuckets[T any](nkeys int) buckets[T] {
+	return buckets[T]{start: make([]int32, nkeys+1)}
+}
+
+func (b *buckets[T]) count(k int32) { b.start[k+1]++ }
+
+func (b *buckets[T]) alloc() {
+	nk := len(b.start) - 1
+	for k := 0; k < nk; k++ {
 		b.start[k+1] += b.start[k]
 	}
-	fill := make([]int32, nkeys)
-	copy(fill, b.start[:nkeys])
-	for _, p := range ps {
-		b.vals[fill[p.key]] = int(p.val)
-		fill[p.key]++
-	}
-	return b
+	b.fill = make([]int32, nk)
+	copy(b.fill, b.start[:nk])
+	b.vals = make([]T, b.start[nk])
 }
 
-func (b buckets) get(k int) []int {
+func (b *buckets[T]) put(k int32, v T) {
+	b.vals[b.fill[k]] = v
+	b.fill[k]++
+}
+
+func (b *buckets[T]) get(k int) []T {
 	lo, hi := b.start[k], b.start[k+1]
 	if lo == hi {
 		return nil

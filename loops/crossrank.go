@@ -13,16 +13,19 @@ import (
 // LoopKey identifies a loop across ranks: the call and call site of its
 // header. Call sites are compared by object and offset, which survive
 // address space randomization, or by address when the object is unknown.
-// Nth tells apart loops of one rank with the same header key (e.g. when
-// nodes are also keyed by message size): 0 for the first in ID order.
+// Self is set for a call repeated back to back (Loop.SelfLoop), which can
+// share its header with an enclosing loop. Nth tells apart loops of one rank
+// with otherwise equal keys (e.g. when nodes are also keyed by message
+// size): 0 for the first in ID order.
 type LoopKey struct {
 	Call   string `json:"call"`
 	Object string `json:"object,omitempty"`
 	Addr   uint64 `json:"addr"` // offset in Object, or absolute address without Object
+	Self   bool   `json:"self,omitempty"`
 	Nth    int    `json:"nth,omitempty"`
 }
 
-// String formats the key as call@object+0xoffset[#n].
+// String formats the key as call@object+0xoffset[ self][#n].
 func (k LoopKey) String() string {
 	var b strings.Builder
 	b.WriteString(k.Call)
@@ -31,6 +34,9 @@ func (k LoopKey) String() string {
 		fmt.Fprintf(&b, "@%s+%#x", k.Object, k.Addr)
 	case k.Addr != 0:
 		fmt.Fprintf(&b, "@%#x", k.Addr)
+	}
+	if k.Self {
+		b.WriteString(" self")
 	}
 	if k.Nth > 0 {
 		fmt.Fprintf(&b, "#%d", k.Nth)
@@ -59,7 +65,7 @@ func LoopKeys(g *flowgraph.Graph, c *Collapsed) []LoopKey {
 	for i := range c.Loops {
 		h := c.Loops[i].Header
 		obj, addr := siteOf(g, h)
-		k := LoopKey{Call: g.Nodes[h].Key.Call, Object: obj, Addr: addr}
+		k := LoopKey{Call: g.Nodes[h].Key.Call, Object: obj, Addr: addr, Self: c.Loops[i].SelfLoop}
 		k.Nth = seen[k]
 		seen[k]++
 		keys[i] = k

@@ -5,7 +5,14 @@
 // The forest is computed with the depth-first algorithm of Wei, Mao, Zou and
 // Chen, "A New Algorithm for Identifying Loops in Decompilation" (SAS 2007):
 // one traversal, almost linear time, and it handles irreducible loops (loops
-// with more than one entry node).
+// with more than one entry node). A call repeated back to back (an edge from
+// a node to itself) is a loop too.
+//
+// Collapse numbers the loops by first execution ("Loop N"), gives every loop
+// its own acyclic level graph in which nested loops are single loop nodes,
+// and accumulates per-loop statistics such that every level adds up exactly
+// to the time of the loop it belongs to (see Collapsed). LoopKeys, Signature,
+// GroupRanks and MatchLoops compare loops and collapsed graphs across ranks.
 package loops
 
 import (
@@ -41,21 +48,23 @@ type Forest struct {
 	Preorder []int
 }
 
-// csr is a compressed adjacency list: the out-edges of node v are
-// edge[start[v]:start[v+1]], in edge index order.
+// csr is a compressed adjacency list: the successors of node v are
+// dst[start[v]:start[v+1]], in edge index order. Keeping the successors
+// themselves, not edge indices, saves a cache miss per edge in the DFS.
 type csr struct {
 	start []int32
-	edge  []int32
+	dst   []int32
 }
 
 // outEdges builds the adjacency list of g after checking that every edge
 // refers to existing nodes.
 func outEdges(g *flowgraph.Graph) (csr, error) {
 	n := len(g.Nodes)
-	if n >= 1<<31-1 || len(g.Edges) >= 1<<31-1 {
+	// Nodes and loop nodes share one int32 numbering in the collapse.
+	if n >= 1<<30 || len(g.Edges) >= 1<<31-1 {
 		return csr{}, fmt.Errorf("graph too large: %d nodes, %d edges", n, len(g.Edges))
 	}
-	c := csr{start: make([]int32, n+1), edge: make([]int32, len(g.Edges))}
+	c := csr{start: make([]int32, n+1), dst: make([]int32, len(g.Edges))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		if e.Src < 0 || e.Src >= n || e.Dst < 0 || e.Dst >= n {
@@ -70,7 +79,7 @@ func outEdges(g *flowgraph.Graph) (csr, error) {
 	copy(fill, c.start[:n])
 	for i := range g.Edges {
 		s := g.Edges[i].Src
-		c.edge[fill[s]] = int32(i)
+		c.dst[fill[s]] = int32(g.Edges[i].Dst)
 		fill[s]++
 	}
 	return c, nil
@@ -91,7 +100,6 @@ func NewForest(g *flowgraph.Graph) (*Forest, error) {
 	}
 	w := wmzc{
 		adj:    adj,
-		edges:  g.Edges,
 		pos:    make([]int32, n),
 		header: make([]int32, n),
 		pre:    make([]int32, n),
@@ -141,7 +149,6 @@ const (
 // finished); pre tells the two apart.
 type wmzc struct {
 	adj    csr
-	edges  []flowgraph.Edge
 	pos    []int32
 	header []int32
 	pre    []int32
@@ -174,7 +181,7 @@ func (w *wmzc) dfs(root int32) {
 			}
 			continue
 		}
-		b := int32(w.edges[w.adj.edge[top.next]].Dst)
+		b := w.adj.dst[top.next]
 		top.next++
 		switch {
 		case w.pre[b] < 0:
@@ -234,7 +241,7 @@ func (w *wmzc) tagHead(b, h int32) {
 		if ih == cur2 {
 			return
 		}
-		if w.pos[ih] > w.pos[cur2] {
+		if w.pos[ih] < w.pos[cur2] {
 			w.header[cur1] = cur2
 			cur1, cur2 = cur2, ih
 		} else {

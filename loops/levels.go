@@ -1,8 +1,10 @@
 package loops
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"mpiflow/flowgraph"
@@ -10,7 +12,8 @@ import (
 
 // buildLevels fills the nodes and edges of every level. Level nodes are
 // numbered globally ("gid"): graph node v is gid v, loop id is gid n+id-1;
-// gsrc/gdst hold the gids each drawn edge connects (-1 for back edges).
+// gsrc/gdst hold the gids each drawn edge connects (-1 for back edges);
+// gsrc is overwritten.
 func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []int32, first []int64, gsrc, gdst []int32) error {
 	n := len(g.Nodes)
 	nl := len(c.Loops)
@@ -71,19 +74,35 @@ func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []
 	// Merge parallel edges. aggStart[s]..aggStart[s+1] are the merged
 	// edges of source gid s; merged edge k covers sorted[mStart[k]:mStart[k+1]].
 	aggStart := make([]int32, ng+1)
-	var mStart, mDst []int32
+	mStart := make([]int32, 0, drawn+1)
+	mDst := make([]int32, 0, drawn)
+	aggOf := gsrc // reused: gsrc is not needed any more
 	for s := 0; s < ng; s++ {
 		aggStart[s] = int32(len(mDst))
+		prev := int32(-1)
 		for k := outStart[s]; k < outStart[s+1]; k++ {
-			d := gdst[sorted[k]]
-			if k == outStart[s] || d != gdst[sorted[k-1]] {
+			ei := sorted[k]
+			d := gdst[ei]
+			if k == outStart[s] || d != prev {
 				mStart = append(mStart, k)
 				mDst = append(mDst, d)
+				prev = d
 			}
+			aggOf[ei] = int32(len(mDst) - 1)
 		}
 	}
 	aggStart[ng] = int32(len(mDst))
 	mStart = append(mStart, int32(drawn))
+	// Sum counts and times in edge order: scattered reads of the large
+	// Edge structs would cost a cache miss each.
+	mCount := make([]int64, len(mDst))
+	mTime := make([]int64, len(mDst))
+	for i := range g.Edges {
+		if gdst[i] >= 0 {
+			mCount[aggOf[i]] += g.Edges[i].Count
+			mTime[aggOf[i]] += g.Edges[i].Time.Total
+		}
+	}
 	indeg := make([]int32, ng)
 	for _, d := range mDst {
 		indeg[d]++
@@ -156,12 +175,7 @@ func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []
 			}
 			for k := aggStart[gid]; k < aggStart[gid+1]; k++ {
 				idx := sorted[mStart[k]:mStart[k+1]:mStart[k+1]]
-				le := LevelEdge{Src: si, Dst: int(local[mDst[k]]), Edges: idx}
-				for _, ei := range idx {
-					le.Count += g.Edges[ei].Count
-					le.Time += g.Edges[ei].Time.Total
-				}
-				l.Edges = append(l.Edges, le)
+				l.Edges = append(l.Edges, LevelEdge{Src: si, Dst: int(local[mDst[k]]), Edges: idx, Count: mCount[k], Time: mTime[k]})
 			}
 		}
 	}
@@ -243,32 +257,49 @@ func attributeIterations(g *flowgraph.Graph, l *Loop) {
 			return
 		}
 	}
+	var n int64
+	for _, e := range l.Entries {
+		n += e.Count
+	}
 	type event struct {
 		seq   int64
-		entry int
+		entry int32
 	}
-	var evs []event
+	evs := make([]event, 0, n)
 	for k, e := range l.Entries {
 		g.Edges[e.Edge].Seq.All(func(s int64) bool {
-			evs = append(evs, event{s, k})
+			evs = append(evs, event{s, int32(k)})
 			return true
 		})
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
-	counters := make([]runCounter, len(l.BackEdges))
-	for k, b := range l.BackEdges {
-		counters[k] = newRunCounter(g.Edges[b].Seq)
+	slices.SortFunc(evs, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	for _, ev := range evs {
+		l.Entries[ev.entry].Iterations++
 	}
-	for i, ev := range evs {
-		hi := int64(math.MaxInt64)
-		if i+1 < len(evs) {
-			hi = evs[i+1].seq
+	// Walk each run of back edge traversals through the intervals between
+	// entries; the cost is one binary search per run plus the entries it
+	// spans. Traversals before the first entry belong to the start of the
+	// rank (InitialInside) and to no entry edge.
+	for _, b := range l.BackEdges {
+		for _, r := range g.Edges[b].Seq {
+			i := sort.Search(len(evs), func(i int) bool { return evs[i].seq >= r.Start }) - 1
+			var done int64 // elements of r already attributed
+			for done < r.Count {
+				upto := r.Count // elements of r below the next entry
+				if i+1 < len(evs) {
+					if hi := evs[i+1].seq; r.Count > 1 && r.Last() >= hi {
+						upto = (hi-r.Start-1)/r.Stride + 1
+					} else if r.Count == 1 && r.Start >= hi {
+						upto = 0
+					}
+				}
+				if i >= 0 {
+					l.Entries[evs[i].entry].Iterations += upto - done
+				}
+				done = max(done, upto)
+				i++
+			}
 		}
-		it := int64(1)
-		for k := range counters {
-			it += counters[k].below(hi) - counters[k].below(ev.seq)
-		}
-		l.Entries[ev.entry].Iterations += it
 	}
 }
 
@@ -276,33 +307,4 @@ func markUnknown(l *Loop) {
 	for k := range l.Entries {
 		l.Entries[k].Iterations = -1
 	}
-}
-
-// runCounter counts the sequence numbers of a SeqRuns below a bound.
-type runCounter struct {
-	runs   flowgraph.SeqRuns
-	before []int64 // numbers in runs[:k]
-}
-
-func newRunCounter(r flowgraph.SeqRuns) runCounter {
-	rc := runCounter{runs: r, before: make([]int64, len(r)+1)}
-	for k, x := range r {
-		rc.before[k+1] = rc.before[k] + x.Count
-	}
-	return rc
-}
-
-// below is the number of stored sequence numbers < x.
-func (rc *runCounter) below(x int64) int64 {
-	// First run starting at or after x.
-	k := sort.Search(len(rc.runs), func(i int) bool { return rc.runs[i].Start >= x })
-	if k == 0 {
-		return 0
-	}
-	r := rc.runs[k-1]
-	in := r.Count
-	if r.Count > 1 && r.Last() >= x {
-		in = (x-r.Start-1)/r.Stride + 1
-	}
-	return rc.before[k-1] + in
 }

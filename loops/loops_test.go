@@ -204,6 +204,23 @@ func TestCollapse(t *testing.T) {
 			},
 		},
 		{
+			// A repeated at the top of the loop body: the repetition is a
+			// loop nested in the loop that A also heads.
+			name: "self-loop heading a loop",
+			g:    seqGraph(cat([]string{"Init"}, repeat(3, "A", "A", "B"), []string{"Fin"})...),
+			loops: []wantLoop{
+				{header: "A", members: []string{"A", "B"}, entries: []string{"Init->A"}, exits: []string{"B->Fin"}, back: []string{"B->A"},
+					iterations: 3, perEntry: []int64{3}, time: 9*callTime + 8*gapTime},
+				{header: "A", parent: 1, members: []string{"A"}, entries: []string{"Init->A", "B->A"}, exits: []string{"A->B"}, back: []string{"A->A"},
+					self: true, iterations: 6, perEntry: []int64{2, 4}, time: 6*callTime + 3*gapTime},
+			},
+			levels: []wantLevel{
+				{nodes: []string{"Init", "Loop 1", "Fin"}, edges: []string{"Init->Loop 1", "Loop 1->Fin"}},
+				{nodes: []string{"Loop 2", "B"}, edges: []string{"Loop 2->B"}},
+				{nodes: []string{"A"}},
+			},
+		},
+		{
 			name: "self-loop nested in a loop",
 			g:    seqGraph(cat([]string{"Init"}, repeat(2, "A", "B", "B"), []string{"Fin"})...),
 			loops: []wantLoop{

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
 )
 
 // randomGraph returns a graph of n nodes with about m random edges (self
@@ -42,7 +43,8 @@ func randomGraph(r *rand.Rand, n, m int) *flowgraph.Graph {
 
 // randomWalkGraph records a random walk of steps events over a random
 // graph of n call sites with the Builder, so edges carry sequence numbers.
-func randomWalkGraph(r *rand.Rand, n, m, steps int) *flowgraph.Graph {
+// It also returns the walk as call names.
+func randomWalkGraph(r *rand.Rand, n, m, steps int) (*flowgraph.Graph, []string) {
 	tmpl := randomGraph(r, n, m)
 	out := make([][]int, n)
 	for _, e := range tmpl.Edges {
@@ -51,9 +53,11 @@ func randomWalkGraph(r *rand.Rand, n, m, steps int) *flowgraph.Graph {
 	b := flowgraph.NewBuilder(0, 0)
 	v := tmpl.Initial
 	var t int64
+	var walk []string
 	for range steps {
 		d := 1 + r.Int64N(20)
-		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: fmt.Sprintf("C%d", v), Site: -1}, Enter: t, Exit: t + d, Bytes: int64(v), Partner: -1})
+		walk = append(walk, fmt.Sprintf("C%d", v))
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: walk[len(walk)-1], Site: -1}, Enter: t, Exit: t + d, Bytes: int64(v), Partner: -1})
 		t += d + 1 + r.Int64N(20)
 		if len(out[v]) == 0 {
 			break
@@ -61,7 +65,7 @@ func randomWalkGraph(r *rand.Rand, n, m, steps int) *flowgraph.Graph {
 		v = out[v][r.IntN(len(out[v]))]
 	}
 	g := b.Graph()
-	return &g
+	return &g, walk
 }
 
 // sccs returns the strongly connected components of g that contain a
@@ -153,11 +157,12 @@ func TestPropertyRandomGraphs(t *testing.T) {
 	r := rand.New(rand.NewPCG(2007, 42))
 	for iter := range 400 {
 		var g *flowgraph.Graph
+		var walk []string
 		n := 1 + r.IntN(30)
 		if iter%2 == 0 {
 			g = randomGraph(r, n, r.IntN(3*n+1))
 		} else {
-			g = randomWalkGraph(r, n, 1+r.IntN(3*n), 1+r.IntN(300))
+			g, walk = randomWalkGraph(r, n, 1+r.IntN(3*n), 1+r.IntN(300))
 		}
 		name := fmt.Sprintf("graph %d (%d nodes, %d edges)", iter, len(g.Nodes), len(g.Edges))
 		c, err := Collapse(g)
@@ -187,9 +192,109 @@ func TestPropertyRandomGraphs(t *testing.T) {
 			}
 			// In a loop entered only at its header, every iteration
 			// starts with a visit of the header.
-			if !l.Irreducible && len(g.Edges) > 0 && g.Edges[0].Seq != nil {
-				require.Equal(t, g.Nodes[l.Header].Count, l.Stats.Iterations, "%s: loop %d", name, l.ID)
+			if !l.Irreducible && walk != nil {
+				require.Equal(t, headerVisits(g, c, l.ID), l.Stats.Iterations, "%s: loop %d", name, l.ID)
+			}
+			if walk != nil {
+				checkPerEntry(t, g, walkNodes(g, walk), c, l.ID, mem)
 			}
 		}
+	}
+}
+
+// checkPerEntry replays the walk: every step into the loop from outside is
+// an entry through that edge and starts an iteration, as does every step to
+// the header from inside; Entry.Iterations must match the replay.
+func checkPerEntry(t *testing.T, g *flowgraph.Graph, walk []int, c *Collapsed, id int, mem map[int]bool) {
+	t.Helper()
+	l := c.Loops[id-1]
+	splitChild := hasSplitSelfLoop(c, id)
+	edge := map[[2]int]int{}
+	for i, e := range g.Edges {
+		edge[[2]int{e.Src, e.Dst}] = i
+	}
+	want := map[int]int64{}
+	var iterations int64
+	cur := -1 // entry edge of the current stay in the loop
+	if mem[walk[0]] {
+		iterations++
+	}
+	for k := 1; k < len(walk); k++ {
+		u, v := walk[k-1], walk[k]
+		switch {
+		case !mem[u] && mem[v]:
+			cur = edge[[2]int{u, v}]
+			want[cur]++
+			iterations++
+		case mem[u] && v == l.Header && !(splitChild && u == v):
+			iterations++
+			if cur >= 0 {
+				want[cur]++
+			}
+		}
+	}
+	require.Equal(t, iterations, l.Stats.Iterations, "loop %d iterations", id)
+	got := map[int]int64{}
+	for _, e := range l.Entries {
+		if e.Iterations != 0 {
+			got[e.Edge] = e.Iterations
+		}
+	}
+	require.Equal(t, want, got, "loop %d per-entry iterations", id)
+}
+
+// walkNodes maps a walk of call names to node indices.
+func walkNodes(g *flowgraph.Graph, walk []string) []int {
+	index := map[string]int{}
+	for i := range g.Nodes {
+		index[g.Nodes[i].Key.Call] = i
+	}
+	out := make([]int, len(walk))
+	for i, name := range walk {
+		out[i] = index[name]
+	}
+	return out
+}
+
+// TestPropertyGeneratedPrograms runs the checks on graphs of generated
+// programs of nested loops and branches, replaying each execution.
+func TestPropertyGeneratedPrograms(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		opt := flowgen.Options{Seed: seed, Events: 3000, Depth: 1 + int(seed%4), Sites: 5 + int(seed%20), Branchy: seed%2 == 0, Counters: 1}
+		p := flowgen.New(opt)
+		b := p.NewBuilder()
+		var keys []flowgraph.NodeKey
+		p.Execute(1, func(c flowgraph.Call) {
+			b.Add(c)
+			keys = append(keys, c.Key)
+		})
+		gr := b.Graph()
+		g := &gr
+		c, err := Collapse(g)
+		require.NoError(t, err, "seed %d", seed)
+		checkInvariants(t, g, c)
+		index := map[flowgraph.NodeKey]int{}
+		for i := range g.Nodes {
+			index[g.Nodes[i].Key] = i
+		}
+		walk := make([]int, len(keys))
+		for i, k := range keys {
+			walk[i] = index[k]
+		}
+		var outer [][]int
+		for _, l := range c.Loops {
+			mem := map[int]bool{}
+			for _, v := range c.Members(l.ID) {
+				mem[v] = true
+			}
+			if l.Parent == 0 {
+				outer = append(outer, c.Members(l.ID))
+			}
+			if !l.Irreducible {
+				require.Equal(t, headerVisits(g, c, l.ID), l.Stats.Iterations, "seed %d loop %d", seed, l.ID)
+			}
+			checkPerEntry(t, g, walk, c, l.ID, mem)
+		}
+		require.ElementsMatch(t, sccs(g), outer, "seed %d", seed)
 	}
 }
