@@ -23,6 +23,9 @@ const tieEps = 1e-9
 // loss of every node and interval between runs (see Options.CacheBytes).
 const DefaultCacheBytes = 256 << 20
 
+// invLn2 converts natural logarithms to base 2.
+const invLn2 = 1 / math.Ln2
+
 // Options tune an Aggregator.
 type Options struct {
 	// Raw disables the normalization of gain and loss. By default, as in
@@ -38,7 +41,9 @@ type Options struct {
 	CacheBytes int64
 }
 
-// Aggregator computes best partitions of a model under a hierarchy.
+// Aggregator computes best partitions of a model under a hierarchy. It is
+// not safe for concurrent use: each run rewrites its cut matrices (runs use
+// several goroutines themselves, see Options.Workers).
 type Aggregator struct {
 	m       *Model
 	h       *Hierarchy
@@ -46,6 +51,7 @@ type Aggregator struct {
 	nt, nx  int
 	ntri    int
 	end     []int     // end[n]: one past the last node of n's subtree
+	leaves  []int     // leaves[n]: resources under n
 	cuts    [][]int16 // per node, triangular over intervals
 	cache   []*quality
 	gainMax float64 // gain and loss of the full aggregate
@@ -98,10 +104,17 @@ func New(m *Model, h *Hierarchy, opt Options) (*Aggregator, error) {
 		a.opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	a.end = make([]int, len(h.Nodes))
+	a.leaves = make([]int, len(h.Nodes))
 	for i := len(h.Nodes) - 1; i >= 0; i-- {
 		a.end[i] = i + 1
 		if c := h.Nodes[i].Children; len(c) > 0 {
 			a.end[i] = a.end[c[len(c)-1]]
+		}
+		if h.Nodes[i].Resource >= 0 {
+			a.leaves[i] = 1
+		}
+		for _, c := range h.Nodes[i].Children {
+			a.leaves[i] += a.leaves[c]
 		}
 	}
 	a.cuts = make([][]int16, len(h.Nodes))
@@ -209,7 +222,7 @@ type sums struct {
 type work struct {
 	bestR, bestC []float64 // best pIC by row [i*nt+j] and by column [j*nt+i]
 	q            quality
-	vsum         []float64
+	vsum         []float64 // nx sums per state, then nt logs
 }
 
 func (a *Aggregator) getWork() *work {
@@ -220,7 +233,7 @@ func (a *Aggregator) getWork() *work {
 		bestR: make([]float64, a.nt*a.nt),
 		bestC: make([]float64, a.nt*a.nt),
 		q:     quality{gain: make([]float64, a.ntri), loss: make([]float64, a.ntri), mag: make([]float64, a.ntri)},
-		vsum:  make([]float64, a.nx),
+		vsum:  make([]float64, a.nx+a.nt),
 	}
 }
 
@@ -250,12 +263,12 @@ func (a *Aggregator) leafSums(r int, s *sums) {
 			v := float64(d) * inv
 			row[x] = v
 			if v > 0 {
-				e := v * math.Log2(v)
+				e := v * fastLog(v)
 				l += e
 				ab += math.Abs(e)
 			}
 		}
-		s.vlv[t], s.vabs[t] = l, ab
+		s.vlv[t], s.vabs[t] = l*invLn2, ab*invLn2
 	}
 }
 
@@ -276,35 +289,59 @@ func (r *runState) solve(n int) nodeResult {
 	node := &a.h.Nodes[n]
 	var spatial []float64
 	var s *sums
+	// With the qualities cached, the per-slice sums are not needed.
+	cached := a.cache != nil && a.cache[n] != nil
 	if node.Resource >= 0 {
-		s = a.newSums()
-		a.leafSums(node.Resource, s)
+		if !cached {
+			s = a.newSums()
+			a.leafSums(node.Resource, s)
+		}
 	} else {
 		spatial = a.getTri()
 		clear(spatial)
-		s = a.newSums()
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		merge := func(c nodeResult) {
+		if !cached {
+			s = a.newSums()
+		}
+		// Children are merged in their order whatever order they finish
+		// in, so that sums, and the decisions on near ties, do not depend
+		// on scheduling.
+		var (
+			mu      sync.Mutex
+			wg      sync.WaitGroup
+			pending = map[int]nodeResult{}
+			next    int
+		)
+		merge := func(k int, c nodeResult) {
 			mu.Lock()
 			defer mu.Unlock()
-			for i, v := range c.best {
-				spatial[i] += v
+			pending[k] = c
+			for {
+				c, ok := pending[next]
+				if !ok {
+					return
+				}
+				delete(pending, next)
+				next++
+				for i, v := range c.best {
+					spatial[i] += v
+				}
+				if s != nil {
+					s.add(c.sums)
+				}
+				a.putTri(c.best)
 			}
-			s.add(c.sums)
-			a.putTri(c.best)
 		}
-		for _, ch := range node.Children {
+		for k, ch := range node.Children {
 			select {
 			case r.tokens <- struct{}{}:
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					merge(r.solve(ch))
+					merge(k, r.solve(ch))
 					<-r.tokens
 				}()
 			default:
-				merge(r.solve(ch))
+				merge(k, r.solve(ch))
 			}
 		}
 		wg.Wait()
@@ -312,10 +349,10 @@ func (r *runState) solve(n int) nodeResult {
 	w := a.getWork()
 	defer a.work.Put(w)
 	q := w.q
-	if a.cache != nil && a.cache[n] != nil {
+	if cached {
 		q = *a.cache[n]
 	} else {
-		a.qualities(s, node.Leaves, q, w.vsum)
+		a.qualities(s, a.leaves[n], q, w.vsum)
 		if a.cache != nil {
 			c := quality{gain: append([]float64(nil), q.gain...), loss: append([]float64(nil), q.loss...), mag: append([]float64(nil), q.mag...)}
 			a.cache[n] = &c
@@ -339,30 +376,40 @@ func (r *runState) solve(n int) nodeResult {
 // both summed over states.
 func (a *Aggregator) qualities(s *sums, leaves int, q quality, vsum []float64) {
 	nt, nx := a.nt, a.nx
+	// log2 of the number of cells of an interval of k slices, k = 1..nt.
+	logn := vsum[nx:]
+	for k := 1; k <= nt; k++ {
+		logn[k-1] = math.Log2(float64(leaves * k))
+	}
+	vsum = vsum[:nx]
 	for i := 0; i < nt; i++ {
 		clear(vsum)
 		var sv, sabs float64
 		idx := a.tri(i, i)
 		for j := i; j < nt; j++ {
 			row := s.agg[j*nx : (j+1)*nx]
-			var vlogv, vtot, vabs float64
+			var vlogv, vtot float64
 			for x, v := range row {
 				w := vsum[x] + v
 				vsum[x] = w
 				vtot += w
 				if w > 0 {
-					e := w * math.Log2(w)
-					vlogv += e
-					vabs += math.Abs(e)
+					// Natural logs, converted once below: this is the
+					// hot loop.
+					vlogv += w * fastLog(w)
 				}
 			}
+			vlogv *= invLn2
 			sv += s.vlv[j]
 			sabs += s.vabs[j]
 			g := vlogv - sv
-			vl := vtot * math.Log2(float64(leaves*(j-i+1)))
+			vl := vtot * logn[j-i]
 			q.gain[idx] = max(g, 0)
 			q.loss[idx] = max(vl-g, 0)
-			q.mag[idx] = vabs + sabs + vl
+			// The terms w log2 w are negative only for w < 1, down to
+			// -1/(e ln 2) = -0.531 each, so |vlogv| + 1.07 nx bounds the
+			// sum of their sizes.
+			q.mag[idx] = math.Abs(vlogv) + 1.07*float64(nx) + sabs + vl
 			idx++
 		}
 	}
@@ -372,16 +419,17 @@ func (a *Aggregator) qualities(s *sums, leaves int, q quality, vsum []float64) {
 // interval [i, j], by increasing j and decreasing i so that every
 // sub-interval is done, it compares the spatial cut (the sum of the
 // children's best, given in spatial, nil for a leaf), every temporal cut
-// and no cut. Ties go to the cut for p < 0.5 and to the aggregate
-// otherwise, so p = 0 yields the microscopic partition and p = 1 the full
-// aggregate even where the data are uniform.
+// and no cut. Ties go to the cut at p = 0 and to the aggregate for p > 0,
+// so p = 0 yields the microscopic partition and p = 1 the full aggregate
+// even where the data are uniform or empty (a rank that has finished), and
+// such regions are merged as soon as p > 0.
 func (r *runState) dp(n int, w *work, q quality, spatial, best []float64) {
 	a := r.a
 	nt := a.nt
 	cut := a.cuts[n]
 	wg, wl := r.wg, r.wl
 	tolw := tieEps * (wg + wl)
-	preferAgg := r.p >= 0.5
+	preferAgg := r.p > 0
 	bestR, bestC := w.bestR, w.bestC
 	for j := 0; j < nt; j++ {
 		for i := j; i >= 0; i-- {
@@ -415,6 +463,10 @@ func (r *runState) dp(n int, w *work, q quality, spatial, best []float64) {
 // aggQuality computes the gain and loss of the aggregate of node n over
 // slices i..j directly from the model.
 func (a *Aggregator) aggQuality(n, i, j int) (gain, loss float64) {
+	if a.cache != nil && a.cache[n] != nil {
+		k := a.tri(i, j)
+		return a.cache[n].gain[k], a.cache[n].loss[k]
+	}
 	vsum := make([]float64, a.nx)
 	var cellLogs float64
 	cells := 0
@@ -429,7 +481,7 @@ func (a *Aggregator) aggQuality(n, i, j int) (gain, loss float64) {
 				v := float64(d) * inv
 				vsum[x] += v
 				if v > 0 {
-					cellLogs += v * math.Log2(v)
+					cellLogs += v * fastLog(v)
 				}
 			}
 			cells++
@@ -439,10 +491,10 @@ func (a *Aggregator) aggQuality(n, i, j int) (gain, loss float64) {
 	for _, w := range vsum {
 		vtot += w
 		if w > 0 {
-			vlogv += w * math.Log2(w)
+			vlogv += w * fastLog(w)
 		}
 	}
-	gain = max(vlogv-cellLogs, 0)
+	gain = max((vlogv-cellLogs)*invLn2, 0)
 	loss = max(vtot*math.Log2(float64(cells))-gain, 0)
 	return gain, loss
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -57,11 +58,60 @@ func (h *Hierarchy) Height() int {
 //	  {"name": "cluster-b", "ranks": [4, 5, 6, 7]}]}
 //
 // A node may list ranks, children or both; every rank of the trace must
-// appear exactly once.
+// appear exactly once. Ranks are numbers or strings "first-last" for
+// ranges: "ranks": ["0-15", 32].
 type Spec struct {
-	Name     string `json:"name"`
-	Ranks    []int  `json:"ranks,omitempty"`
-	Children []Spec `json:"children,omitempty"`
+	Name     string   `json:"name"`
+	Ranks    RankList `json:"ranks,omitempty"`
+	Children []Spec   `json:"children,omitempty"`
+}
+
+// RankList is a list of ranks that decodes from JSON numbers and "a-b"
+// range strings.
+type RankList []int
+
+// maxRange bounds one "a-b" range, so that a typo cannot exhaust memory.
+const maxRange = 1 << 22
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *RankList) UnmarshalJSON(b []byte) error {
+	var items []any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&items); err != nil {
+		return fmt.Errorf("ranks: want a list of ranks and \"first-last\" ranges: %w", err)
+	}
+	var out RankList
+	for _, it := range items {
+		switch v := it.(type) {
+		case json.Number:
+			r, err := strconv.Atoi(v.String())
+			if err != nil || r < 0 {
+				return fmt.Errorf("ranks: %s is not a rank", v)
+			}
+			out = append(out, r)
+		case string:
+			lo, hi, isRange := strings.Cut(v, "-")
+			a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+			z, err2 := a, error(nil)
+			if isRange {
+				z, err2 = strconv.Atoi(strings.TrimSpace(hi))
+			}
+			if err1 != nil || err2 != nil || a < 0 || z < a {
+				return fmt.Errorf("ranks: %q is not a rank or a range \"first-last\"", v)
+			}
+			if z-a >= maxRange {
+				return fmt.Errorf("ranks: range %q holds more than %d ranks", v, maxRange)
+			}
+			for r := a; r <= z; r++ {
+				out = append(out, r)
+			}
+		default:
+			return fmt.Errorf("ranks: %v is not a rank or a range \"first-last\"", it)
+		}
+	}
+	*l = out
+	return nil
 }
 
 // ParseSpec decodes a JSON hierarchy; unknown fields are errors, so that a

@@ -54,6 +54,12 @@ func TestHierarchyErrors(t *testing.T) {
 		{"unknown field", `{"name":"j","chidren":[]}`, "chidren"},
 		{"not json", `{"name":`, "hierarchy"},
 		{"trailing", `{"name":"j","ranks":[0,1,2,3]} {}`, "extra data"},
+		{"bad range", `{"name":"j","ranks":["3-1"]}`, `"3-1" is not a rank or a range`},
+		{"huge range", `{"name":"j","ranks":["0-99999999999"]}`, "more than"},
+		{"negative", `{"name":"j","ranks":[-1]}`, "-1 is not a rank"},
+		{"fraction", `{"name":"j","ranks":[1.5]}`, "1.5 is not a rank"},
+		{"bool", `{"name":"j","ranks":[true]}`, "true is not a rank"},
+		{"not a list", `{"name":"j","ranks":3}`, "want a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +71,12 @@ func TestHierarchyErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+func TestRankRanges(t *testing.T) {
+	s, err := ParseSpec([]byte(`{"name":"j","ranks":["0-2", 5, " 7 - 8 ", "10"]}`))
+	require.NoError(t, err)
+	assert.Equal(t, RankList{0, 1, 2, 5, 7, 8, 10}, s.Ranks)
 }
 
 func TestLoadSpec(t *testing.T) {
@@ -82,12 +94,12 @@ func TestHostSpec(t *testing.T) {
 	hosts := []string{"b", "a", "b", ""}
 	s := HostSpec("", resources(4), func(r int) string { return hosts[r] })
 	assert.Equal(t, &Spec{Name: "job", Children: []Spec{
-		{Name: "b", Ranks: []int{0, 2}},
-		{Name: "a", Ranks: []int{1}},
-		{Name: "unknown host", Ranks: []int{3}},
+		{Name: "b", Ranks: RankList{0, 2}},
+		{Name: "a", Ranks: RankList{1}},
+		{Name: "unknown host", Ranks: RankList{3}},
 	}}, s)
 	h, err := NewHierarchy(s, resources(4))
 	require.NoError(t, err)
 	assert.Equal(t, 2, h.Height())
-	assert.Equal(t, &Spec{Name: "x", Ranks: []int{0, 1, 2, 3}}, FlatSpec("x", resources(4)))
+	assert.Equal(t, &Spec{Name: "x", Ranks: RankList{0, 1, 2, 3}}, FlatSpec("x", resources(4)))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"runtime"
 	"sync"
 )
 
@@ -197,49 +196,21 @@ func Build(src Source, slices, workers int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	nr := len(m.Resources)
-	workers = min(workers, nr)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	claim := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= nr {
-			return -1
+	var pool sync.Pool
+	err = parallel(len(m.Resources), workers, func(r int) error {
+		buf, ok := pool.Get().(*[]StateEvent)
+		if !ok {
+			b := make([]StateEvent, readBatch)
+			buf = &b
 		}
-		next++
-		return next - 1
-	}
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
+		defer pool.Put(buf)
+		if err := m.read(src, r, *buf); err != nil {
+			return fmt.Errorf("resource %d (%s): %w", r, m.Resources[r].Name, err)
 		}
-		mu.Unlock()
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]StateEvent, readBatch)
-			for r := claim(); r >= 0; r = claim() {
-				if err := m.read(src, r, buf); err != nil {
-					fail(fmt.Errorf("resource %d (%s): %w", r, m.Resources[r].Name, err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }

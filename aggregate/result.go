@@ -20,8 +20,11 @@ type Aggregate struct {
 	// aggregate's resource time spent in it:
 	// (1/|S|) sum_s (sum_t d_x(s,t) / sum_t d(t)).
 	Proportions []float64 `json:"proportions"`
-	Mode        int       `json:"mode"` // state with the largest proportion
-	ModeState   string    `json:"mode_state"`
+	// Mode is the state with the largest proportion, -1 (and ModeState
+	// "") when the aggregate holds no state at all, e.g. ranks that have
+	// finished.
+	Mode      int    `json:"mode"`
+	ModeState string `json:"mode_state"`
 	// ModeShare is the mode's proportion, meant as the opacity of the
 	// aggregate's colour.
 	ModeShare float64 `json:"mode_share"`
@@ -98,13 +101,17 @@ func (a *Aggregator) Describe(c Cell) Aggregate {
 		}
 	}
 	g, l := a.aggQuality(c.Node, c.First, c.Last)
-	return Aggregate{
-		Node: c.Node, Path: a.h.Path(c.Node), Depth: n.Depth, Resources: n.Leaves,
+	ag := Aggregate{
+		Node: c.Node, Path: a.h.Path(c.Node), Depth: n.Depth, Resources: weight,
 		First: c.First, Last: c.Last,
 		Start: float64(m.Bounds[c.First]) / 1e9, End: float64(m.Bounds[c.Last+1]) / 1e9,
 		Proportions: prop, Mode: mode, ModeState: m.States[mode], ModeShare: prop[mode],
 		Gain: g, Loss: l,
 	}
+	if prop[mode] == 0 {
+		ag.Mode, ag.ModeState = -1, ""
+	}
+	return ag
 }
 
 // PValue is one of the significant values of p: from P on (up to the next

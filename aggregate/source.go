@@ -16,7 +16,10 @@
 // mpiflow file format is adapted by FlowSource.
 package aggregate
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // StateEvent is one interval of time during which a resource was in a
 // state. Times are integer nanoseconds on the source's common time axis.
@@ -80,8 +83,11 @@ func (s *MemSource) Span() (int64, int64) { return s.Start, s.End }
 
 // Open implements Source.
 func (s *MemSource) Open(r int) (Reader, error) {
-	if r < 0 || r >= len(s.Events) {
-		return &memReader{}, nil
+	if r < 0 || r >= len(s.Res) {
+		return nil, fmt.Errorf("no resource %d (the source has %d)", r, len(s.Res))
+	}
+	if r >= len(s.Events) {
+		return &memReader{}, nil // a resource without events
 	}
 	return &memReader{evs: s.Events[r]}, nil
 }

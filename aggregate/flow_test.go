@@ -1,0 +1,176 @@
+package aggregate
+
+import (
+	"path/filepath"
+	"testing"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCallGroup(t *testing.T) {
+	tests := []struct{ call, want string }{
+		{"MPI_Send", GroupP2P},
+		{"MPI_Irecv", GroupP2P},
+		{"MPI_Sendrecv", GroupP2P},
+		{"MPI_Put", GroupP2P},
+		{"MPI_Allreduce", GroupCollective},
+		{"MPI_Iallreduce", GroupCollective},
+		{"MPI_Ibarrier", GroupCollective},
+		{"MPI_Reduce_scatter_block", GroupCollective},
+		{"MPI_Wait", GroupWait},
+		{"MPI_Waitall", GroupWait},
+		{"MPI_Testany", GroupWait},
+		{"MPI_Win_fence", GroupWait},
+		{"MPI_File_write_at_all", GroupIO},
+		{"MPI_Init", GroupOther},
+		{"MPI_Comm_rank", GroupOther},
+		{"MPI_Isomething", GroupOther},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, CallGroup(tt.call), tt.call)
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// writeJob writes a generated job of nranks ranks, 2 per host.
+func writeJob(t testing.TB, nranks int, events int64) (string, flowgraph.Header, []*flowgraph.Rank) {
+	t.Helper()
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 3, Events: events, Anchors: 64}, nranks, 2)
+	path := filepath.Join(t.TempDir(), "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	return path, h, ranks
+}
+
+// The model of a file keeps every ns: per rank, Compute holds the edges'
+// total time and the calls the nodes' total time, whatever the slicing.
+func TestFlowSourceKeepsTime(t *testing.T) {
+	path, _, ranks := writeJob(t, 4, 3000)
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	calls, groups := map[string]bool{}, map[string]bool{}
+	for _, r := range ranks {
+		for _, nd := range r.Graph.Nodes {
+			calls[nd.Key.Call] = true
+			groups[CallGroup(nd.Key.Call)] = true
+		}
+	}
+	for _, group := range []bool{false, true} {
+		src, err := NewFlowSource(f, FlowOptions{Group: group})
+		require.NoError(t, err)
+		assert.Equal(t, ComputeState, src.States()[0])
+		want := calls
+		if group {
+			want = groups
+		}
+		assert.ElementsMatch(t, keys(want), src.States()[1:])
+		m, err := Build(src, 17, 2)
+		require.NoError(t, err)
+		for i, r := range ranks {
+			var calls, compute int64
+			for _, nd := range r.Graph.Nodes {
+				calls += nd.Time.Total
+			}
+			for _, e := range r.Graph.Edges {
+				compute += e.Time.Total
+			}
+			var gotCalls, gotCompute int64
+			for s := 0; s < m.Slices(); s++ {
+				for x, d := range m.Cell(i, s) {
+					if x == 0 {
+						gotCompute += d
+					} else {
+						gotCalls += d
+					}
+				}
+			}
+			assert.Equal(t, compute, gotCompute, "rank %d compute", i)
+			assert.Equal(t, calls, gotCalls, "rank %d calls", i)
+		}
+	}
+}
+
+func TestFlowSourceDefaultHierarchy(t *testing.T) {
+	path, hdr, _ := writeJob(t, 6, 500)
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	src, err := NewFlowSource(f, FlowOptions{})
+	require.NoError(t, err)
+	h, err := NewHierarchy(src.DefaultSpec(), src.Resources())
+	require.NoError(t, err)
+	// job -> 3 hosts of 2 ranks.
+	root := h.Nodes[0]
+	assert.Equal(t, hdr.JobID, root.Name)
+	require.Len(t, root.Children, 3)
+	for k, c := range root.Children {
+		assert.Equal(t, hdr.Hosts[2*k], h.Nodes[c].Name)
+		assert.Len(t, h.Nodes[c].Children, 2)
+	}
+	m, err := Build(src, 10, 0)
+	require.NoError(t, err)
+	a, err := New(m, h, Options{})
+	require.NoError(t, err)
+	part, err := a.Best(1)
+	require.NoError(t, err)
+	require.Len(t, part.Aggregates, 1)
+	ag := part.Aggregates[0]
+	assert.Equal(t, hdr.JobID, ag.Path)
+	start, end := src.Span()
+	assert.InDelta(t, float64(start)/1e9, ag.Start, 1e-12)
+	assert.InDelta(t, float64(end)/1e9, ag.End, 1e-12)
+	var sum float64
+	for _, p := range ag.Proportions {
+		sum += p
+	}
+	// Ranks do not all last the whole span: at most 1, and mostly busy.
+	assert.LessOrEqual(t, sum, 1+1e-9)
+	assert.Greater(t, sum, 0.5)
+}
+
+// A rank recorded by two threads is two resources under a "rank N" node.
+func TestFlowSourceThreads(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 4, Events: 300}, 2, 2)
+	th := *ranks[0]
+	th.Thread = 1
+	ranks = []*flowgraph.Rank{ranks[0], &th, ranks[1]}
+	path := filepath.Join(t.TempDir(), "threads.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	src, err := NewFlowSource(f, FlowOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []Resource{{"rank 0 thread 0", 0}, {"rank 0 thread 1", 0}, {"rank 1", 1}}, src.Resources())
+	hier, err := NewHierarchy(src.DefaultSpec(), src.Resources())
+	require.NoError(t, err)
+	var paths []string
+	for i, n := range hier.Nodes {
+		if n.Resource >= 0 {
+			paths = append(paths, hier.Path(i))
+		}
+	}
+	host := h.Hosts[0]
+	assert.Equal(t, []string{
+		"gen/" + host + "/rank 0/rank 0 thread 0",
+		"gen/" + host + "/rank 0/rank 0 thread 1",
+		"gen/" + host + "/rank 1",
+	}, paths)
+	m, err := Build(src, 5, 0)
+	require.NoError(t, err)
+	// Both threads hold the same events.
+	for s := 0; s < 5; s++ {
+		assert.Equal(t, m.Cell(0, s), m.Cell(1, s))
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"mpiflow/aggregate"
+	"mpiflow/flowgraph"
+)
+
+func newAggregateCmd() *cobra.Command {
+	var (
+		nslices   int
+		pflag     string
+		hierarchy string
+		pvalues   bool
+		asJSON    bool
+		group     bool
+		mode      string
+		top       int
+		threshold float64
+	)
+	cmd := &cobra.Command{
+		Use:   "aggregate FILE",
+		Short: "Summarize a run as Ocelotl-style spatiotemporal aggregates",
+		Long: `aggregate rebuilds the event sequence of every rank, cuts time into regular
+slices and computes, for each rank and slice, the time spent in each state
+(MPI calls, or call groups with --group, and Compute between them). It then
+finds the partition of ranks x slices into aggregates that best trades
+complexity reduction against information loss (Lamarche-Perrin et al.,
+Ocelotl): each aggregate is a node of the rank hierarchy (rank -> host -> job
+by default, or --hierarchy) over an interval of slices.
+
+--p sets the trade-off: 0 keeps every rank and slice, 1 merges everything;
+"auto" picks the suggested p after computing the significant p values
+(--pvalues lists them with the gain and loss of each partition); that takes
+one run per bisection step, so it is slow on thousands of ranks.
+
+A hierarchy file is JSON, for example
+  {"name": "site", "children": [
+    {"name": "cluster-a", "children": [{"name": "n1", "ranks": [0, 1]}]},
+    {"name": "cluster-b", "ranks": ["2-15", 16]}]}
+and must list every rank exactly once.`,
+		Example: `  mpiflow aggregate run.mpiflow
+  mpiflow aggregate run.mpiflow --slices 60 --p 0.7 --group
+  mpiflow aggregate run.mpiflow --pvalues --p auto
+  mpiflow aggregate run.mpiflow --hierarchy site.json --json > aggregates.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opt := aggregate.RunOptions{Slices: nslices, PValues: pvalues, Threshold: threshold}
+			switch pflag {
+			case "auto":
+				opt.P = -1
+			default:
+				p, err := strconv.ParseFloat(pflag, 64)
+				if err != nil || !(p >= 0 && p <= 1) {
+					return fmt.Errorf("--p %q: want a number in [0, 1] or \"auto\"", pflag)
+				}
+				opt.P = p
+			}
+			switch mode {
+			case "spacetime", "":
+				opt.Mode = aggregate.SpaceTime
+			case "space":
+				opt.Mode = aggregate.SpaceOnly
+			case "time":
+				opt.Mode = aggregate.TimeOnly
+			default:
+				return fmt.Errorf("--mode %q: want spacetime, space or time", mode)
+			}
+			if nslices < 1 || nslices > aggregate.MaxSlices {
+				return fmt.Errorf("--slices %d: want 1 to %d", nslices, aggregate.MaxSlices)
+			}
+			if hierarchy != "" {
+				spec, err := aggregate.LoadSpec(hierarchy)
+				if err != nil {
+					return err
+				}
+				opt.Spec = spec
+			}
+			f, err := flowgraph.Open(args[0])
+			if err != nil {
+				return err // already names the file
+			}
+			defer f.Close()
+			src, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{Group: group})
+			if err != nil {
+				return err // flowgraph errors name the file and rank
+			}
+			res, err := aggregate.Run(src, opt)
+			if err != nil {
+				return fmt.Errorf("aggregate %s: %w", args[0], err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, res)
+			}
+			incompleteNote(out, &f.Header)
+			fmt.Fprintf(out, "%s: ", args[0])
+			return res.WriteText(out, top)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&nslices, "slices", aggregate.DefaultSlices, "number of time slices, 1 to 1000 (the cost grows as slices^3)")
+	fl.StringVar(&pflag, "p", "0.5", `trade-off between detail (0) and summary (1), or "auto"`)
+	fl.StringVar(&hierarchy, "hierarchy", "", "JSON file giving the rank hierarchy (default rank -> host -> job)")
+	fl.BoolVar(&pvalues, "pvalues", false, "also list the significant p values and the suggested p")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&group, "group", false, "group calls into p2p, collective, wait, io and other")
+	fl.StringVar(&mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
+	fl.IntVar(&top, "top", 20, "number of aggregates listed in the summary")
+	fl.Float64Var(&threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
+	return cmd
+}
