@@ -19,6 +19,14 @@ const CSVHeader = "rank,thread,index,call,site,start_ns,end_ns,duration_ns,compu
 // set. Times are ns since the job start. It streams: memory does not grow
 // with the number of events.
 func CSV(w io.Writer, r *flowgraph.Rank, header bool) error {
+	return CSVWindow(w, r, header, 0, 0)
+}
+
+// CSVWindow is CSV restricted to the events that overlap [from, to) (ns
+// since the job start; to <= 0 for no upper bound), as Options defines the
+// window. compute_before_ns is still the gap to the previous event, even
+// when that event is outside the window.
+func CSVWindow(w io.Writer, r *flowgraph.Rank, header bool, from, to int64) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if header {
 		bw.WriteString(CSVHeader)
@@ -53,6 +61,11 @@ func CSV(w io.Writer, r *flowgraph.Rank, header bool) error {
 			gap = ev.Start - prevEnd
 		}
 		prevEnd = ev.End
+		if s, e := r.Start+ev.Start, r.Start+ev.End; to > 0 && s >= to {
+			break
+		} else if e < from || (e == from && s < from) {
+			continue
+		}
 		buf = append(buf[:0], prefix...)
 		buf = strconv.AppendInt(buf, ev.Index, 10)
 		buf = append(buf, ',')

@@ -1,0 +1,433 @@
+//go:build cgo && !nootf2
+
+// Package otf2 imports OTF2 archives (Score-P and other tools) as state
+// traces for the aggregator, through the OTF2 C library (cgo; Debian
+// package libotf2-trace-dev).
+//
+// Each location is a resource; its state at any time is the innermost
+// region it is in (Enter/Leave), so nested regions are flattened: time in
+// MPI_Send inside main counts for MPI_Send only. The hierarchy is the
+// system tree, then the location groups, then the locations; a location
+// group with a single location is that resource. Other events are
+// ignored.
+package otf2
+
+/*
+#cgo LDFLAGS: -lopen-trace-format2
+#include <stdlib.h>
+#include <string.h>
+#include <otf2/otf2.h>
+
+// mf_def is one definition of a system tree node, location group,
+// location or region.
+typedef struct {
+	uint64_t self;
+	uint64_t parent; // tree parent, group of a location; unused for regions
+	uint32_t name;   // string ref
+	uint32_t pad;
+} mf_def;
+
+typedef struct {
+	uint64_t loc;
+	uint64_t t;
+	uint32_t region;
+	uint32_t enter; // 1 Enter, 0 Leave
+} mf_ev;
+
+typedef struct {
+	char**   strs;
+	uint64_t nstrs;
+	mf_def*  defs[4]; // 0 system tree nodes, 1 location groups, 2 locations, 3 regions
+	uint64_t ndefs[4];
+	uint64_t cap[4];
+	uint64_t resolution, offset, length;
+	mf_ev*   evs;
+	uint64_t nevs, capevs;
+	int      oom;
+} mf_data;
+
+static void mf_add_def(mf_data* d, int kind, uint64_t self, uint64_t parent, uint32_t name) {
+	if (d->ndefs[kind] == d->cap[kind]) {
+		uint64_t c = d->cap[kind] ? 2 * d->cap[kind] : 64;
+		mf_def* n = realloc(d->defs[kind], c * sizeof(mf_def));
+		if (!n) { d->oom = 1; return; }
+		d->defs[kind] = n;
+		d->cap[kind] = c;
+	}
+	mf_def* x = &d->defs[kind][d->ndefs[kind]++];
+	x->self = self; x->parent = parent; x->name = name; x->pad = 0;
+}
+
+static OTF2_CallbackCode mf_string(void* u, OTF2_StringRef self, const char* s) {
+	mf_data* d = u;
+	if (self >= d->nstrs) {
+		uint64_t n = self + 1 > 2 * d->nstrs ? self + 1 : 2 * d->nstrs;
+		if (n > (1u << 28)) { d->oom = 1; return OTF2_CALLBACK_INTERRUPT; }
+		char** x = realloc(d->strs, n * sizeof(char*));
+		if (!x) { d->oom = 1; return OTF2_CALLBACK_INTERRUPT; }
+		memset(x + d->nstrs, 0, (n - d->nstrs) * sizeof(char*));
+		d->strs = x;
+		d->nstrs = n;
+	}
+	free(d->strs[self]);
+	d->strs[self] = strdup(s);
+	return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_clock(void* u, uint64_t res, uint64_t off, uint64_t len, uint64_t real) {
+	mf_data* d = u;
+	d->resolution = res; d->offset = off; d->length = len;
+	return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_stn(void* u, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent) {
+	mf_add_def(u, 0, self, parent, name);
+	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_lg(void* u, OTF2_LocationGroupRef self, OTF2_StringRef name, OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef creator) {
+	mf_add_def(u, 1, self, parent, name);
+	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_loc(void* u, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type, uint64_t nev, OTF2_LocationGroupRef group) {
+	mf_add_def(u, 2, self, group, name);
+	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef canon, OTF2_StringRef desc,
+	OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t b, uint32_t e) {
+	mf_add_def(u, 3, self, 0, name);
+	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_event(mf_data* d, OTF2_LocationRef loc, OTF2_TimeStamp t, OTF2_RegionRef region, int enter) {
+	if (d->nevs == d->capevs) {
+		d->oom = 1; // the Go side reads at most capevs events at once
+		return OTF2_CALLBACK_INTERRUPT;
+	}
+	mf_ev* x = &d->evs[d->nevs++];
+	x->loc = loc; x->t = t; x->region = region; x->enter = enter;
+	return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode mf_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, void* u, OTF2_AttributeList* a, OTF2_RegionRef region) {
+	return mf_event(u, loc, t, region, 1);
+}
+
+static OTF2_CallbackCode mf_leave(OTF2_LocationRef loc, OTF2_TimeStamp t, void* u, OTF2_AttributeList* a, OTF2_RegionRef region) {
+	return mf_event(u, loc, t, region, 0);
+}
+
+static OTF2_ErrorCode mf_read_defs(OTF2_Reader* r, mf_data* d) {
+	OTF2_ErrorCode err = OTF2_Reader_SetSerialCollectiveCallbacks(r);
+	if (err != OTF2_SUCCESS) return err;
+	OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(r);
+	if (!gdr) return OTF2_ERROR_INVALID;
+	OTF2_GlobalDefReaderCallbacks* cb = OTF2_GlobalDefReaderCallbacks_New();
+	OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, mf_string);
+	OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, mf_clock);
+	OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, mf_stn);
+	OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cb, mf_lg);
+	OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, mf_loc);
+	OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, mf_region);
+	err = OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, d);
+	OTF2_GlobalDefReaderCallbacks_Delete(cb);
+	if (err != OTF2_SUCCESS) return err;
+	uint64_t n;
+	err = OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, &n);
+	OTF2_Reader_CloseGlobalDefReader(r, gdr);
+	return err;
+}
+
+// mf_open_events selects every location, reads the local definitions (for
+// their mapping tables) and returns the global event reader.
+static OTF2_ErrorCode mf_open_events(OTF2_Reader* r, mf_data* d, OTF2_GlobalEvtReader** out) {
+	OTF2_ErrorCode err;
+	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
+		if ((err = OTF2_Reader_SelectLocation(r, d->defs[2][i].self)) != OTF2_SUCCESS) return err;
+	}
+	int have_defs = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
+	if ((err = OTF2_Reader_OpenEvtFiles(r)) != OTF2_SUCCESS) return err;
+	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
+		if (have_defs) {
+			OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, d->defs[2][i].self);
+			if (dr) {
+				uint64_t n;
+				OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+				OTF2_Reader_CloseDefReader(r, dr);
+			}
+		}
+		OTF2_Reader_GetEvtReader(r, d->defs[2][i].self);
+	}
+	if (have_defs) OTF2_Reader_CloseDefFiles(r);
+	OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(r);
+	if (!ger) return OTF2_ERROR_INVALID;
+	OTF2_GlobalEvtReaderCallbacks* cb = OTF2_GlobalEvtReaderCallbacks_New();
+	OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(cb, mf_enter);
+	OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(cb, mf_leave);
+	err = OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, d);
+	OTF2_GlobalEvtReaderCallbacks_Delete(cb);
+	*out = ger;
+	return err;
+}
+
+static void mf_free(mf_data* d) {
+	for (uint64_t i = 0; i < d->nstrs; i++) free(d->strs[i]);
+	free(d->strs);
+	for (int k = 0; k < 4; k++) free(d->defs[k]);
+	free(d->evs);
+}
+
+static mf_def* mf_def_at(mf_data* d, int kind, uint64_t i) { return &d->defs[kind][i]; }
+static mf_ev* mf_ev_at(mf_data* d, uint64_t i) { return &d->evs[i]; }
+static const char* mf_str(mf_data* d, uint64_t ref) { return ref < d->nstrs ? d->strs[ref] : NULL; }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"mpiflow/aggregate"
+	"mpiflow/importer"
+)
+
+// Supported tells whether this build can handle OTF2 (it can: cgo build).
+const Supported = true
+
+// chunk is the number of events read from the library at once: memory
+// for events in flight is bounded by it.
+const chunk = 1 << 16
+
+func otf2Err(what string, code C.OTF2_ErrorCode) error {
+	if code == C.OTF2_SUCCESS {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (%s)", what, C.GoString(C.OTF2_Error_GetName(code)), C.GoString(C.OTF2_Error_GetDescription(code)))
+}
+
+// Read imports the OTF2 archive whose anchor file (NAME.otf2) is at path.
+func Read(path string) (*importer.Trace, error) {
+	tr, err := read(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return tr, nil
+}
+
+func read(path string) (*importer.Trace, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if st.IsDir() {
+		return nil, errors.New("is a directory; give the archive's .otf2 anchor file")
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	r := C.OTF2_Reader_Open(cpath)
+	if r == nil {
+		return nil, errors.New("otf2: cannot open the archive")
+	}
+	defer C.OTF2_Reader_Close(r)
+	d := (*C.mf_data)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mf_data{}))))
+	if d == nil {
+		return nil, errors.New("out of memory")
+	}
+	defer C.free(unsafe.Pointer(d))
+	defer C.mf_free(d)
+	if err := otf2Err("otf2: read definitions (not an OTF2 archive?)", C.mf_read_defs(r, d)); err != nil {
+		return nil, err
+	}
+	if d.oom != 0 {
+		return nil, errors.New("otf2: out of memory reading definitions")
+	}
+	if d.resolution == 0 {
+		return nil, errors.New("otf2: no clock properties (timer resolution 0)")
+	}
+	str := func(ref C.uint32_t) string {
+		s := C.mf_str(d, C.uint64_t(ref))
+		if s == nil {
+			return ""
+		}
+		return C.GoString(s)
+	}
+	def := func(kind int, i uint64) *C.mf_def { return C.mf_def_at(d, C.int(kind), C.uint64_t(i)) }
+
+	tr := &importer.Trace{Name: strings.TrimSuffix(filepath.Base(path), ".otf2")}
+	// Containers: system tree nodes, then location groups under them,
+	// then locations (resources) under their group, or in its place when
+	// the group has a single location.
+	stn := map[uint64]int{}
+	nstn := uint64(d.ndefs[0])
+	for i := uint64(0); i < nstn; i++ {
+		x := def(0, i)
+		stn[uint64(x.self)] = len(tr.Containers)
+		tr.Containers = append(tr.Containers, importer.Container{Name: str(x.name), Parent: -1, Resource: -1})
+	}
+	for i := uint64(0); i < nstn; i++ {
+		x := def(0, i)
+		if p, ok := stn[uint64(x.parent)]; ok && p != stn[uint64(x.self)] {
+			tr.Containers[stn[uint64(x.self)]].Parent = p
+		}
+	}
+	nlg, nloc := uint64(d.ndefs[1]), uint64(d.ndefs[2])
+	perGroup := map[uint64]int{}
+	for i := uint64(0); i < nloc; i++ {
+		perGroup[uint64(def(2, i).parent)]++
+	}
+	lg := map[uint64]int{}
+	lgName := map[uint64]string{}
+	for i := uint64(0); i < nlg; i++ {
+		x := def(1, i)
+		lgName[uint64(x.self)] = str(x.name)
+		parent := -1
+		if p, ok := stn[uint64(x.parent)]; ok {
+			parent = p
+		}
+		if perGroup[uint64(x.self)] == 1 {
+			lg[uint64(x.self)] = parent // the location takes the group's place
+			continue
+		}
+		lg[uint64(x.self)] = len(tr.Containers)
+		tr.Containers = append(tr.Containers, importer.Container{Name: str(x.name), Parent: parent, Resource: -1})
+	}
+	locRes := map[uint64]int{}
+	for i := uint64(0); i < nloc; i++ {
+		x := def(2, i)
+		g := uint64(x.parent)
+		parent, ok := lg[g]
+		if !ok {
+			parent = -1
+		}
+		name := str(x.name)
+		if perGroup[g] == 1 && lgName[g] != "" {
+			name = lgName[g]
+		}
+		locRes[uint64(x.self)] = len(tr.Res)
+		tr.Containers = append(tr.Containers, importer.Container{Name: name, Parent: parent, Resource: len(tr.Res)})
+		tr.Res = append(tr.Res, aggregate.Resource{Name: name})
+	}
+	if len(tr.Res) == 0 {
+		return nil, errors.New("otf2: the archive has no locations")
+	}
+	regionName := map[uint32]string{}
+	for i := uint64(0); i < uint64(d.ndefs[3]); i++ {
+		x := def(3, i)
+		regionName[uint32(x.self)] = str(x.name)
+	}
+
+	// Events, chunk by chunk, in global time order.
+	var ger *C.OTF2_GlobalEvtReader
+	if err := otf2Err("otf2: open events", C.mf_open_events(r, d, &ger)); err != nil {
+		return nil, err
+	}
+	defer C.OTF2_Reader_CloseGlobalEvtReader(r, ger)
+	d.evs = (*C.mf_ev)(C.malloc(C.size_t(chunk * unsafe.Sizeof(C.mf_ev{}))))
+	if d.evs == nil {
+		return nil, errors.New("out of memory")
+	}
+	d.capevs = chunk
+	toNS := func(t uint64) (int64, error) {
+		if t < uint64(d.offset) {
+			return 0, fmt.Errorf("otf2: time %d before the global offset %d", t, uint64(d.offset))
+		}
+		hi, lo := bits.Mul64(t-uint64(d.offset), 1_000_000_000)
+		if hi >= uint64(d.resolution) {
+			return 0, fmt.Errorf("otf2: time %d out of range", t)
+		}
+		q, _ := bits.Div64(hi, lo, uint64(d.resolution))
+		if q > 1<<62 {
+			return 0, fmt.Errorf("otf2: time %d out of range", t)
+		}
+		return int64(q), nil
+	}
+	type stack struct {
+		regions []uint32
+		since   int64
+	}
+	stacks := make([]stack, len(tr.Res))
+	tr.Events = make([][]aggregate.StateEvent, len(tr.Res))
+	stateOf := map[uint32]int{}
+	var last int64
+	closeTop := func(res int, t int64) {
+		s := &stacks[res]
+		if n := len(s.regions); n > 0 && t > s.since {
+			reg := s.regions[n-1]
+			st, ok := stateOf[reg]
+			if !ok {
+				st = len(tr.StateNames)
+				stateOf[reg] = st
+				name := regionName[reg]
+				if name == "" {
+					name = fmt.Sprintf("region %d", reg)
+				}
+				tr.StateNames = append(tr.StateNames, name)
+			}
+			tr.Events[res] = append(tr.Events[res], aggregate.StateEvent{Resource: res, State: st, Start: s.since, End: t})
+		}
+		s.since = t
+	}
+	for {
+		d.nevs = 0
+		var n C.uint64_t
+		code := C.OTF2_Reader_ReadGlobalEvents(r, ger, chunk, &n)
+		if code != C.OTF2_SUCCESS {
+			return nil, otf2Err("otf2: read events", code)
+		}
+		for i := uint64(0); i < uint64(d.nevs); i++ {
+			ev := C.mf_ev_at(d, C.uint64_t(i))
+			res, ok := locRes[uint64(ev.loc)]
+			if !ok {
+				return nil, fmt.Errorf("otf2: event of undefined location %d", uint64(ev.loc))
+			}
+			t, err := toNS(uint64(ev.t))
+			if err != nil {
+				return nil, err
+			}
+			if t < stacks[res].since {
+				return nil, fmt.Errorf("otf2: location %q: time goes back at %d ns", tr.Res[res].Name, t)
+			}
+			last = max(last, t)
+			closeTop(res, t)
+			s := &stacks[res]
+			if ev.enter != 0 {
+				s.regions = append(s.regions, uint32(ev.region))
+				continue
+			}
+			if k := len(s.regions); k == 0 || s.regions[k-1] != uint32(ev.region) {
+				return nil, fmt.Errorf("otf2: location %q: Leave of region %q at %d ns does not match the last Enter",
+					tr.Res[res].Name, regionName[uint32(ev.region)], t)
+			}
+			s.regions = s.regions[:len(s.regions)-1]
+		}
+		if n == 0 {
+			break
+		}
+	}
+	// Regions still entered at the end last until the trace's last event.
+	first := true
+	for res := range stacks {
+		closeTop(res, last)
+		evs := tr.Events[res]
+		if len(evs) == 0 {
+			continue
+		}
+		if first || evs[0].Start < tr.Start {
+			tr.Start = evs[0].Start
+		}
+		if first || evs[len(evs)-1].End > tr.End {
+			tr.End = evs[len(evs)-1].End
+		}
+		first = false
+	}
+	if first {
+		return nil, errors.New("otf2: the archive has no Enter/Leave events")
+	}
+	importer.SetRanks(tr)
+	return tr, nil
+}

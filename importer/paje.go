@@ -1,0 +1,602 @@
+package importer
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mpiflow/aggregate"
+)
+
+// PajeOptions tune ReadPaje.
+type PajeOptions struct {
+	// StateType selects the state type (alias or name) whose states are
+	// imported. Empty: the trace's only state type with states; a trace
+	// with several is an error that lists them.
+	StateType string
+}
+
+// pajeKind is the meaning of a Pajé event definition.
+type pajeKind int
+
+const (
+	pkDefineContainerType pajeKind = iota
+	pkDefineStateType
+	pkDefineOtherType // event, variable and link types: kept as types, otherwise ignored
+	pkDefineEntityValue
+	pkCreateContainer
+	pkDestroyContainer
+	pkSetState
+	pkPushState
+	pkPopState
+	pkResetState
+	pkTimedOther // events, variables, links: times checked, otherwise ignored
+)
+
+// pajeEvents lists the events of the Pajé format with their required
+// fields (lower case; Alias is optional in definitions, as in PajeNG).
+var pajeEvents = map[string]struct {
+	kind     pajeKind
+	required []string
+}{
+	"PajeDefineContainerType": {pkDefineContainerType, []string{"type", "name"}},
+	"PajeDefineStateType":     {pkDefineStateType, []string{"type", "name"}},
+	"PajeDefineEventType":     {pkDefineOtherType, []string{"type", "name"}},
+	"PajeDefineVariableType":  {pkDefineOtherType, []string{"type", "name"}},
+	"PajeDefineLinkType":      {pkDefineOtherType, []string{"type", "name"}},
+	"PajeDefineEntityValue":   {pkDefineEntityValue, []string{"type", "name"}},
+	"PajeCreateContainer":     {pkCreateContainer, []string{"time", "type", "container", "name"}},
+	"PajeDestroyContainer":    {pkDestroyContainer, []string{"time", "type", "name"}},
+	"PajeSetState":            {pkSetState, []string{"time", "type", "container", "value"}},
+	"PajePushState":           {pkPushState, []string{"time", "type", "container", "value"}},
+	"PajePopState":            {pkPopState, []string{"time", "type", "container"}},
+	"PajeResetState":          {pkResetState, []string{"time", "type", "container"}},
+	"PajeNewEvent":            {pkTimedOther, []string{"time"}},
+	"PajeSetVariable":         {pkTimedOther, []string{"time"}},
+	"PajeAddVariable":         {pkTimedOther, []string{"time"}},
+	"PajeSubVariable":         {pkTimedOther, []string{"time"}},
+	"PajeStartLink":           {pkTimedOther, []string{"time"}},
+	"PajeEndLink":             {pkTimedOther, []string{"time"}},
+}
+
+var pajeFieldTypes = map[string]bool{"date": true, "double": true, "int": true, "hex": true, "string": true, "color": true}
+
+type pajeDef struct {
+	name   string
+	kind   pajeKind
+	line   int
+	fields []string       // field names in order
+	pos    map[string]int // lower-case field name -> position
+	// at holds the positions of the fields the parser reads (-1 when
+	// absent), so event lines need no map lookups.
+	at [numPajeFields]int
+}
+
+// The fields the parser reads, indexing pajeDef.at.
+const (
+	pfTime = iota
+	pfAlias
+	pfType
+	pfContainer
+	pfName
+	pfValue
+	numPajeFields
+)
+
+var pajeFieldNames = [numPajeFields]string{"time", "alias", "type", "container", "name", "value"}
+
+type pajeType struct {
+	name   string
+	state  bool
+	cont   bool
+	values map[string]int // value alias and name -> index into names
+	names  []string
+}
+
+// stateKey is a (container, state type) pair: each has its own stack.
+type stateKey struct{ cont, typ int }
+
+type stateStack struct {
+	stack []int // value indices of the type, innermost last
+	since int64 // time of the last change
+	evs   []aggregate.StateEvent
+}
+
+type pajeParser struct {
+	path    string
+	line    int
+	defs    map[string]*pajeDef // by id
+	curDef  *pajeDef
+	types   map[string]int // alias and name -> index into typeList
+	typeL   []*pajeType
+	conts   map[string]int // alias and name -> index into Trace.Containers
+	alive   []bool
+	contTyp []int
+	kids    [][]int
+	stacks  map[stateKey]*stateStack
+	order   []stateKey // stacks in creation order
+	last    int64      // latest time seen
+	tr      Trace
+}
+
+// ReadPaje reads a Pajé trace file.
+func ReadPaje(path string, opt PajeOptions) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	return ParsePaje(f, path, opt)
+}
+
+// ParsePaje reads a Pajé trace from r; name is used in errors, which give
+// the line number of unknown or malformed lines.
+func ParsePaje(r io.Reader, name string, opt PajeOptions) (*Trace, error) {
+	p := &pajeParser{
+		path:   name,
+		defs:   map[string]*pajeDef{},
+		types:  map[string]int{"0": -1},
+		conts:  map[string]int{"0": -1},
+		stacks: map[stateKey]*stateStack{},
+	}
+	p.tr.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var toks []string
+	for sc.Scan() {
+		p.line++
+		var err error
+		toks, err = p.do(sc.Text(), toks[:0])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, p.line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, p.line+1, err)
+	}
+	if p.curDef != nil {
+		return nil, fmt.Errorf("%s:%d: %%EventDef %s is not closed by %%EndEventDef", name, p.curDef.line, p.curDef.name)
+	}
+	if err := p.finish(opt); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &p.tr, nil
+}
+
+// do handles one line; toks is scratch space, returned for reuse.
+func (p *pajeParser) do(line string, toks []string) ([]string, error) {
+	s := strings.TrimSpace(line)
+	if s == "" || s[0] == '#' {
+		return toks, nil
+	}
+	if s[0] == '%' {
+		return toks, p.header(s)
+	}
+	if p.curDef != nil {
+		return toks, fmt.Errorf("event line inside %%EventDef %s", p.curDef.name)
+	}
+	toks, err := tokenize(s, toks)
+	if err != nil {
+		return toks, err
+	}
+	def := p.defs[toks[0]]
+	if def == nil {
+		return toks, fmt.Errorf("unknown event id %q (no %%EventDef for it)", toks[0])
+	}
+	if len(toks)-1 != len(def.fields) {
+		return toks, fmt.Errorf("%s (id %s) has %d fields, the line has %d", def.name, toks[0], len(def.fields), len(toks)-1)
+	}
+	return toks, p.event(def, toks[1:])
+}
+
+func (p *pajeParser) header(s string) error {
+	f := strings.Fields(s[1:])
+	switch {
+	case len(f) == 0:
+		return nil // a bare "%" line
+	case f[0] == "EventDef":
+		if p.curDef != nil {
+			return fmt.Errorf("%%EventDef inside %%EventDef %s", p.curDef.name)
+		}
+		if len(f) != 3 {
+			return errors.New("malformed %EventDef: want \"%EventDef NAME ID\"")
+		}
+		ev, ok := pajeEvents[f[1]]
+		if !ok {
+			return fmt.Errorf("unknown event %q in %%EventDef", f[1])
+		}
+		if _, dup := p.defs[f[2]]; dup {
+			return fmt.Errorf("event id %s defined twice", f[2])
+		}
+		p.curDef = &pajeDef{name: f[1], kind: ev.kind, line: p.line, pos: map[string]int{}}
+		p.defs[f[2]] = p.curDef
+	case f[0] == "EndEventDef":
+		d := p.curDef
+		if d == nil {
+			return errors.New("%EndEventDef without %EventDef")
+		}
+		for _, req := range pajeEvents[d.name].required {
+			if _, ok := d.pos[req]; !ok {
+				return fmt.Errorf("%%EventDef %s (line %d) lacks the field %s", d.name, d.line, req)
+			}
+		}
+		for k, name := range pajeFieldNames {
+			d.at[k] = -1
+			if i, ok := d.pos[name]; ok {
+				d.at[k] = i
+			}
+		}
+		p.curDef = nil
+	default:
+		if p.curDef == nil {
+			return fmt.Errorf("unknown header line %q", s)
+		}
+		if len(f) != 2 || !pajeFieldTypes[f[1]] {
+			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE date, double, int, hex, string or color", p.curDef.name)
+		}
+		name := strings.ToLower(f[0])
+		if _, dup := p.curDef.pos[name]; dup {
+			return fmt.Errorf("field %s twice in %%EventDef %s", f[0], p.curDef.name)
+		}
+		p.curDef.pos[name] = len(p.curDef.fields)
+		p.curDef.fields = append(p.curDef.fields, f[0])
+	}
+	return nil
+}
+
+// tokenize splits a line into blank-separated fields; double quotes group
+// a field with blanks (Pajé has no escapes).
+func tokenize(s string, toks []string) ([]string, error) {
+	i := 0
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i == len(s) {
+			return toks, nil
+		}
+		if s[i] == '"' {
+			end := strings.IndexByte(s[i+1:], '"')
+			if end < 0 {
+				return toks, errors.New("unterminated quoted string")
+			}
+			toks = append(toks, s[i+1:i+1+end])
+			i += end + 2
+			if i < len(s) && s[i] != ' ' && s[i] != '\t' {
+				return toks, errors.New("no blank after a quoted string")
+			}
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		toks = append(toks, s[i:j])
+		i = j
+	}
+}
+
+func (p *pajeParser) field(d *pajeDef, vals []string, k int) string {
+	if i := d.at[k]; i >= 0 {
+		return vals[i]
+	}
+	return ""
+}
+
+func (p *pajeParser) lookupType(id string) (int, error) {
+	t, ok := p.types[id]
+	if !ok {
+		return 0, fmt.Errorf("unknown type %q", id)
+	}
+	return t, nil
+}
+
+func (p *pajeParser) lookupCont(id string) (int, error) {
+	c, ok := p.conts[id]
+	if !ok {
+		return 0, fmt.Errorf("unknown container %q", id)
+	}
+	if c >= 0 && !p.alive[c] {
+		return 0, fmt.Errorf("container %q was destroyed", id)
+	}
+	return c, nil
+}
+
+func (p *pajeParser) event(d *pajeDef, vals []string) error {
+	var t int64
+	if d.at[pfTime] >= 0 {
+		var err error
+		if t, err = parseTime(p.field(d, vals, pfTime)); err != nil {
+			return err
+		}
+		if t < p.last {
+			return fmt.Errorf("time %s goes back (a previous line has %s s); Pajé needs times in order",
+				p.field(d, vals, pfTime), strconv.FormatFloat(float64(p.last)/1e9, 'f', -1, 64))
+		}
+		p.last = t
+	}
+	switch d.kind {
+	case pkDefineContainerType, pkDefineStateType, pkDefineOtherType:
+		parent, err := p.lookupType(p.field(d, vals, pfType))
+		if err != nil {
+			return err
+		}
+		if parent >= 0 && !p.typeL[parent].cont {
+			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+		}
+		name := p.field(d, vals, pfName)
+		pt := &pajeType{name: name, cont: d.kind == pkDefineContainerType, state: d.kind == pkDefineStateType, values: map[string]int{}}
+		p.typeL = append(p.typeL, pt)
+		p.types[name] = len(p.typeL) - 1
+		if a := p.field(d, vals, pfAlias); a != "" {
+			p.types[a] = len(p.typeL) - 1
+		}
+	case pkDefineEntityValue:
+		ti, err := p.stateType(p.field(d, vals, pfType))
+		if err != nil {
+			return err
+		}
+		pt := p.typeL[ti]
+		name := p.field(d, vals, pfName)
+		v, ok := pt.values[name]
+		if !ok {
+			v = len(pt.names)
+			pt.names = append(pt.names, name)
+			pt.values[name] = v
+		}
+		if a := p.field(d, vals, pfAlias); a != "" {
+			pt.values[a] = v
+		}
+	case pkCreateContainer:
+		ti, err := p.lookupType(p.field(d, vals, pfType))
+		if err != nil {
+			return err
+		}
+		if ti < 0 || !p.typeL[ti].cont {
+			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+		}
+		parent, err := p.lookupCont(p.field(d, vals, pfContainer))
+		if err != nil {
+			return err
+		}
+		name := p.field(d, vals, pfName)
+		p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
+		c := len(p.tr.Containers) - 1
+		p.alive = append(p.alive, true)
+		p.contTyp = append(p.contTyp, ti)
+		p.kids = append(p.kids, nil)
+		if parent >= 0 {
+			p.kids[parent] = append(p.kids[parent], c)
+		}
+		// Names and aliases are looked up globally, as PajeNG does; a later
+		// container with the same name shadows an earlier one.
+		p.conts[name] = c
+		if a := p.field(d, vals, pfAlias); a != "" {
+			p.conts[a] = c
+		}
+	case pkDestroyContainer:
+		if _, err := p.lookupType(p.field(d, vals, pfType)); err != nil {
+			return err
+		}
+		c, err := p.lookupCont(p.field(d, vals, pfName))
+		if err != nil {
+			return err
+		}
+		if c < 0 {
+			return errors.New("the root container cannot be destroyed")
+		}
+		p.destroy(c, t)
+	case pkSetState, pkPushState, pkPopState, pkResetState:
+		ti, err := p.stateType(p.field(d, vals, pfType))
+		if err != nil {
+			return err
+		}
+		c, err := p.lookupCont(p.field(d, vals, pfContainer))
+		if err != nil {
+			return err
+		}
+		if c < 0 {
+			return errors.New("the root container has no states")
+		}
+		st := p.stack(c, ti, t)
+		switch d.kind {
+		case pkSetState:
+			st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
+		case pkPushState:
+			st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
+		case pkPopState:
+			if len(st.stack) == 0 {
+				return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
+			}
+			st.stack = st.stack[:len(st.stack)-1]
+		case pkResetState:
+			st.stack = st.stack[:0]
+		}
+	}
+	return nil
+}
+
+func (p *pajeParser) stateType(id string) (int, error) {
+	ti, err := p.lookupType(id)
+	if err != nil {
+		return 0, err
+	}
+	if ti < 0 || !p.typeL[ti].state {
+		return 0, fmt.Errorf("type %q is not a state type", id)
+	}
+	return ti, nil
+}
+
+// value returns the index of a state value by alias or name; a value that
+// was never defined is added under its name, as PajeNG does.
+func (p *pajeParser) value(ti int, id string) int {
+	pt := p.typeL[ti]
+	if v, ok := pt.values[id]; ok {
+		return v
+	}
+	pt.names = append(pt.names, id)
+	pt.values[id] = len(pt.names) - 1
+	return len(pt.names) - 1
+}
+
+// stack returns the state stack of container c and type ti after closing
+// its current interval at t.
+func (p *pajeParser) stack(c, ti int, t int64) *stateStack {
+	k := stateKey{c, ti}
+	st := p.stacks[k]
+	if st == nil {
+		st = &stateStack{since: t}
+		p.stacks[k] = st
+		p.order = append(p.order, k)
+		return st
+	}
+	st.close(c, t)
+	return st
+}
+
+// close ends the interval of the innermost state at t.
+func (st *stateStack) close(c int, t int64) {
+	if n := len(st.stack); n > 0 && t > st.since {
+		st.evs = append(st.evs, aggregate.StateEvent{Resource: c, State: st.stack[n-1], Start: st.since, End: t})
+	}
+	st.since = t
+}
+
+// destroy ends the states of c and of the containers below it.
+func (p *pajeParser) destroy(c int, t int64) {
+	if !p.alive[c] {
+		return
+	}
+	p.alive[c] = false
+	for ti := range p.typeL {
+		if st := p.stacks[stateKey{c, ti}]; st != nil {
+			st.close(c, t)
+			st.stack = st.stack[:0]
+		}
+	}
+	for _, k := range p.kids[c] {
+		p.destroy(k, t)
+	}
+}
+
+// finish closes the states still open at the trace's last time, picks the
+// state type and builds the resources.
+func (p *pajeParser) finish(opt PajeOptions) error {
+	for _, k := range p.order {
+		st := p.stacks[k]
+		st.close(k.cont, p.last)
+	}
+	used := map[int]bool{}
+	for _, k := range p.order {
+		if len(p.stacks[k].evs) > 0 {
+			used[k.typ] = true
+		}
+	}
+	ti := -1
+	if opt.StateType != "" {
+		var err error
+		if ti, err = p.stateType(opt.StateType); err != nil {
+			return err
+		}
+	} else {
+		var names []string
+		for t := range used {
+			ti = t
+			names = append(names, strconv.Quote(p.typeL[t].name))
+		}
+		if len(used) > 1 {
+			slices.Sort(names)
+			return fmt.Errorf("the trace has states of several types (%s): choose one", strings.Join(names, ", "))
+		}
+	}
+	if ti < 0 || !used[ti] {
+		return errors.New("the trace has no states")
+	}
+	pt := p.typeL[ti]
+	p.tr.StateNames = append([]string(nil), pt.names...)
+	// Resources in container creation order.
+	resOf := make([]int, len(p.tr.Containers))
+	for i := range resOf {
+		resOf[i] = -1
+	}
+	first := true
+	for c := range p.tr.Containers {
+		st := p.stacks[stateKey{c, ti}]
+		if st == nil || len(st.evs) == 0 {
+			continue
+		}
+		r := len(p.tr.Res)
+		resOf[c] = r
+		p.tr.Containers[c].Resource = r
+		p.tr.Res = append(p.tr.Res, aggregate.Resource{Name: p.tr.Containers[c].Name})
+		for i := range st.evs {
+			st.evs[i].Resource = r
+		}
+		if first || st.evs[0].Start < p.tr.Start {
+			p.tr.Start = st.evs[0].Start
+		}
+		if e := st.evs[len(st.evs)-1].End; first || e > p.tr.End {
+			p.tr.End = e
+		}
+		first = false
+		p.tr.Events = append(p.tr.Events, st.evs)
+	}
+	SetRanks(&p.tr)
+	return nil
+}
+
+// parseTime reads a Pajé date (seconds) into ns. Plain decimals are read
+// exactly; exponent forms go through float64.
+func parseTime(s string) (int64, error) {
+	bad := func() (int64, error) { return 0, fmt.Errorf("malformed time %q", s) }
+	if s == "" {
+		return bad()
+	}
+	if strings.ContainsAny(s, "eE") {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.Abs(v) > math.MaxInt64/1e9 {
+			return bad()
+		}
+		return int64(math.Round(v * 1e9)), nil
+	}
+	neg := false
+	if s[0] == '-' || s[0] == '+' {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	ip, fp, _ := strings.Cut(s, ".")
+	if ip == "" && fp == "" {
+		return bad()
+	}
+	var sec int64
+	for _, c := range []byte(ip) {
+		if c < '0' || c > '9' || sec > (math.MaxInt64/1_000_000_000-9)/10 {
+			return bad()
+		}
+		sec = sec*10 + int64(c-'0')
+	}
+	var ns, scale int64 = 0, 100_000_000
+	for i, c := range []byte(fp) {
+		if c < '0' || c > '9' {
+			return bad()
+		}
+		if i < 9 {
+			ns += int64(c-'0') * scale
+			scale /= 10
+		} else if i == 9 && c >= '5' {
+			ns++ // round to the nearest ns
+		}
+	}
+	v := sec*1_000_000_000 + ns
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
