@@ -8,7 +8,50 @@ import (
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
+	"mpiflow/importer"
+	otf2in "mpiflow/importer/otf2"
 )
+
+// openStateTrace opens an mpiflow file, a Pajé trace or an OTF2 archive as
+// a state trace for the aggregator. header is nil for foreign traces.
+func openStateTrace(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, func(), error) {
+	format, err := importer.Sniff(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var tr *importer.Trace
+	switch format {
+	case importer.FormatMpiflow:
+		f, err := flowgraph.Open(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		src, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{Group: group})
+		if err != nil {
+			f.Close()
+			return nil, nil, nil, err
+		}
+		return src, &f.Header, func() { f.Close() }, nil
+	case importer.FormatPaje:
+		tr, err = importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
+	case importer.FormatOTF2:
+		tr, err = otf2in.Read(path)
+	default:
+		return nil, nil, nil, fmt.Errorf("%s: not an mpiflow file, Pajé trace or OTF2 archive", path)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if group {
+		tr.MapStates(func(s string) string {
+			if s == aggregate.ComputeState {
+				return s
+			}
+			return aggregate.CallGroup(s)
+		})
+	}
+	return tr, nil, func() {}, nil
+}
 
 func newAggregateCmd() *cobra.Command {
 	var (
@@ -21,6 +64,7 @@ func newAggregateCmd() *cobra.Command {
 		mode      string
 		top       int
 		threshold float64
+		stateType string
 	)
 	cmd := &cobra.Command{
 		Use:   "aggregate FILE",
@@ -42,8 +86,14 @@ A hierarchy file is JSON, for example
   {"name": "site", "children": [
     {"name": "cluster-a", "children": [{"name": "n1", "ranks": [0, 1]}]},
     {"name": "cluster-b", "ranks": ["2-15", 16]}]}
-and must list every rank exactly once.`,
+and must list every rank exactly once.
+
+FILE can also be a Pajé trace (container tree as hierarchy) or an OTF2
+archive's .otf2 anchor file (system tree as hierarchy), so traces recorded by
+other tools can be aggregated too.`,
 		Example: `  mpiflow aggregate run.mpiflow
+  mpiflow aggregate trace.paje --p 0.6      # a Pajé trace of another tool
+  mpiflow aggregate scorep/traces.otf2      # an OTF2 archive (Score-P)
   mpiflow aggregate run.mpiflow --slices 60 --p 0.7 --group
   mpiflow aggregate run.mpiflow --pvalues --p auto
   mpiflow aggregate run.mpiflow --hierarchy site.json --json > aggregates.json`,
@@ -80,15 +130,11 @@ and must list every rank exactly once.`,
 				}
 				opt.Spec = spec
 			}
-			f, err := flowgraph.Open(args[0])
+			src, header, closeSrc, err := openStateTrace(args[0], group, stateType)
 			if err != nil {
-				return err // already names the file
+				return err // the readers' errors name the file
 			}
-			defer f.Close()
-			src, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{Group: group})
-			if err != nil {
-				return err // flowgraph errors name the file and rank
-			}
+			defer closeSrc()
 			res, err := aggregate.Run(src, opt)
 			if err != nil {
 				return fmt.Errorf("aggregate %s: %w", args[0], err)
@@ -97,7 +143,9 @@ and must list every rank exactly once.`,
 			if asJSON {
 				return writeJSON(out, res)
 			}
-			incompleteNote(out, &f.Header)
+			if header != nil {
+				incompleteNote(out, header)
+			}
 			fmt.Fprintf(out, "%s: ", args[0])
 			return res.WriteText(out, top)
 		},
@@ -111,6 +159,7 @@ and must list every rank exactly once.`,
 	fl.BoolVar(&group, "group", false, "group calls into p2p, collective, wait, io and other")
 	fl.StringVar(&mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
 	fl.IntVar(&top, "top", 20, "number of aggregates listed in the summary")
+	fl.StringVar(&stateType, "state-type", "", "Pajé input: the state type to aggregate (default: the only one)")
 	fl.Float64Var(&threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
 	return cmd
 }

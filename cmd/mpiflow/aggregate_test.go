@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +36,23 @@ func TestAggregateCommand(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = run(t, "aggregate", path, "--hierarchy", "/nonexistent.json")
 	assert.ErrorContains(t, err, "/nonexistent.json")
+}
+
+func TestAggregateForeignTraces(t *testing.T) {
+	path, _ := genJob(t)
+	dir := t.TempDir()
+	paje := filepath.Join(dir, "t.paje")
+	_, _, err := run(t, "trace", path, "--format", "paje", "-o", paje)
+	require.NoError(t, err)
+	js, _, err := run(t, "aggregate", paje, "--slices", "10", "--p", "0", "--json")
+	require.NoError(t, err)
+	var res aggregate.Result
+	require.NoError(t, json.Unmarshal([]byte(js), &res))
+	assert.Equal(t, 4, res.Resources, "one resource per rank of the Pajé trace")
+	assert.Len(t, res.Partition.Aggregates, 4*10)
+
+	junk := filepath.Join(dir, "junk.txt")
+	require.NoError(t, os.WriteFile(junk, []byte("hello\n"), 0o644))
+	_, _, err = run(t, "aggregate", junk)
+	assert.ErrorContains(t, err, "unknown trace format")
 }
