@@ -26,6 +26,8 @@ sequence from it and reports where time goes.`,
 		newStatsCmd(),
 		newTraceCmd(),
 		newMergeCmd(),
+		newLoopsCmd(),
+		newAggregateCmd(),
 	)
 	return root
 }
