@@ -4,7 +4,7 @@ BIN     := bin
 LIBDIR  := lib
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all cli test test-go fuzz bench clean
+.PHONY: all cli test lint test-go fuzz bench clean
 all: cli libs
 
 cli:
@@ -13,10 +13,15 @@ cli:
 # The interposition libraries, one per MPI found (see interpose/build.mk).
 include interpose/build.mk
 
-test: all test-go fuzz
+test: all lint test-go fuzz
+
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 test-go:
-	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
 # A short run of every fuzz target, as a smoke test of the decoders.
