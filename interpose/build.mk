@@ -1,3 +1,57 @@
 # Owned by the interposer: targets that build $(LIBDIR)/libmpiflow-*.so.
-.PHONY: libs
-libs:
+#
+# lib/libmpiflow-openmpi.so  the LD_PRELOAD library: plain C (wrappers
+#                            generated from interpose/gen/mpi.spec, the
+#                            recorder), built against the Open MPI found by
+#                            mpicc --showme.
+# lib/libmpiflow-go.so       the Go part (c-shared, no MPI headers), loaded
+#                            by the preload library only at MPI_Finalize.
+MPICC        ?= mpicc
+CC           ?= cc
+OMPI_VERSION := $(shell $(MPICC) --showme:version 2>/dev/null)
+OMPI_CFLAGS  := $(if $(OMPI_VERSION),$(shell $(MPICC) --showme:compile))
+OMPI_LDFLAGS := $(if $(OMPI_VERSION),$(shell $(MPICC) --showme:link))
+MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
+MF_SRC       := interpose/recorder.c interpose/csrc/core.c interpose/csrc/wrappers_gen.c
+MF_HDR       := interpose/recorder.h interpose/mpiflow.h interpose/csrc/mf_mpi.h
+MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so)
+
+.PHONY: libs bench-overhead $(LIBDIR)/libmpiflow-go.so
+libs: $(MF_LIBS)
+ifeq ($(OMPI_VERSION),)
+	@echo "note: no Open MPI mpicc found; built only the Go part of the interposer"
+endif
+
+$(LIBDIR)/libmpiflow-openmpi.so: $(MF_SRC) $(MF_HDR)
+	@mkdir -p $(LIBDIR)
+	$(CC) $(MF_CFLAGS) $(OMPI_CFLAGS) -shared -o $@ $(MF_SRC) $(OMPI_LDFLAGS) -ldl -Wl,--no-undefined
+
+$(LIBDIR)/libmpiflow-go.so:
+	@mkdir -p $(LIBDIR)
+	$(GO) build -buildmode=c-shared -o $@ ./interpose
+	@rm -f $(LIBDIR)/libmpiflow-go.h
+
+# Overhead per MPI call: no library, a minimal clock_gettime wrapper, and
+# libmpiflow, alternating in one invocation (see interpose/bench/).
+BENCH_ITERS ?= 200000
+bench-overhead: libs
+	@mkdir -p $(LIBDIR)/bench
+	$(MPICC) -O2 -o $(LIBDIR)/bench/microbench interpose/bench/microbench.c
+	$(CC) -O2 -fPIC -shared $(OMPI_CFLAGS) -o $(LIBDIR)/bench/libminwrap.so interpose/bench/minwrap.c $(OMPI_LDFLAGS)
+	sh interpose/bench/run.sh $(LIBDIR) $(BENCH_ITERS)
+
+# The test applications (testdata/apps), and the demo: the halo app with 4
+# ranks under `mpiflow run`, then `mpiflow stats` of its profile.
+APPDIR       ?= build/apps
+MPIRUN       ?= mpirun
+MPIRUN_FLAGS ?= --oversubscribe
+DEMO_ITERS   ?= 500
+.PHONY: apps demo
+apps:
+	@mkdir -p $(APPDIR)
+	for s in testdata/apps/*.c; do $(MPICC) -g -O2 -o $(APPDIR)/$$(basename $$s .c) $$s -lm || exit 1; done
+
+demo: all apps
+	@rm -rf build/demo && mkdir -p build/demo
+	$(BIN)/mpiflow run --dir build/demo -- $(MPIRUN) $(MPIRUN_FLAGS) -np 4 $(APPDIR)/halo $(DEMO_ITERS)
+	$(BIN)/mpiflow stats build/demo/*.mpiflow

@@ -31,9 +31,9 @@ import (
 // recGraph converts the C recorder's tables into a Graph, exactly as
 // flowgraph.Builder.Graph would return it for the same calls: nodes, edges
 // and sites in order of first appearance and the closing anchor appended.
-// names maps call numbers to MPI function names; ncounters is the number
-// of counter sums per edge.
-func recGraph(r *C.mf_rec, names []string, ncounters int) flowgraph.Graph {
+// names maps call numbers to MPI function names.
+func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
+	ncounters := int(r.ncounters)
 	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(r.nevents)}
 	if r.nevents == 0 {
 		g.Initial = -1
@@ -75,6 +75,9 @@ func recGraph(r *C.mf_rec, names []string, ncounters int) flowgraph.Graph {
 			Count:    int64(ce.count),
 			Time:     stat(ce.time),
 			Counters: make([]int64, ncounters),
+		}
+		for c := range e.Counters {
+			e.Counters[c] = int64(ce.counters[c])
 		}
 		runs := unsafe.Slice(ce.runs, int(ce.nruns))
 		e.Seq = make(flowgraph.SeqRuns, len(runs))

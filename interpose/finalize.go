@@ -19,10 +19,16 @@ func getenv(k string) string { return os.Getenv(k) }
 // hostLen bounds a host name in the gathered per-rank record.
 const hostLen = 256
 
-// rankInfo is the fixed-size record every rank sends to rank 0.
+// rankInfo is the fixed part of the record every rank sends to rank 0;
+// NBlocks blockInfos follow (padded to the largest count of any rank).
 type rankInfo struct {
-	Length, CRC, MPITime, Wall int64
-	Host                       [hostLen]byte
+	MPITime, Wall, NBlocks int64
+	Host                   [hostLen]byte
+}
+
+// blockInfo describes one thread's block of a rank.
+type blockInfo struct {
+	Thread, Length, CRC int64
 }
 
 // nameLen bounds the path rank 0 broadcasts.
@@ -47,23 +53,36 @@ func finalize(j *job) error {
 	}
 	wall := w[0]
 
-	r := j.rank(start)
-	blk, crc, err := flowgraph.EncodeRank(r)
-	if err != nil {
-		// Keep the collective calls in step: an empty block marks the
-		// failure and rank 0 reports it.
-		fmt.Fprintf(os.Stderr, "mpiflow: rank %d: %v\n", me, err)
-		blk = nil
+	// One block per recording thread, back to back.
+	var blk []byte
+	var blocks []blockInfo
+	host := ""
+	for _, r := range j.ranks(start) {
+		host = r.Host
+		b, crc, err := flowgraph.EncodeRank(r)
+		if err != nil {
+			// Keep the collective calls in step: the block is left out
+			// and the file marked incomplete.
+			fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", me, r.Thread, err)
+			continue
+		}
+		blocks = append(blocks, blockInfo{Thread: int64(r.Thread), Length: int64(len(b)), CRC: int64(crc)})
+		blk = append(blk, b...)
 	}
 	off, err := c.Exscan(int64(len(blk)))
 	if err != nil {
 		return err
 	}
+	nb := []int64{int64(len(blocks))}
+	if err := c.Allreduce(nb, opMax); err != nil {
+		return err
+	}
 	var info rankInfo
-	info.Length, info.CRC, info.MPITime, info.Wall = int64(len(blk)), int64(crc), j.mpiTime, j.wall
-	copy(info.Host[:], r.Host)
+	info.MPITime, info.Wall, info.NBlocks = j.mpiTime, j.wall, int64(len(blocks))
+	copy(info.Host[:], host)
 	var ib bytes.Buffer
 	binary.Write(&ib, binary.LittleEndian, &info) // cannot fail on a bytes.Buffer
+	binary.Write(&ib, binary.LittleEndian, append(blocks, make([]blockInfo, int(nb[0])-len(blocks))...))
 	all, err := c.Gather(ib.Bytes())
 	if err != nil {
 		return err
@@ -95,16 +114,25 @@ func finalize(j *job) error {
 	final = string(bytes.TrimRight(name[1:], "\x00"))
 	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
 
-	traceErr := j.moveTrace(final)
+	traceErr := j.moveTraces(final)
 
 	infos := make([]rankInfo, c.Size())
+	blockInfos := make([][]blockInfo, c.Size())
 	if me == 0 {
-		if err := binary.Read(bytes.NewReader(all), binary.LittleEndian, infos); err != nil {
-			return fmt.Errorf("gather: %w", err)
+		rd := bytes.NewReader(all)
+		for i := range infos {
+			bi := make([]blockInfo, nb[0])
+			if err := binary.Read(rd, binary.LittleEndian, &infos[i]); err != nil {
+				return fmt.Errorf("gather: %w", err)
+			}
+			if err := binary.Read(rd, binary.LittleEndian, bi); err != nil {
+				return fmt.Errorf("gather: %w", err)
+			}
+			blockInfos[i] = bi[:min(max(infos[i].NBlocks, 0), nb[0])]
 		}
 	}
 	werr := writeJobFile(c, tmp, blk, off, func() ([]byte, []byte, error) {
-		return rank0Parts(j, infos, start, wall)
+		return rank0Parts(j, infos, blockInfos, start, wall)
 	})
 	if me != 0 {
 		return traceErr
@@ -133,7 +161,7 @@ func finalize(j *job) error {
 }
 
 // rank0Parts returns the preamble and the footer that rank 0 writes.
-func rank0Parts(j *job, infos []rankInfo, start, wall int64) ([]byte, []byte, error) {
+func rank0Parts(j *job, infos []rankInfo, blocks [][]blockInfo, start, wall int64) ([]byte, []byte, error) {
 	h := flowgraph.Header{
 		JobID:         jobID(j.env),
 		Command:       command(),
@@ -144,18 +172,20 @@ func rank0Parts(j *job, infos []rankInfo, start, wall int64) ([]byte, []byte, er
 		MPIVersion:    j.mpiVer,
 		ClockSource:   j.clock,
 		KeyFields:     j.keyFields,
+		Counters:      j.counters,
 	}
 	idx := make([]flowgraph.IndexEntry, 0, len(infos))
 	off := int64(flowgraph.PreambleSize)
 	var missing []string
 	for i, in := range infos {
 		h.Hosts = append(h.Hosts, string(bytes.TrimRight(in.Host[:], "\x00")))
-		if in.Length == 0 {
+		if len(blocks[i]) == 0 {
 			missing = append(missing, strconv.Itoa(i))
-			continue
 		}
-		idx = append(idx, flowgraph.IndexEntry{Rank: i, Offset: off, Length: in.Length, CRC: uint32(in.CRC)})
-		off += in.Length
+		for _, b := range blocks[i] {
+			idx = append(idx, flowgraph.IndexEntry{Rank: i, Thread: int(b.Thread), Offset: off, Length: b.Length, CRC: uint32(b.CRC)})
+			off += b.Length
+		}
 	}
 	if len(missing) > 0 {
 		h.Incomplete = true
@@ -221,21 +251,27 @@ func agree(c comm, err error) error {
 	return nil
 }
 
-// moveTrace renames this rank's full trace next to the job file.
-func (j *job) moveTrace(final string) error {
-	if j.traceTmp == "" {
-		return j.traceErr
+// moveTraces renames this rank's full traces next to the job file.
+func (j *job) moveTraces(final string) error {
+	err := j.traceErr
+	for thread, tmp := range j.traces {
+		dst := TracePath(final, j.comm.Rank(), thread)
+		if rerr := os.Rename(tmp, dst); rerr != nil && err == nil {
+			err = fmt.Errorf("full trace of rank %d: %w", j.comm.Rank(), rerr)
+		}
 	}
-	dst := TracePath(final, j.comm.Rank())
-	if err := os.Rename(j.traceTmp, dst); err != nil {
-		return fmt.Errorf("full trace of rank %d: %w", j.comm.Rank(), err)
-	}
-	return j.traceErr
+	return err
 }
 
-// TracePath is where the full trace of a rank goes: next to the job file.
-func TracePath(jobFile string, rank int) string {
-	return fmt.Sprintf("%s.rank%d.mftrace", strings.TrimSuffix(jobFile, ".mpiflow"), rank)
+// TracePath is where the full trace of a rank's thread goes: next to the
+// job file, <job>.rank<N>.mftrace for thread 0, else
+// <job>.rank<N>.thread<T>.mftrace.
+func TracePath(jobFile string, rank, thread int) string {
+	base := strings.TrimSuffix(jobFile, ".mpiflow")
+	if thread == 0 {
+		return fmt.Sprintf("%s.rank%d.mftrace", base, rank)
+	}
+	return fmt.Sprintf("%s.rank%d.thread%d.mftrace", base, rank, thread)
 }
 
 // jobPath chooses the job file's name: <exe>.<job id>.mpiflow in

@@ -19,6 +19,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"mpiflow/flowgraph"
@@ -30,9 +31,9 @@ import (
 type comm interface {
 	Rank() int
 	Size() int
-	Bcast(b []byte) error              // from rank 0
-	Allreduce(v []int64, op int) error // in place; op is C.MF_SUM, MF_MIN or MF_MAX
-	Exscan(v int64) (int64, error)     // 0 on rank 0
+	Bcast(b []byte) error               // from rank 0
+	Allreduce(v []int64, op int) error  // in place; op is C.MF_SUM, MF_MIN or MF_MAX
+	Exscan(v int64) (int64, error)      // 0 on rank 0
 	Gather(send []byte) ([]byte, error) // the concatenation on rank 0, nil elsewhere
 	Open(path string) error             // collective create, write only
 	WriteAtAll(off int64, b []byte) error
@@ -144,16 +145,19 @@ func (c *cComm) Close() error { return c.err("MPI_File_close", C.ops_close(c.ops
 
 // job is what finalize needs from one rank.
 type job struct {
-	comm      comm
-	rank      func(startUnix int64) *flowgraph.Rank // this rank's data, times relative to startUnix
-	initReal  int64                                 // unix ns at MPI_Init
-	wall      int64                                 // ns from MPI_Init to MPI_Finalize
-	mpiTime   int64                                 // ns inside MPI
+	comm comm
+	// ranks returns this rank's data, one Rank per recording thread
+	// (thread 0 first), times relative to startUnix.
+	ranks     func(startUnix int64) []*flowgraph.Rank
+	initReal  int64 // unix ns at MPI_Init
+	wall      int64 // ns from MPI_Init to MPI_Finalize
+	mpiTime   int64 // ns inside MPI (thread 0)
 	keyFields []string
+	counters  []string // hardware counter names, one sum per edge
 	mpiLib    string
 	mpiVer    string
 	clock     string
-	traceTmp  string // this rank's full trace, "" if none
+	traces    map[int]string // full trace so far per thread
 	traceErr  error
 	env       func(string) string
 }
@@ -161,35 +165,48 @@ type job struct {
 // newJob collects the data of the calling rank from the C context.
 func newJob(ctx *C.mf_ctx) *job {
 	names := callNames(ctx.names, int(ctx.ncalls))
-	rec := ctx.rec
+	threads := unsafe.Slice(ctx.threads, int(ctx.nthreads))
 	j := &job{
 		comm:     &cComm{ops: ctx.ops, rank: int(ctx.rank), size: int(ctx.size)},
 		initReal: int64(ctx.init_real),
 		wall:     int64(ctx.finalize_mono - ctx.init_mono),
-		mpiTime:  int64(rec.mpitime),
 		mpiLib:   C.GoString(ctx.mpi_library),
 		mpiVer:   C.GoString(ctx.mpi_version),
 		clock:    C.GoString(ctx.clock),
+		traces:   map[int]string{},
 		env:      getenv,
 	}
-	j.keyFields = keyFields(uint32(rec.keyflags))
-	if ctx.trace_tmp != nil {
-		j.traceTmp = C.GoString(ctx.trace_tmp)
+	if len(threads) > 0 {
+		j.mpiTime = int64(threads[0].rec.mpitime)
+		j.keyFields = keyFields(uint32(threads[0].rec.keyflags))
 	}
-	if ctx.trace_err != 0 {
-		j.traceErr = fmt.Errorf("full trace: %s", C.GoString(C.strerror(ctx.trace_err)))
+	if cs := C.GoString(ctx.counters); cs != "" {
+		j.counters = strings.Split(cs, ",")
+	}
+	for _, t := range threads {
+		if t.trace_tmp != nil {
+			j.traces[int(t.thread)] = C.GoString(t.trace_tmp)
+		}
+		if t.trace_err != 0 && j.traceErr == nil {
+			j.traceErr = fmt.Errorf("full trace of thread %d: %s", int(t.thread), C.GoString(C.strerror(t.trace_err)))
+		}
 	}
 	complete := ctx.complete != 0
 	initMono := int64(ctx.init_mono)
-	j.rank = func(startUnix int64) *flowgraph.Rank {
-		r := &flowgraph.Rank{Rank: int(ctx.rank), Complete: complete && rec.failed == 0}
-		r.Graph = recGraph(rec, names, 0)
-		locateSites(r.Graph.Sites)
-		if r.Graph.NumEvents > 0 {
-			r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix
+	j.ranks = func(startUnix int64) []*flowgraph.Rank {
+		var out []*flowgraph.Rank
+		for _, t := range threads {
+			rec := t.rec
+			r := &flowgraph.Rank{Rank: int(ctx.rank), Thread: int(t.thread), Complete: complete && rec.failed == 0}
+			r.Graph = recGraph(rec, names)
+			locateSites(r.Graph.Sites)
+			if r.Graph.NumEvents > 0 {
+				r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix
+			}
+			fillProcess(r)
+			out = append(out, r)
 		}
-		fillProcess(r)
-		return r
+		return out
 	}
 	return j
 }

@@ -28,9 +28,18 @@ typedef struct mf_ops {
 	void (*error_string)(int code, char *buf, int len);
 } mf_ops;
 
+/* One recording thread of a rank. */
+typedef struct mf_thread_data {
+	mf_rec *rec;
+	int thread;            /* 0: the thread that initialized MPI */
+	const char *trace_tmp; /* path of its full trace so far, or NULL */
+	int trace_err;         /* errno of a failed full trace, 0 if fine */
+} mf_thread_data;
+
 /* What the Go part gets at MPI_Finalize. */
 typedef struct mf_ctx {
-	mf_rec *rec;
+	mf_thread_data *threads;
+	int nthreads;
 	const mf_ops *ops;
 	const char *const *names; /* call names, indexed by mf_event.call */
 	int ncalls;
@@ -41,9 +50,8 @@ typedef struct mf_ctx {
 	const char *mpi_library; /* MPI_Get_library_version */
 	const char *mpi_version; /* MPI_Get_version, "3.1" */
 	const char *clock;       /* name of the recorder's clock */
-	const char *trace_tmp;   /* path of this rank's full trace so far, or NULL */
-	int trace_err;           /* errno of a failed full trace, 0 if fine */
 	int complete;            /* 1 when the rank reached MPI_Finalize */
+	const char *counters;    /* comma-separated counter names ("" for none) */
 } mf_ctx;
 
 /* The Go part's entry point (exported by the Go library). It returns 0 when

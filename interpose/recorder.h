@@ -36,6 +36,7 @@ enum {
 
 #define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
 #define MF_MAX_ANCHORS 4096 /* flowgraph.MaxAnchors */
+#define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 
 typedef struct { int64_t start, stride, count; } mf_run;
 typedef struct { int64_t total, min, max; } mf_stat;
@@ -67,6 +68,7 @@ typedef struct {
 	mf_stat time;
 	mf_run *runs;
 	int64_t nruns, capruns;
+	int64_t counters[MF_MAX_COUNTERS]; /* sums over the compute phases */
 } mf_edge;
 
 typedef struct { int64_t event, time, mpitime; } mf_anchor;
@@ -80,6 +82,9 @@ typedef struct {
 	uint64_t site;
 	int64_t bytes;
 	int64_t enter, exit;
+	/* counter values at enter and exit (cumulative), read only when the
+	 * recorder has counters */
+	const int64_t *cin, *cout;
 } mf_event;
 
 typedef struct mf_rec {
@@ -107,6 +112,9 @@ typedef struct mf_rec {
 	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
 
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
+
+	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
+	int64_t last_counts[MF_MAX_COUNTERS]; /* counters at the last exit */
 
 	/* full-trace mode (MPIFLOW_TRACE=1): fd >= 0 when active */
 	int trace_fd;
@@ -218,6 +226,8 @@ static inline void mf_record(mf_rec *r, const mf_event *ev)
 		}
 		mf_edge *e = &r->edges[ei];
 		mf_stat_add(&e->time, ev->enter - r->last_exit, e->count);
+		for (int32_t c = 0; c < r->ncounters; c++)
+			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
 		/* SeqRuns.Append */
 		int64_t k = e->nruns;
@@ -235,6 +245,8 @@ static inline void mf_record(mf_rec *r, const mf_event *ev)
 		mf_anchor_add(r, idx, ev->enter - r->t0);
 	r->mpitime += dur;
 	r->last_exit = ev->exit;
+	for (int32_t c = 0; c < r->ncounters; c++)
+		r->last_counts[c] = ev->cout[c];
 	r->prev = ni;
 	r->nevents = idx + 1;
 

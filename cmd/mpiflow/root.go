@@ -28,6 +28,8 @@ sequence from it and reports where time goes.`,
 		newMergeCmd(),
 		newLoopsCmd(),
 		newAggregateCmd(),
+		newRunCmd(),
+		newLibCmd(),
 	)
 	return root
 }

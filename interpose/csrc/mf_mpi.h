@@ -46,13 +46,36 @@ MF_HIDDEN void mf_forget(int kind, uintptr_t handle);
 MF_HIDDEN int mf_outdeg(mf_ginfo *g, MPI_Comm c);
 MF_HIDDEN void mf_start(int64_t init_mono, int64_t init_real, int provided);
 MF_HIDDEN void mf_finish(void);
+/* mf_thread_rec gives a thread without a recorder its own, when several
+ * threads may call MPI (MPI_THREAD_SERIALIZED, MULTIPLE); else NULL. */
+MF_HIDDEN mf_rec *mf_thread_rec(void);
+/* mf_counters_read stores the current hardware counter values (as many as
+ * the recorder's ncounters). */
+MF_HIDDEN void mf_counters_read(int64_t *v);
 extern const char *const mf_call_names[] MF_HIDDEN;
+
+/* Requests on communicators whose ranks are not world ranks, so that
+ * Wait/Test can translate the status's source (mf_nreq: how many). */
+extern int mf_nreq MF_HIDDEN;
+MF_HIDDEN void mf_req_track(uintptr_t req, mf_ginfo *g);
+MF_HIDDEN mf_ginfo *mf_req_find(uintptr_t req);
+MF_HIDDEN void mf_req_done(uintptr_t req);
+MF_HIDDEN uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs);
+MF_HIDDEN void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs);
+#define MF_SAVED_G(i) (mf_saved ? mf_req_find(mf_saved[i]) : NULL)
 extern const int mf_ncalls MF_HIDDEN;
 
 static inline int64_t mf_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t mf_now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -102,6 +125,13 @@ static inline int mf_peer(const mf_ginfo *g, int r)
 static inline int mf_status_peer(const MPI_Status *st)
 {
 	return mf_peer(&mf_world_info, st->MPI_SOURCE);
+}
+
+/* mf_speer is the world rank of a status's source, through the request's
+ * communicator g when it was tracked, else as a rank of MPI_COMM_WORLD. */
+static inline int mf_speer(const mf_ginfo *g, const MPI_Status *st)
+{
+	return g ? mf_peer(g, st->MPI_SOURCE) : mf_status_peer(st);
 }
 
 static inline int64_t mf_tsize(MPI_Datatype t)

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// runOptions are the flags of mpiflow run.
+type runOptions struct {
+	dir    string
+	key    string
+	trace  bool
+	quiet  bool
+	mpi    string
+	asJSON bool
+}
+
+// launchKind is how a command line starts MPI processes.
+type launchKind int
+
+const (
+	launchDirect  launchKind = iota // not a known launcher: the environment carries the preload
+	launchOpenMPI                   // Open MPI's mpirun/mpiexec/orterun: -x NAME=value
+	launchHydra                     // MPICH's mpiexec (hydra): -genv NAME value
+)
+
+// launcherKind classifies argv[0] of the job's command line.
+func launcherKind(argv0, flavor string) launchKind {
+	switch filepath.Base(argv0) {
+	case "mpirun", "mpiexec", "orterun", "mpiexec.openmpi", "mpirun.openmpi", "mpiexec.hydra", "mpirun.mpich", "mpiexec.mpich":
+		if flavor == mpiMPICH || strings.HasSuffix(argv0, "hydra") || strings.HasSuffix(argv0, ".mpich") {
+			return launchHydra
+		}
+		return launchOpenMPI
+	}
+	return launchDirect
+}
+
+// injectEnv returns the job's command line with the environment variables
+// vars (sorted by name) passed to every rank by the launcher's own option.
+func injectEnv(argv []string, kind launchKind, vars map[string]string) []string {
+	if kind == launchDirect || len(argv) == 0 {
+		return argv
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := []string{argv[0]}
+	for _, k := range names {
+		if kind == launchOpenMPI {
+			out = append(out, "-x", k+"="+vars[k])
+		} else {
+			out = append(out, "-genv", k, vars[k])
+		}
+	}
+	return append(out, argv[1:]...)
+}
+
+// jobVars are the variables every rank needs: the preload (kept in front
+// of a preload the user already has) and mpiflow's settings.
+func jobVars(lib, dir string, o runOptions, getenv func(string) string) map[string]string {
+	pre := lib
+	if old := getenv("LD_PRELOAD"); old != "" {
+		pre = lib + ":" + old
+	}
+	v := map[string]string{"LD_PRELOAD": pre, "MPIFLOW_DIR": dir}
+	if o.key != "" {
+		v["MPIFLOW_KEY"] = o.key
+	} else if k := getenv("MPIFLOW_KEY"); k != "" {
+		v["MPIFLOW_KEY"] = k
+	}
+	if o.trace || getenv("MPIFLOW_TRACE") == "1" {
+		v["MPIFLOW_TRACE"] = "1"
+	}
+	if o.quiet || getenv("MPIFLOW_QUIET") == "1" {
+		v["MPIFLOW_QUIET"] = "1"
+	}
+	return v
+}
+
+// profiles lists the job files in dir.
+func profiles(dir string) map[string]bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.mpiflow"))
+	set := make(map[string]bool, len(m))
+	for _, p := range m {
+		set[p] = true
+	}
+	return set
+}
+
+// runResult is what mpiflow run --json prints.
+type runResult struct {
+	ExitCode int      `json:"exit_code"`
+	Files    []string `json:"files"`
+	Command  []string `json:"command"`
+}
+
+// runJob runs the job under the library and returns its exit code and the
+// job files it wrote.
+func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, error) {
+	// Ask a launcher which MPI it is; never run a program that is not a
+	// launcher with --version: then the mpirun on PATH tells.
+	kind := launcherKind(argv[0], "")
+	asked := argv[0]
+	if kind == launchDirect {
+		asked = "mpirun"
+	}
+	flavor, err := resolveFlavor(o.mpi, asked)
+	if err != nil {
+		if kind != launchDirect {
+			return nil, err
+		}
+		flavor = mpiOpenMPI // a direct run without mpirun on PATH: try the default
+	}
+	kind = launcherKind(argv[0], flavor)
+	lib, err := findLib(flavor)
+	if err != nil {
+		return nil, err
+	}
+	dir := o.dir
+	if dir == "" {
+		dir = os.Getenv("MPIFLOW_DIR")
+	}
+	if dir == "" {
+		dir = "."
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("output directory %s does not exist", dir)
+	}
+	vars := jobVars(lib, dir, o, os.Getenv)
+	cmdline := injectEnv(argv, kind, vars)
+	before := profiles(dir)
+
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	cmd.Env = os.Environ()
+	for k, v := range vars {
+		// Local ranks and direct runs get them from the environment too.
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	// The launcher gets Ctrl-C from the terminal itself; forward
+	// termination requests sent to mpiflow alone.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sig:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	res := &runResult{Command: cmdline}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(werr, &ee):
+		res.ExitCode = ee.ExitCode()
+		if res.ExitCode < 0 {
+			res.ExitCode = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
+		}
+	case werr != nil:
+		return nil, fmt.Errorf("run %s: %w", argv[0], werr)
+	}
+	for p := range profiles(dir) {
+		if !before[p] {
+			res.Files = append(res.Files, p)
+		}
+	}
+	sort.Strings(res.Files)
+	return res, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- LAUNCHER ARGS...",
+		Short: "Run an MPI job with the recording library preloaded on every rank",
+		Long: `run starts an MPI job with mpiflow's interposition library preloaded on
+every rank and prints where the job's profile was written. For Open MPI's
+mpirun it adds -x LD_PRELOAD=..., for MPICH's mpiexec -genv LD_PRELOAD ...;
+any other command (a singleton run, srun) gets the preload through the
+environment. The job's exit code is kept.`,
+		Example: `  mpiflow run -- mpirun -np 4 ./app args
+  mpiflow run --dir profiles --trace -- mpiexec -n 8 ./solver input.dat
+  mpiflow run --json -- mpirun -np 2 ./ring`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := runJob(args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if o.asJSON {
+				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+			} else if len(res.Files) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: no profile was written (did the job reach MPI_Finalize? see the messages above)")
+			} else {
+				for _, f := range res.Files {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: profile: %s\n", f)
+				}
+			}
+			if res.ExitCode != 0 {
+				// Keep the job's exit code for scripts and batch systems.
+				os.Exit(res.ExitCode)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	// Everything from the launcher on belongs to the job, even without "--".
+	f.SetInterspersed(false)
+	f.StringVar(&o.dir, "dir", "", "directory for the profile (default $MPIFLOW_DIR or the working directory)")
+	f.StringVar(&o.key, "key", "", "node key fields, e.g. call,site,bytes,partner,comm (default call,site)")
+	f.BoolVar(&o.trace, "trace", false, "also write a full trace of every event (MPIFLOW_TRACE=1)")
+	f.BoolVar(&o.quiet, "quiet", false, "no banner from the library (MPIFLOW_QUIET=1)")
+	f.StringVar(&o.mpi, "mpi", "auto", "MPI flavor: auto, openmpi or mpich")
+	f.BoolVar(&o.asJSON, "json", false, "print the exit code and profile paths as JSON")
+	return cmd
+}

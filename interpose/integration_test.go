@@ -1,0 +1,598 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+)
+
+// The integration tests build the libraries (with the Makefile's libs
+// target) and the test applications into a temporary directory, run each
+// application with 4 ranks with and without the library, and check the
+// recorded file against the program's structure and the full trace.
+
+type buildResult struct {
+	dir string // holds libmpiflow-*.so and the apps
+	err error
+}
+
+var (
+	buildOnce sync.Once
+	built     buildResult
+)
+
+// needMPI skips the test when Open MPI's mpicc and mpirun are not there,
+// and otherwise builds everything once.
+func needMPI(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	for _, tool := range []string{"mpicc", "mpirun", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("integration test needs %s (Debian: apt-get install libopenmpi-dev openmpi-bin make): %v", tool, err)
+		}
+	}
+	if err := exec.Command("mpicc", "--showme:version").Run(); err != nil {
+		t.Skip("integration test needs Open MPI's mpicc (mpicc --showme:version failed)")
+	}
+	buildOnce.Do(func() { built = buildAll() })
+	require.NoError(t, built.err)
+	return built.dir
+}
+
+func buildAll() buildResult {
+	dir, err := os.MkdirTemp("", "mpiflow-interpose-test")
+	if err != nil {
+		return buildResult{err: err}
+	}
+	// The libraries go to dir/lib and the CLI to dir/bin, the layout
+	// `mpiflow lib` expects; dir/lib/libmpiflow-openmpi.so is also linked
+	// as dir/libmpiflow-openmpi.so for the tests.
+	out, err := exec.Command("make", "-C", "..", "libs", "LIBDIR="+filepath.Join(dir, "lib")).CombinedOutput()
+	if err != nil {
+		return buildResult{err: fmt.Errorf("make libs: %v\n%s", err, out)}
+	}
+	if err := os.Symlink(filepath.Join(dir, "lib", "libmpiflow-openmpi.so"), filepath.Join(dir, "libmpiflow-openmpi.so")); err != nil {
+		return buildResult{err: err}
+	}
+	apps, _ := filepath.Glob("../testdata/apps/*.c")
+	for _, src := range apps {
+		name := strings.TrimSuffix(filepath.Base(src), ".c")
+		out, err := exec.Command("mpicc", "-g", "-O1", "-o", filepath.Join(dir, name), src, "-lm").CombinedOutput()
+		if err != nil {
+			return buildResult{err: fmt.Errorf("build %s: %v\n%s", src, err, out)}
+		}
+	}
+	return buildResult{dir: dir}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+type runResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// mpirun runs args under mpirun with 4 ranks; pre are extra mpirun options.
+func mpirun(t *testing.T, dir string, env []string, pre []string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a := append([]string{"--oversubscribe", "-np", "4"}, pre...)
+	a = append(a, args...)
+	cmd := exec.CommandContext(ctx, "mpirun", a...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if os.Getuid() == 0 {
+		cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	}
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("mpirun %v: %v\n%s", args, err, se.String())
+	}
+	require.NoError(t, ctx.Err(), "mpirun %v timed out", args)
+	return runResult{so.String(), se.String(), code}
+}
+
+// jobFile returns the one .mpiflow file in dir.
+func jobFile(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.mpiflow"))
+	require.NoError(t, err)
+	require.Len(t, m, 1, "want one job file in %s", dir)
+	return m[0]
+}
+
+// appCase describes what a test application does per rank with 4 ranks.
+type appCase struct {
+	app  string
+	args []string
+	// threads is the number of recording threads per rank (0 means 1).
+	threads int
+	// funcs are the functions the MPI calls are made from (default main).
+	funcs []string
+	// check looks at one block (rank and thread) beyond the generic checks.
+	check func(t *testing.T, r *flowgraph.Rank)
+}
+
+// nodeOf returns the nodes of a call.
+func nodesOf(g *flowgraph.Graph, call string) []flowgraph.Node {
+	var ns []flowgraph.Node
+	for _, n := range g.Nodes {
+		if n.Key.Call == call {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+func partners(n flowgraph.Node) []int {
+	var p []int
+	for _, pc := range n.Partners {
+		p = append(p, pc.Rank)
+	}
+	sort.Ints(p)
+	return p
+}
+
+func haloNeighbors(rank int) []int {
+	// 2x2 grid, rank = x + 2y: the neighbors differ in x or in y.
+	n := []int{rank ^ 1, rank ^ 2}
+	sort.Ints(n)
+	return n
+}
+
+var appCases = []appCase{
+	{app: "ring", args: []string{"7"}, check: func(t *testing.T, r *flowgraph.Rank) {
+		rank, g := r.Rank, &r.Graph
+		assert.Len(t, g.Nodes, 6, "Init, Comm_rank, Comm_size, Send, Recv, Finalize")
+		assert.Len(t, g.Edges, 6)
+		assert.EqualValues(t, 3+2*7+1, g.NumEvents)
+		send, recv := nodesOf(g, "MPI_Send"), nodesOf(g, "MPI_Recv")
+		require.Len(t, send, 1)
+		require.Len(t, recv, 1)
+		assert.Equal(t, []int{(rank + 1) % 4}, partners(send[0]))
+		assert.Equal(t, []int{(rank + 3) % 4}, partners(recv[0]), "Recv partner from the status")
+		assert.EqualValues(t, 7*8, send[0].Bytes.Total, "7 longs")
+		assert.Equal(t, 4, send[0].CommSize)
+	}},
+	{app: "halo", args: []string{"20"}, check: func(t *testing.T, r *flowgraph.Rank) {
+		rank, g := r.Rank, &r.Graph
+		assert.Len(t, g.Nodes, 8, "Init, Comm_rank, Comm_size, Irecv, Send, Wait, Allreduce, Finalize")
+		assert.Len(t, g.Edges, 11)
+		assert.EqualValues(t, 4+20*(3*2+1), g.NumEvents)
+		irecv := nodesOf(g, "MPI_Irecv")
+		require.Len(t, irecv, 1)
+		assert.Equal(t, haloNeighbors(rank), partners(irecv[0]))
+		wait := nodesOf(g, "MPI_Wait")
+		require.Len(t, wait, 1)
+		assert.Equal(t, haloNeighbors(rank), partners(wait[0]), "Wait partner from the status")
+		ar := nodesOf(g, "MPI_Allreduce")
+		require.Len(t, ar, 1)
+		assert.EqualValues(t, 20*8, ar[0].Bytes.Total)
+		assert.EqualValues(t, 20*2*32*8, nodesOf(g, "MPI_Send")[0].Bytes.Total)
+	}},
+}
+
+// branchesSeq is the call sequence of testdata/apps/branches.c on a rank,
+// from the program's rules; the Comm_rank inside the loop has its own site.
+func branchesSeq(rank, n int) []string {
+	s := []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"}
+	for i := 0; i < n; i++ {
+		if rank%2 == 0 && i%3 == 0 {
+			s = append(s, "MPI_Comm_rank@loop")
+		}
+		switch (i*3 + i/5) % 5 {
+		case 0, 1:
+			s = append(s, "MPI_Bcast")
+		case 2:
+			s = append(s, "MPI_Allreduce")
+		case 3:
+			s = append(s, "MPI_Barrier")
+		case 4:
+			s = append(s, "MPI_Sendrecv")
+		}
+	}
+	return append(s, "MPI_Reduce", "MPI_Finalize")
+}
+
+func distinctPairs(s []string) (nodes, edges int) {
+	n, e := map[string]bool{}, map[[2]string]bool{}
+	for i, x := range s {
+		n[x] = true
+		if i > 0 {
+			e[[2]string{s[i-1], x}] = true
+		}
+	}
+	return len(n), len(e)
+}
+
+// callSeq is the reconstructed call sequence of a graph.
+func callSeq(t *testing.T, g *flowgraph.Graph) []string {
+	var s []string
+	it := g.Events()
+	for it.Next() {
+		s = append(s, g.Nodes[it.Event().Node].Key.Call)
+	}
+	require.NoError(t, it.Err())
+	return s
+}
+
+// nodeWith returns the one node of call whose bytes per call are b.
+func nodeWith(t *testing.T, g *flowgraph.Graph, call string, b int64) flowgraph.Node {
+	t.Helper()
+	var found []flowgraph.Node
+	for _, n := range nodesOf(g, call) {
+		if n.Count > 0 && n.Bytes.Max == b {
+			found = append(found, n)
+		}
+	}
+	require.Len(t, found, 1, "%s with %d bytes", call, b)
+	return found[0]
+}
+
+func init() {
+	appCases = append(appCases,
+		appCase{app: "threads", args: []string{"20"}, threads: 5, funcs: []string{"main", "worker"}, check: func(t *testing.T, r *flowgraph.Rank) {
+			g := &r.Graph
+			calls := map[string]int64{}
+			for _, n := range g.Nodes {
+				calls[n.Key.Call] += n.Count
+			}
+			if r.Thread == 0 {
+				assert.Equal(t, map[string]int64{"MPI_Init_thread": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Comm_dup": 4,
+					"MPI_Comm_free": 4, "MPI_Allreduce": 1, "MPI_Finalize": 1}, calls, "main thread")
+				return
+			}
+			assert.Equal(t, map[string]int64{"MPI_Send": 20, "MPI_Recv": 20}, calls, "thread %d", r.Thread)
+			assert.Len(t, g.Edges, 2)
+			for _, n := range g.Nodes {
+				assert.Equal(t, []int{r.Rank ^ 1}, partners(n), "%s on a duplicate of MPI_COMM_WORLD", n.Key.Call)
+			}
+		}},
+		appCase{app: "branches", args: []string{"30"}, check: func(t *testing.T, r *flowgraph.Rank) {
+			rank, g := r.Rank, &r.Graph
+			want := branchesSeq(rank, 30)
+			nn, ne := distinctPairs(want)
+			assert.Len(t, g.Nodes, nn)
+			assert.Len(t, g.Edges, ne)
+			for i := range want {
+				want[i] = strings.TrimSuffix(want[i], "@loop")
+			}
+			assert.Equal(t, want, callSeq(t, g))
+			roots := map[int]bool{}
+			for i := 0; i < 30; i++ {
+				if x := (i*3 + i/5) % 5; x <= 1 {
+					roots[i%4] = true
+				}
+			}
+			var wantRoots []int
+			for r := range roots {
+				wantRoots = append(wantRoots, r)
+			}
+			sort.Ints(wantRoots)
+			bc := nodesOf(g, "MPI_Bcast")
+			require.Len(t, bc, 1)
+			assert.Equal(t, wantRoots, partners(bc[0]), "Bcast partner is the root")
+			sr := nodesOf(g, "MPI_Sendrecv")
+			require.Len(t, sr, 1)
+			assert.Equal(t, []int{rank ^ 1}, partners(sr[0]))
+			assert.EqualValues(t, 16, sr[0].Bytes.Max, "8 sent + 8 received")
+		}},
+		appCase{app: "unusual", check: func(t *testing.T, r *flowgraph.Rank) {
+			rank, g := r.Rank, &r.Graph
+			right, left := (rank+1)%4, (rank+3)%4
+			assert.EqualValues(t, 16, nodesOf(g, "MPI_Allreduce")[0].Bytes.Total, "MPI_IN_PLACE: 4 ints")
+			pn := nodeWith(t, g, "MPI_Send", 8)
+			assert.Empty(t, pn.Partners, "MPI_PROC_NULL is no partner")
+			assert.Empty(t, nodeWith(t, g, "MPI_Recv", 8).Partners)
+			vec := nodeWith(t, g, "MPI_Send", 32)
+			assert.Equal(t, []int{right}, partners(vec), "derived datatype: 4 doubles")
+			ir := nodesOf(g, "MPI_Irecv")
+			require.Len(t, ir, 2)
+			assert.Empty(t, ir[0].Partners, "MPI_ANY_SOURCE is unknown when posted")
+			waits := nodesOf(g, "MPI_Wait")
+			require.Len(t, waits, 3)
+			assert.Equal(t, []int{left}, partners(waits[0]), "Wait takes the partner from the status")
+			assert.Equal(t, []int{rank ^ 2}, partners(waits[2]), "the status's source is a rank of the sub-communicator")
+			assert.Equal(t, []int{rank ^ 2}, partners(nodeWith(t, g, "MPI_Send", 12)), "Send on the sub-communicator")
+			assert.EqualValues(t, 5, nodesOf(g, "MPI_Startall")[0].Count)
+			assert.EqualValues(t, 5, nodesOf(g, "MPI_Waitall")[0].Count)
+			assert.Equal(t, []int{left}, partners(nodesOf(g, "MPI_Recv_init")[0]))
+			assert.Equal(t, []int{right}, partners(nodesOf(g, "MPI_Send_init")[0]))
+			assert.Len(t, nodesOf(g, "MPI_Request_free"), 2)
+			assert.Len(t, nodesOf(g, "MPI_Iallreduce"), 1)
+			bc := nodesOf(g, "MPI_Bcast")
+			require.Len(t, bc, 1)
+			assert.Equal(t, []int{rank % 2}, partners(bc[0]), "root 0 of the half is world rank 0 or 1")
+			assert.Equal(t, 2, bc[0].CommSize)
+			gv := nodesOf(g, "MPI_Gatherv")
+			require.Len(t, gv, 1)
+			assert.EqualValues(t, 4, gv[0].Bytes.Total, "one int, MPI_IN_PLACE at the root")
+			is := nodeWith(t, g, "MPI_Send", 4)
+			assert.Equal(t, []int{rank ^ 1}, partners(is), "intercommunicator: remote rank to world rank")
+			assert.Equal(t, 2, is.CommSize)
+			ir4 := nodeWith(t, g, "MPI_Recv", 4)
+			assert.Equal(t, []int{rank ^ 1}, partners(ir4), "intercommunicator status source")
+			assert.Len(t, nodesOf(g, "MPI_Comm_free"), 2)
+		}},
+	)
+}
+
+func TestApps(t *testing.T) {
+	dir := needMPI(t)
+	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	for _, tc := range appCases {
+		t.Run(tc.app, func(t *testing.T) {
+			out := t.TempDir()
+			app := filepath.Join(dir, tc.app)
+			plain := mpirun(t, out, nil, nil, append([]string{app}, tc.args...)...)
+			if plain.code == 77 {
+				t.Skipf("%s: %s", tc.app, plain.stdout)
+			}
+			rec := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"},
+				append([]string{app}, tc.args...)...)
+			assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+			assert.Equal(t, plain.code, rec.code, "exit code unchanged")
+			assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")
+			checkJob(t, jobFile(t, out), tc)
+		})
+	}
+}
+
+// checkJob checks a job file against the program's structure and the full
+// traces beside it.
+func checkJob(t *testing.T, path string, tc appCase) {
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Equal(t, 4, f.Header.NumRanks)
+	assert.Equal(t, []string{"call", "site"}, f.Header.KeyFields)
+	assert.Contains(t, f.Header.MPILibrary, "Open MPI")
+	require.Len(t, f.Index, 4*max(tc.threads, 1))
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		assert.True(t, r.Complete)
+		g := &r.Graph
+		tc.check(t, r)
+		// Call sites are located in the application and resolve to its
+		// source (all test apps call MPI from main).
+		require.NoError(t, g.ResolveSites())
+		for _, n := range g.Nodes {
+			s := g.Sites[n.Key.Site]
+			assert.Equal(t, tc.app, filepath.Base(s.Object), "site of %s", n.Key.Call)
+			funcs := tc.funcs
+			if funcs == nil {
+				funcs = []string{"main"}
+			}
+			assert.Contains(t, funcs, s.Function, "site of %s", n.Key.Call)
+			assert.Equal(t, tc.app+".c", filepath.Base(s.File), "site of %s", n.Key.Call)
+			assert.Positive(t, s.Line, "site of %s", n.Key.Call)
+		}
+
+		ft, err := flowgraph.ReadFullTrace(TracePath(path, r.Rank, r.Thread))
+		require.NoError(t, err)
+		require.True(t, ft.Complete)
+		// The reconstructed sequence is the traced one.
+		it := g.Events()
+		k := 0
+		for it.Next() {
+			ev := it.Event()
+			require.Less(t, k, len(ft.Events))
+			require.Equal(t, ft.Events[k].Node, ev.Node, "rank %d event %d", r.Rank, k)
+			k++
+		}
+		require.NoError(t, it.Err())
+		assert.Equal(t, len(ft.Events), k)
+		// Per-call totals agree with the trace within 1%.
+		traced := map[string]int64{}
+		for _, e := range ft.Events {
+			traced[ft.Nodes[e.Node].Call] += e.Exit - e.Enter
+		}
+		recorded := map[string]int64{}
+		for _, n := range g.Nodes {
+			recorded[n.Key.Call] += n.Time.Total
+		}
+		for call, want := range traced {
+			assert.InDelta(t, want, recorded[call], 0.01*float64(want)+1, "rank %d %s", r.Rank, call)
+		}
+		// The graph is what flowgraph.Builder makes of the trace.
+		tg := ft.Graph(flowgraph.MaxAnchors)
+		assert.Equal(t, tg.Edges, g.Edges)
+		assert.Equal(t, tg.Anchors, g.Anchors)
+	}
+}
+
+// TestHaloSizeIndependentOfIterations checks that the recorded graph does
+// not grow with the number of iterations. The time anchors are left out of
+// the comparison: by the data model's design they grow with the number of
+// events up to their budget (flowgraph.MaxAnchors), so 100 iterations (704
+// events) have 705 and 10,000 iterations between 2049 and 4097; their bound
+// is checked instead.
+func TestHaloSizeIndependentOfIterations(t *testing.T) {
+	dir := needMPI(t)
+	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	size := map[int]int64{}
+	graph := map[int]int64{}
+	for _, n := range []int{100, 10000} {
+		out := t.TempDir()
+		res := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, filepath.Join(dir, "halo"), fmt.Sprint(n))
+		require.Equal(t, 0, res.code, res.stderr)
+		path := jobFile(t, out)
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		size[n] = st.Size()
+		f, err := flowgraph.Open(path)
+		require.NoError(t, err)
+		for i := range f.Index {
+			r, err := f.ReadRank(i)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(r.Graph.Anchors), flowgraph.MaxAnchors+1)
+			r.Graph.Anchors = nil
+			b, _, err := flowgraph.EncodeRank(r)
+			require.NoError(t, err)
+			graph[n] += int64(len(b))
+		}
+		f.Close()
+	}
+	t.Logf("halo file: %d bytes for 100 iterations, %d for 10000; without anchors %d and %d", size[100], size[10000], graph[100], graph[10000])
+	assert.InEpsilon(t, graph[100], graph[10000], 0.05)
+}
+
+// TestPreloadReachesLauncher checks that the library is harmless in the
+// processes the preload reaches besides the ranks: mpirun, orted, shells.
+func TestPreloadReachesLauncher(t *testing.T) {
+	dir := needMPI(t)
+	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	out := t.TempDir()
+	env := []string{"LD_PRELOAD=" + lib, "MPIFLOW_DIR=" + out, "MPIFLOW_QUIET=1"}
+	sh := exec.Command("sh", "-c", "echo hello | cat")
+	sh.Env = append(os.Environ(), env...)
+	b, err := sh.CombinedOutput()
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(b))
+
+	plain := mpirun(t, out, nil, nil, filepath.Join(dir, "ring"), "3")
+	res := mpirun(t, out, env, nil, filepath.Join(dir, "ring"), "3")
+	assert.Equal(t, plain.stdout, res.stdout)
+	assert.Equal(t, 0, res.code, res.stderr)
+	f, err := flowgraph.Open(jobFile(t, out))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Len(t, f.Index, 4)
+}
+
+// TestExitCodeAndUnwritableDir: the application's exit code survives, and
+// an output directory that cannot be written gives a message, not a
+// failure.
+func TestExitCodeAndUnwritableDir(t *testing.T) {
+	dir := needMPI(t)
+	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	out := t.TempDir()
+	missing := filepath.Join(out, "does-not-exist")
+	res := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing}, filepath.Join(dir, "halo"), "3", "fail")
+	assert.Equal(t, 3, res.code)
+	assert.Contains(t, res.stdout, "halo:")
+	assert.Contains(t, res.stderr, "mpiflow: output directory")
+	m, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
+	assert.Empty(t, m)
+}
+
+// TestRunCommand runs a job with `mpiflow run` and `mpiflow lib` from the
+// CLI installed next to the libraries.
+func TestRunCommand(t *testing.T) {
+	dir := needMPI(t)
+	bin := filepath.Join(dir, "bin", "mpiflow")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
+	require.NoError(t, err, "build the CLI: %s", out)
+
+	lib, err := exec.Command(bin, "lib").Output()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "lib", "libmpiflow-openmpi.so"), strings.TrimSpace(string(lib)))
+
+	prof := t.TempDir()
+	cmd := exec.Command(bin, "run", "--dir", prof, "--", "mpirun", "--oversubscribe", "-np", "4", filepath.Join(dir, "halo"), "5", "fail")
+	cmd.Env = os.Environ()
+	if os.Getuid() == 0 {
+		cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	}
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, se.String())
+	assert.Equal(t, 3, ee.ExitCode(), "the job's exit code is kept")
+	assert.Contains(t, so.String(), "halo: 2x2 ranks, 5 iterations")
+	file := jobFile(t, prof)
+	assert.Contains(t, se.String(), "mpiflow: profile: "+file)
+	f, err := flowgraph.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Len(t, f.Index, 4)
+}
+
+// fakePAPI is a libpapi stand-in with known counts: every PAPI_read
+// advances counter i by 1000*(i+1), so each compute phase (one read at the
+// exit of a call, the next at the enter of the following call) adds
+// exactly that to its edge. PAPI_NOPE does not exist.
+const fakePAPI = `#include <string.h>
+static long long reads;
+static int n;
+int PAPI_library_init(int v) { return v; }
+int PAPI_create_eventset(int *es) { *es = 7; return 0; }
+int PAPI_add_named_event(int es, const char *name) { if (es != 7 || !strcmp(name, "PAPI_NOPE")) return -7; n++; return 0; }
+int PAPI_start(int es) { return es == 7 ? 0 : -1; }
+int PAPI_read(int es, long long *v) { reads++; for (int i = 0; i < n; i++) v[i] = reads * 1000 * (i + 1); return es == 7 ? 0 : -1; }
+`
+
+func TestPAPICounters(t *testing.T) {
+	dir := needMPI(t)
+	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	src := filepath.Join(t.TempDir(), "fakepapi.c")
+	require.NoError(t, os.WriteFile(src, []byte(fakePAPI), 0o644))
+	fake := filepath.Join(filepath.Dir(src), "libfakepapi.so")
+	out, err := exec.Command("cc", "-shared", "-fPIC", "-o", fake, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	tests := []struct {
+		name, papiLib string
+		want          []string
+		warning       string
+	}{
+		{"fake", fake, []string{"PAPI_TOT_INS", "PAPI_TOT_CYC"}, "counter PAPI_NOPE is not available"},
+		{"absent", filepath.Join(dir, "no-libpapi.so"), nil, "cannot use libpapi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prof := t.TempDir()
+			res := mpirun(t, prof, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + prof, "-x", "MPIFLOW_QUIET=1",
+				"-x", "MPIFLOW_PAPI=PAPI_TOT_INS,PAPI_NOPE,PAPI_TOT_CYC", "-x", "MPIFLOW_PAPI_LIB=" + tt.papiLib}, filepath.Join(dir, "ring"), "7")
+			require.Equal(t, 0, res.code, res.stderr)
+			assert.Equal(t, 1, strings.Count(res.stderr, tt.warning), "warned once, on rank 0: %s", res.stderr)
+			f, err := flowgraph.Open(jobFile(t, prof))
+			require.NoError(t, err)
+			defer f.Close()
+			assert.Equal(t, tt.want, f.Header.Counters)
+			for i := range f.Index {
+				r, err := f.ReadRank(i)
+				require.NoError(t, err)
+				for _, e := range r.Graph.Edges {
+					want := make([]int64, len(tt.want))
+					for c := range want {
+						want[c] = e.Count * 1000 * int64(c+1)
+					}
+					assert.Equal(t, want, e.Counters, "rank %d edge %d->%d", r.Rank, e.Src, e.Dst)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+)
+
+var testNames = []string{"MPI_Init", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "MPI_Wait", "MPI_Finalize"}
+
+// genEvents makes a call sequence mixing regular loops (which compress to
+// long sequence runs and hit the successor cache) with random calls.
+func genEvents(rng *rand.Rand, n int) []recEvent {
+	var evs []recEvent
+	t := int64(1000)
+	add := func(call int, site uint64) {
+		enter := t + rng.Int64N(50)
+		exit := enter + rng.Int64N(100)
+		t = exit
+		partner := -1
+		if call == 1 || call == 2 {
+			partner = rng.IntN(4)
+		}
+		evs = append(evs, recEvent{Call: call, Site: site, Bytes: int64(rng.IntN(3) * 8), Partner: partner, Comm: rng.IntN(2), CommSize: 1 + rng.IntN(8), Enter: enter, Exit: exit})
+	}
+	add(0, 0x1000)
+	for len(evs) < n {
+		if rng.IntN(3) == 0 {
+			add(1+rng.IntN(4), 0x2000+uint64(rng.IntN(5))*16)
+			continue
+		}
+		body := 1 + rng.IntN(4)
+		iters := 1 + rng.IntN(40)
+		for i := 0; i < iters; i++ {
+			for k := 0; k < body; k++ {
+				add(1+k, 0x3000+uint64(k)*16)
+			}
+		}
+	}
+	add(5, 0x4000)
+	return evs
+}
+
+// builderGraph records evs with flowgraph.Builder, keyed like the C
+// recorder with key flags f.
+func builderGraph(evs []recEvent, f uint32, budget, ncounters int) flowgraph.Graph {
+	b := flowgraph.NewBuilder(ncounters, budget)
+	for _, e := range evs {
+		k := flowgraph.NodeKey{Call: testNames[e.Call], Site: -1, Partner: -1, Comm: -1}
+		if f&1 != 0 {
+			k.Site = b.Site(flowgraph.CallSite{Addr: e.Site})
+		}
+		if f&2 != 0 {
+			k.Bytes = e.Bytes
+		}
+		if f&4 != 0 {
+			k.Partner = e.Partner
+		}
+		if f&8 != 0 {
+			k.Comm = e.Comm
+		}
+		b.Add(flowgraph.Call{Key: k, Enter: e.Enter, Exit: e.Exit, Bytes: e.Bytes, Partner: e.Partner, CommSize: e.CommSize,
+			CountersEnter: e.CountersEnter, CountersExit: e.CountersExit})
+	}
+	return b.Graph()
+}
+
+func TestRecorderMatchesBuilder(t *testing.T) {
+	tests := []struct {
+		key    string
+		budget int
+		events int
+		seed   uint64
+	}{
+		{"", 0, 1, 1},
+		{"", 0, 2000, 2},
+		{"call,site", 4, 500, 3},
+		{"call", 7, 3000, 4},
+		{"call,site,bytes,partner,comm", 16, 5000, 5},
+		{"call,partner", 2, 10000, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(tt.seed, 0))
+			evs := genEvents(rng, tt.events)
+			r, err := newRecorder(tt.key, tt.budget, 0)
+			require.NoError(t, err)
+			defer r.free()
+			for _, e := range evs {
+				r.add(e)
+			}
+			got := r.graph(testNames)
+			want := builderGraph(evs, r.keyFlags(), tt.budget, 0)
+			require.NoError(t, got.Validate())
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestRecorderCounters checks that counter differences between the exit of
+// a call and the enter of the next are summed on the edges as Builder does.
+func TestRecorderCounters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	evs := genEvents(rng, 3000)
+	const nc = 3
+	var cum [nc]int64
+	for i := range evs {
+		in, out := make([]int64, nc), make([]int64, nc)
+		for c := range cum {
+			cum[c] += rng.Int64N(1000) // the compute phase before the call
+			in[c] = cum[c]
+			cum[c] += rng.Int64N(100) // inside the call
+			out[c] = cum[c]
+		}
+		evs[i].CountersEnter, evs[i].CountersExit = in, out
+	}
+	r, err := newRecorder("", 0, nc)
+	require.NoError(t, err)
+	defer r.free()
+	for _, e := range evs {
+		r.add(e)
+	}
+	got := r.graph(testNames)
+	want := builderGraph(evs, r.keyFlags(), 0, nc)
+	assert.Equal(t, want, got)
+	var sum int64
+	for _, e := range got.Edges {
+		sum += e.Counters[1]
+	}
+	assert.Positive(t, sum)
+}
+
+func TestRecorderEmpty(t *testing.T) {
+	r, err := newRecorder("", 0, 0)
+	require.NoError(t, err)
+	defer r.free()
+	g := r.graph(testNames)
+	assert.Equal(t, -1, g.Initial)
+	assert.Zero(t, g.NumEvents)
+	assert.Empty(t, g.Anchors)
+}
+
+func TestParseKeyRejectsUnknown(t *testing.T) {
+	_, err := newRecorder("call,color", 0, 0)
+	assert.Error(t, err)
+}
+
+func TestFullTraceRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	evs := genEvents(rng, 5000)
+	r, err := newRecorder("", 64, 0)
+	require.NoError(t, err)
+	defer r.free()
+	path := filepath.Join(t.TempDir(), "x.mftrace")
+	require.NoError(t, r.trace(path, 3))
+	for _, e := range evs {
+		r.add(e)
+	}
+	require.NoError(t, r.closeTrace(testNames))
+	g := r.graph(testNames)
+
+	ft, err := flowgraph.ReadFullTrace(path)
+	require.NoError(t, err)
+	assert.Equal(t, 3, ft.Rank)
+	assert.True(t, ft.Complete)
+	require.Len(t, ft.Events, len(evs))
+	for i, e := range evs {
+		require.Equal(t, e.Enter, ft.Events[i].Enter, "event %d", i)
+		require.Equal(t, e.Exit, ft.Events[i].Exit, "event %d", i)
+		require.Equal(t, testNames[e.Call], ft.Nodes[ft.Events[i].Node].Call, "event %d", i)
+	}
+	// The trace rebuilds the same graph structure and times.
+	tg := ft.Graph(64)
+	assert.Equal(t, g.Edges, tg.Edges)
+	assert.Equal(t, g.Anchors, tg.Anchors)
+	require.Len(t, tg.Nodes, len(g.Nodes))
+	for i := range g.Nodes {
+		assert.Equal(t, g.Nodes[i].Key, tg.Nodes[i].Key)
+		assert.Equal(t, g.Nodes[i].Time, tg.Nodes[i].Time)
+	}
+}

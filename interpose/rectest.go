@@ -1,0 +1,121 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <fcntl.h>
+#include "recorder.h"
+
+static mf_rec *rt_new(uint32_t flags, int budget) {
+	mf_rec *r = malloc(sizeof(mf_rec));
+	if (r && mf_rec_init(r, flags, budget)) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+static void rt_free(mf_rec *r) { mf_rec_free(r); free(r); }
+static void rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
+	mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site, .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
+	mf_record(r, &ev);
+}
+static int rt_trace(mf_rec *r, const char *path, int rank) {
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	return mf_trace_open(r, fd, rank);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"unsafe"
+
+	"mpiflow/flowgraph"
+)
+
+// This file drives the C recorder from Go so that the tests can compare it
+// with flowgraph.Builder (cgo cannot be used in _test.go files).
+
+// recorder is a C recorder owned by Go.
+type recorder struct {
+	r *C.mf_rec
+}
+
+// newRecorder returns an empty C recorder with the given MPIFLOW_KEY value,
+// anchor budget and number of counters.
+func newRecorder(key string, budget, ncounters int) (*recorder, error) {
+	if ncounters < 0 || ncounters > C.MF_MAX_COUNTERS {
+		return nil, errors.New("too many counters")
+	}
+	ck := C.CString(key)
+	defer C.free(unsafe.Pointer(ck))
+	var flags C.uint32_t
+	if C.mf_parse_key(ck, &flags) != 0 {
+		return nil, errors.New("bad key " + key)
+	}
+	r := C.rt_new(flags, C.int(budget))
+	if r == nil {
+		return nil, errors.New("out of memory")
+	}
+	r.ncounters = C.int32_t(ncounters)
+	return &recorder{r: r}, nil
+}
+
+// recEvent is one call for the C recorder; Call numbers index the names
+// passed to graph.
+type recEvent struct {
+	Call                    int
+	Site                    uint64
+	Bytes                   int64
+	Partner, Comm, CommSize int
+	Enter, Exit             int64
+	// Counter values at Enter and Exit; as many as the recorder has.
+	CountersEnter, CountersExit []int64
+}
+
+func (r *recorder) add(e recEvent) {
+	var cin, cout *C.int64_t
+	if len(e.CountersEnter) > 0 {
+		cin = (*C.int64_t)(unsafe.Pointer(&e.CountersEnter[0]))
+		cout = (*C.int64_t)(unsafe.Pointer(&e.CountersExit[0]))
+	}
+	C.rt_add(r.r, C.int32_t(e.Call), C.uint64_t(e.Site), C.int64_t(e.Bytes), C.int32_t(e.Partner), C.int32_t(e.Comm), C.int32_t(e.CommSize), C.int64_t(e.Enter), C.int64_t(e.Exit), cin, cout)
+}
+
+func (r *recorder) graph(names []string) flowgraph.Graph {
+	return recGraph(r.r, names)
+}
+
+func (r *recorder) keyFlags() uint32 { return uint32(r.r.keyflags) }
+
+// trace starts the full trace into path.
+func (r *recorder) trace(path string, rank int) error {
+	p := C.CString(path)
+	defer C.free(unsafe.Pointer(p))
+	if C.rt_trace(r.r, p, C.int(rank)) != 0 {
+		return errors.New("cannot start trace " + path)
+	}
+	return nil
+}
+
+// closeTrace ends the full trace with the node table.
+func (r *recorder) closeTrace(names []string) error {
+	cn := make([]*C.char, len(names))
+	for i, n := range names {
+		cn[i] = C.CString(n)
+		defer C.free(unsafe.Pointer(cn[i]))
+	}
+	arr := (**C.char)(C.malloc(C.size_t(len(cn)) * C.size_t(unsafe.Sizeof(cn[0]))))
+	defer C.free(unsafe.Pointer(arr))
+	copy(unsafe.Slice(arr, len(cn)), cn)
+	if C.mf_trace_close(r.r, arr, C.int(len(names))) != 0 {
+		return errors.New("trace close failed")
+	}
+	return nil
+}
+
+func (r *recorder) free() {
+	C.rt_free(r.r)
+	r.r = nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// mpiHeader finds the mpi.h that mpicc uses.
+func mpiHeader(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("mpicc"); err != nil {
+		t.Skip("needs mpicc to find mpi.h (Debian: apt-get install libopenmpi-dev)")
+	}
+	var dirs []string
+	if out, err := exec.Command("mpicc", "--showme:incdirs").Output(); err == nil {
+		dirs = strings.Fields(string(out))
+	} else if out, err := exec.Command("mpicc", "-show").Output(); err == nil {
+		for _, f := range strings.Fields(string(out)) {
+			if strings.HasPrefix(f, "-I") {
+				dirs = append(dirs, f[2:])
+			}
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, "mpi.h")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("no mpi.h in mpicc's include directories %v", dirs)
+	return ""
+}
+
+var (
+	pmpiRE    = regexp.MustCompile(`\b(?:int|double)\s+PMPI_(\w+)\s*\(`)
+	commentRE = regexp.MustCompile(`(?s)/\*.*?\*/`)
+)
+
+// pmpiFunctions lists the MPI functions that mpi.h declares a PMPI_
+// prototype for.
+func pmpiFunctions(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	src := commentRE.ReplaceAll(b, nil)
+	seen := map[string]bool{}
+	for _, m := range pmpiRE.FindAllSubmatch(src, -1) {
+		seen["MPI_"+string(m[1])] = true
+	}
+	var names []string
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestEveryMPIFunctionIsWrappedOrExcluded parses the PMPI_ prototypes of
+// the mpi.h in use: each must be wrapped or deliberately excluded in
+// gen/mpi.spec, so nothing is silently missed.
+func TestEveryMPIFunctionIsWrappedOrExcluded(t *testing.T) {
+	fns := pmpiFunctions(t, mpiHeader(t))
+	require.Greater(t, len(fns), 300, "parsed too few prototypes")
+	wrapped := map[string]bool{}
+	for _, w := range wrappedCalls() {
+		wrapped[w] = true
+	}
+	excluded := excludedCalls()
+	var missing []string
+	for _, f := range fns {
+		if !wrapped[f] && excluded[f] == "" {
+			missing = append(missing, f)
+		}
+	}
+	assert.Empty(t, missing, "add these to interpose/gen/mpi.spec, wrapped or excluded with a reason")
+	have := map[string]bool{}
+	for _, f := range fns {
+		have[f] = true
+	}
+	for w := range wrapped {
+		assert.True(t, have[w], "%s is wrapped but mpi.h does not declare it", w)
+		assert.Empty(t, excluded[w], "%s is both wrapped and excluded", w)
+	}
+	// The API of the issue is covered.
+	for _, f := range []string{"MPI_Send", "MPI_Irecv", "MPI_Send_init", "MPI_Mprobe", "MPI_Improbe", "MPI_Waitall",
+		"MPI_Ialltoallw", "MPI_Ineighbor_alltoallv", "MPI_Rget_accumulate", "MPI_File_iwrite_at_all",
+		"MPI_Comm_split_type", "MPI_Dist_graph_create_adjacent", "MPI_Init_thread", "MPI_Finalize"} {
+		assert.True(t, wrapped[f], f)
+	}
+}
+
+// TestGeneratedFilesUpToDate regenerates the wrappers and compares them
+// with the files in the tree.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command")
+	}
+	dir := t.TempDir()
+	c, g, md := filepath.Join(dir, "w.c"), filepath.Join(dir, "w.go"), filepath.Join(dir, "w.md")
+	out, err := exec.Command("go", "run", "./gen", "-spec", "gen/mpi.spec", "-c", c, "-go", g, "-md", md).CombinedOutput()
+	require.NoError(t, err, string(out))
+	for have, fresh := range map[string]string{"csrc/wrappers_gen.c": c, "wrapped_gen.go": g, "WRAPPED.md": md} {
+		a, err := os.ReadFile(have)
+		require.NoError(t, err)
+		b, err := os.ReadFile(fresh)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), "%s is stale: run go generate in interpose/", have)
+	}
+}
