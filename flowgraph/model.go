@@ -71,7 +71,7 @@ type Graph struct {
 	// NumEvents is the number of events (node visits) recorded.
 	NumEvents int64 `msgpack:"nevents"`
 	// Anchors are sparse, ordered time anchors (see Anchor).
-	Anchors []Anchor `msgpack:"anchors"`
+	Anchors Anchors `msgpack:"anchors"`
 }
 
 // NodeKey identifies a node. Fields not named in Header.KeyFields are zero
@@ -187,6 +187,9 @@ type Anchor struct {
 	Time    int64 `msgpack:"t"`
 	MPITime int64 `msgpack:"m"`
 }
+
+// Anchors is an ascending list of anchors.
+type Anchors []Anchor
 
 // MaxAnchors is the default anchor budget per graph.
 const MaxAnchors = 4096

@@ -149,8 +149,12 @@ func TestReconstructBrokenSequence(t *testing.T) {
 	assert.ErrorContains(t, it.Err(), "sequence broken")
 }
 
+// TestLoopFileSizeIndependentOfIterations checks that a loop's graph costs
+// O(1) space: only the time anchors grow with the number of events, up to
+// their budget, at a few bytes each.
 func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
-	size := func(iters int64) int {
+	// size returns the encoded size of the graph without and with anchors.
+	size := func(iters int64) (graph, anchors int) {
 		b := flowgraph.NewBuilder(0, 0)
 		var now int64
 		keys := []flowgraph.NodeKey{{Call: "MPI_Irecv"}, {Call: "MPI_Send"}, {Call: "MPI_Wait"}, {Call: "MPI_Allreduce"}}
@@ -162,13 +166,19 @@ func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
 			}
 		}
 		g := b.Graph()
-		enc, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
+		assert.LessOrEqual(t, len(g.Anchors), flowgraph.MaxAnchors+1)
+		full, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
 		require.NoError(t, err)
-		return len(enc)
+		g.Anchors = nil
+		bare, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
+		require.NoError(t, err)
+		return len(bare), len(full) - len(bare)
 	}
-	small, big := size(1000), size(1000000)
-	// Anchors fill to their budget in both cases; the rest is O(1).
-	assert.InEpsilon(t, small, big, 0.05, "file size %d vs %d bytes", small, big)
+	small, smallAnchors := size(100)
+	big, bigAnchors := size(1000000)
+	assert.InEpsilon(t, small, big, 0.05, "graph size %d vs %d bytes", small, big)
+	assert.Less(t, smallAnchors, 12*(400+1), "400 events: 401 anchors of at most 12 bytes")
+	assert.Less(t, bigAnchors, 12*(flowgraph.MaxAnchors+1), "anchors are bounded by their budget")
 }
 
 func BenchmarkReconstruct(b *testing.B) {
