@@ -14,11 +14,17 @@ type CallStat struct {
 	Bytes int64  `json:"bytes"`
 }
 
+// IsInit reports whether call is MPI_Init or MPI_Init_thread. Like IPM,
+// summaries count time from the end of MPI_Init: its start-up cost says
+// nothing about the application and would dwarf short runs.
+func IsInit(call string) bool { return call == "MPI_Init" || call == "MPI_Init_thread" }
+
 // RankStat summarizes one rank (or thread).
 type RankStat struct {
 	Rank     int   `json:"rank"`
 	Thread   int   `json:"thread"`
-	Wall     int64 `json:"wall_ns"`    // first event start to last event end
+	Wall     int64 `json:"wall_ns"`    // end of MPI_Init (or first event start) to last event end
+	Init     int64 `json:"init_ns"`    // time inside MPI_Init, not part of Wall and MPI
 	MPI      int64 `json:"mpi_ns"`     // time inside MPI calls
 	Compute  int64 `json:"compute_ns"` // time between MPI calls
 	Bytes    int64 `json:"bytes"`
@@ -53,14 +59,18 @@ func (s *Summary) Add(r *Rank) {
 		c.Time.Merge(n.Time, c.Count, n.Count)
 		c.Count += n.Count
 		c.Bytes += n.Bytes.Total
-		rs.MPI += n.Time.Total
 		rs.Bytes += n.Bytes.Total
+		if IsInit(n.Key.Call) {
+			rs.Init += n.Time.Total
+		} else {
+			rs.MPI += n.Time.Total
+		}
 	}
 	for i := range g.Edges {
 		rs.Compute += g.Edges[i].Time.Total
 	}
 	if k := len(g.Anchors); k > 0 && g.Anchors[k-1].Event == g.NumEvents {
-		rs.Wall = g.Anchors[k-1].Time
+		rs.Wall = g.Anchors[k-1].Time - rs.Init
 	} else {
 		rs.Wall = rs.MPI + rs.Compute
 	}
@@ -82,7 +92,8 @@ func (s *Summary) SortedCalls() []CallStat {
 	return out
 }
 
-// Totals returns the summed MPI time, wall time and bytes over all ranks.
+// Totals returns the summed MPI time, wall time and bytes over all ranks,
+// from the end of MPI_Init.
 func (s *Summary) Totals() (mpi, wall, bytes int64) {
 	for _, r := range s.Ranks {
 		mpi += r.MPI
