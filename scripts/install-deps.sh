@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
 	build-essential pkg-config gfortran
 	libopenmpi-dev openmpi-bin
+	libmpich-dev mpich
 	graphviz
 	libotf2-trace-dev otf2-tools pajeng
 	chromium
