@@ -181,36 +181,53 @@ func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
 	assert.Less(t, bigAnchors, 12*(flowgraph.MaxAnchors+1), "anchors are bounded by their budget")
 }
 
+// benchGraphs are 10-million-event graphs: a small loop nest, and a
+// branchy program with hundreds of nodes and edges.
+var benchGraphs = []struct {
+	name string
+	opt  flowgen.Options
+}{
+	{"loops", flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}},
+	{"branchy", flowgen.Options{Seed: 12, Events: 10_000_000, Depth: 6, Sites: 300, MaxIter: 8, Branchy: true}},
+}
+
 func BenchmarkReconstruct(b *testing.B) {
-	g := flowgen.New(flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}).Graph(1)
-	b.ResetTimer()
-	for range b.N {
-		it := g.Events()
-		var n int64
-		for it.Next() {
-			n++
-		}
-		if it.Err() != nil || n != g.NumEvents {
-			b.Fatalf("reconstructed %d of %d events: %v", n, g.NumEvents, it.Err())
-		}
+	for _, bg := range benchGraphs {
+		g := flowgen.New(bg.opt).Graph(1)
+		b.Run(bg.name, func(b *testing.B) {
+			for range b.N {
+				it := g.Events()
+				var n int64
+				for it.Next() {
+					n++
+				}
+				if it.Err() != nil || n != g.NumEvents {
+					b.Fatalf("reconstructed %d of %d events: %v", n, g.NumEvents, it.Err())
+				}
+			}
+			b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(len(g.Nodes)+len(g.Edges)), "nodes+edges")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(0, "ns/op")
 }
 
 func BenchmarkDecode(b *testing.B) {
-	g := flowgen.New(flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}).Graph(1)
-	enc, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := flowgraph.DecodeRank(enc); err != nil {
+	for _, bg := range benchGraphs {
+		g := flowgen.New(bg.opt).Graph(1)
+		enc, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Run(bg.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := flowgraph.DecodeRank(enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(len(enc)), "bytes")
+			b.ReportMetric(float64(len(g.Nodes)+len(g.Edges)), "nodes+edges")
+		})
 	}
-	b.ReportMetric(float64(g.NumEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(len(enc)), "bytes")
-	b.ReportMetric(float64(len(g.Nodes)+len(g.Edges)), "nodes+edges")
 }
