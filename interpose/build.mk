@@ -4,6 +4,8 @@
 #                            generated from interpose/gen/mpi.spec, the
 #                            recorder), built against the Open MPI found by
 #                            mpicc --showme.
+# lib/libmpiflow-mpich.so    the same, built against MPICH (mpicc.mpich
+#                            -show), when MPICH is installed.
 # lib/libmpiflow-go.so       the Go part (c-shared, no MPI headers), loaded
 #                            by the preload library only at MPI_Finalize.
 MPICC        ?= mpicc
@@ -11,10 +13,14 @@ CC           ?= cc
 OMPI_VERSION := $(shell $(MPICC) --showme:version 2>/dev/null)
 OMPI_CFLAGS  := $(if $(OMPI_VERSION),$(shell $(MPICC) --showme:compile))
 OMPI_LDFLAGS := $(if $(OMPI_VERSION),$(shell $(MPICC) --showme:link))
+MPICH_CC     ?= mpicc.mpich
+MPICH_SHOW   := $(shell $(MPICH_CC) -show 2>/dev/null)
+MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
+MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MF_SRC       := interpose/recorder.c interpose/csrc/core.c interpose/csrc/wrappers_gen.c
-MF_HDR       := interpose/recorder.h interpose/mpiflow.h interpose/csrc/mf_mpi.h
-MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so)
+MF_SRC       := interpose/recorder.c interpose/partial.c interpose/csrc/core.c interpose/csrc/wrappers_gen.c
+MF_HDR       := interpose/recorder.h interpose/partial.h interpose/mpiflow.h interpose/csrc/mf_mpi.h
+MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
 .PHONY: libs bench-overhead $(LIBDIR)/libmpiflow-go.so
 libs: $(MF_LIBS)
@@ -25,6 +31,10 @@ endif
 $(LIBDIR)/libmpiflow-openmpi.so: $(MF_SRC) $(MF_HDR)
 	@mkdir -p $(LIBDIR)
 	$(CC) $(MF_CFLAGS) $(OMPI_CFLAGS) -shared -o $@ $(MF_SRC) $(OMPI_LDFLAGS) -ldl -Wl,--no-undefined
+
+$(LIBDIR)/libmpiflow-mpich.so: $(MF_SRC) $(MF_HDR)
+	@mkdir -p $(LIBDIR)
+	$(CC) $(MF_CFLAGS) $(MPICH_CFLAGS) -shared -o $@ $(MF_SRC) $(MPICH_LDFLAGS) -ldl -Wl,--no-undefined
 
 $(LIBDIR)/libmpiflow-go.so:
 	@mkdir -p $(LIBDIR)
@@ -47,9 +57,12 @@ MPIRUN       ?= mpirun
 MPIRUN_FLAGS ?= --oversubscribe
 DEMO_ITERS   ?= 500
 .PHONY: apps demo
+MPIFC        ?= mpif90
 apps:
 	@mkdir -p $(APPDIR)
 	for s in testdata/apps/*.c; do $(MPICC) -g -O2 -o $(APPDIR)/$$(basename $$s .c) $$s -lm || exit 1; done
+	if command -v $(MPIFC) >/dev/null; then for s in testdata/apps/*.f90; do [ -e "$$s" ] || continue; \
+		$(MPIFC) -g -O2 -fopenmp -o $(APPDIR)/$$(basename $$s .f90) $$s || exit 1; done; fi
 
 demo: all apps
 	@rm -rf build/demo && mkdir -p build/demo

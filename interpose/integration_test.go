@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,33 +27,84 @@ import (
 // recorded file against the program's structure and the full trace.
 
 type buildResult struct {
-	dir string // holds libmpiflow-*.so and the apps
+	dir string // holds lib/libmpiflow-*.so, and the apps in <mpi>/
 	err error
+}
+
+// mpiImpl is one MPI the integration tests run under.
+type mpiImpl struct {
+	name     string   // openmpi or mpich: the library is libmpiflow-<name>.so
+	cc, fc   string   // compiler wrappers
+	launcher string   // mpirun / mpiexec
+	library  string   // what MPI_Get_library_version says
+	probe    []string // a command that succeeds only for this MPI
+}
+
+var mpiImpls = []mpiImpl{
+	{name: "openmpi", cc: "mpicc", fc: "mpif90", launcher: "mpirun", library: "Open MPI", probe: []string{"mpicc", "--showme:version"}},
+	{name: "mpich", cc: "mpicc.mpich", fc: "mpif90.mpich", launcher: "mpiexec.mpich", library: "MPICH", probe: []string{"mpicc.mpich", "-show"}},
 }
 
 var (
 	buildOnce sync.Once
 	built     buildResult
+	availOnce sync.Once
+	avail     []mpiImpl
 )
 
-// needMPI skips the test when Open MPI's mpicc and mpirun are not there,
-// and otherwise builds everything once.
+// available returns the MPIs installed here.
+func available() []mpiImpl {
+	availOnce.Do(func() {
+		for _, m := range mpiImpls {
+			if _, err := exec.LookPath(m.launcher); err != nil {
+				continue
+			}
+			if err := exec.Command(m.probe[0], m.probe[1:]...).Run(); err == nil {
+				avail = append(avail, m)
+			}
+		}
+	})
+	return avail
+}
+
+// needMPI skips the test when neither Open MPI nor MPICH is there, and
+// otherwise builds everything once.
 func needMPI(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: skipped with -short")
 	}
-	for _, tool := range []string{"mpicc", "mpirun", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("integration test needs %s (Debian: apt-get install libopenmpi-dev openmpi-bin make): %v", tool, err)
-		}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skipf("integration test needs make: %v", err)
 	}
-	if err := exec.Command("mpicc", "--showme:version").Run(); err != nil {
-		t.Skip("integration test needs Open MPI's mpicc (mpicc --showme:version failed)")
+	if len(available()) == 0 {
+		t.Skip("integration test needs Open MPI or MPICH (Debian: apt-get install libopenmpi-dev openmpi-bin mpich libmpich-dev)")
 	}
 	buildOnce.Do(func() { built = buildAll() })
 	require.NoError(t, built.err)
 	return built.dir
+}
+
+// forEachMPI runs f as a subtest per MPI installed, with the directory
+// holding that MPI's builds of the apps and its preload library.
+func forEachMPI(t *testing.T, f func(t *testing.T, m mpiImpl, apps, lib string)) {
+	dir := needMPI(t)
+	for _, m := range available() {
+		t.Run(m.name, func(t *testing.T) {
+			f(t, m, filepath.Join(dir, m.name), filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so"))
+		})
+	}
+}
+
+// appSources are the test applications: ../testdata/apps and this
+// package's testdata (C and Fortran).
+func appSources() []string {
+	var srcs []string
+	for _, pat := range []string{"../testdata/apps/*.c", "../testdata/apps/*.f90", "../testdata/apps/*.F90", "../testdata/apps/*.f", "testdata/*.c", "testdata/*.f90"} {
+		m, _ := filepath.Glob(pat)
+		srcs = append(srcs, m...)
+	}
+	return srcs
 }
 
 func buildAll() buildResult {
@@ -61,21 +113,34 @@ func buildAll() buildResult {
 		return buildResult{err: err}
 	}
 	// The libraries go to dir/lib and the CLI to dir/bin, the layout
-	// `mpiflow lib` expects; dir/lib/libmpiflow-openmpi.so is also linked
-	// as dir/libmpiflow-openmpi.so for the tests.
+	// `mpiflow lib` expects.
 	out, err := exec.Command("make", "-C", "..", "libs", "LIBDIR="+filepath.Join(dir, "lib")).CombinedOutput()
 	if err != nil {
 		return buildResult{err: fmt.Errorf("make libs: %v\n%s", err, out)}
 	}
-	if err := os.Symlink(filepath.Join(dir, "lib", "libmpiflow-openmpi.so"), filepath.Join(dir, "libmpiflow-openmpi.so")); err != nil {
-		return buildResult{err: err}
-	}
-	apps, _ := filepath.Glob("../testdata/apps/*.c")
-	for _, src := range apps {
-		name := strings.TrimSuffix(filepath.Base(src), ".c")
-		out, err := exec.Command("mpicc", "-g", "-O1", "-o", filepath.Join(dir, name), src, "-lm").CombinedOutput()
-		if err != nil {
-			return buildResult{err: fmt.Errorf("build %s: %v\n%s", src, err, out)}
+	for _, m := range available() {
+		if _, err := os.Stat(filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")); err != nil {
+			return buildResult{err: fmt.Errorf("make libs did not build the %s library: %w", m.name, err)}
+		}
+		adir := filepath.Join(dir, m.name)
+		if err := os.MkdirAll(adir, 0o755); err != nil {
+			return buildResult{err: err}
+		}
+		for _, src := range appSources() {
+			ext := filepath.Ext(src)
+			name := strings.TrimSuffix(filepath.Base(src), ext)
+			cc, flags := m.cc, []string{"-g", "-O1", "-o", filepath.Join(adir, name), src, "-lm"}
+			if ext != ".c" {
+				cc = m.fc
+				if _, err := exec.LookPath(cc); err != nil {
+					continue // no Fortran compiler: the Fortran tests skip
+				}
+				flags = []string{"-g", "-O1", "-fopenmp", "-o", filepath.Join(adir, name), src}
+			}
+			out, err := exec.Command(cc, flags...).CombinedOutput()
+			if err != nil {
+				return buildResult{err: fmt.Errorf("build %s with %s: %v\n%s", src, cc, err, out)}
+			}
 		}
 	}
 	return buildResult{dir: dir}
@@ -94,14 +159,30 @@ type runResult struct {
 	code           int
 }
 
-// mpirun runs args under mpirun with 4 ranks; pre are extra mpirun options.
-func mpirun(t *testing.T, dir string, env []string, pre []string, args ...string) runResult {
+// mpirun runs args with 4 ranks under m's launcher; pre are extra
+// launcher options, written as Open MPI's "-x NAME=value" pairs (turned
+// into "-genv NAME value" for MPICH's hydra).
+func mpirun(t *testing.T, m mpiImpl, dir string, env []string, pre []string, args ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	a := append([]string{"--oversubscribe", "-np", "4"}, pre...)
+	var a []string
+	if m.name == "mpich" {
+		a = []string{"-n", "4"}
+		for i := 0; i < len(pre); i++ {
+			if pre[i] == "-x" && i+1 < len(pre) {
+				k, v, _ := strings.Cut(pre[i+1], "=")
+				a = append(a, "-genv", k, v)
+				i++
+				continue
+			}
+			a = append(a, pre[i])
+		}
+	} else {
+		a = append([]string{"--oversubscribe", "-np", "4"}, pre...)
+	}
 	a = append(a, args...)
-	cmd := exec.CommandContext(ctx, "mpirun", a...)
+	cmd := exec.CommandContext(ctx, m.launcher, a...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if os.Getuid() == 0 {
@@ -115,18 +196,27 @@ func mpirun(t *testing.T, dir string, env []string, pre []string, args ...string
 	switch {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
 	case err != nil:
-		t.Fatalf("mpirun %v: %v\n%s", args, err, se.String())
+		t.Fatalf("%s %v: %v\n%s", m.launcher, args, err, se.String())
 	}
-	require.NoError(t, ctx.Err(), "mpirun %v timed out", args)
+	require.NoError(t, ctx.Err(), "%s %v timed out", m.launcher, args)
 	return runResult{so.String(), se.String(), code}
 }
 
 // jobFile returns the one .mpiflow file in dir.
 func jobFile(t *testing.T, dir string) string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*.mpiflow"))
+	all, err := filepath.Glob(filepath.Join(dir, "*.mpiflow"))
 	require.NoError(t, err)
+	var m []string
+	for _, p := range all {
+		if !strings.HasSuffix(p, ".partial.mpiflow") {
+			m = append(m, p)
+		}
+	}
 	require.Len(t, m, 1, "want one job file in %s", dir)
 	return m[0]
 }
@@ -135,10 +225,15 @@ func jobFile(t *testing.T, dir string) string {
 type appCase struct {
 	app  string
 	args []string
-	// threads is the number of recording threads per rank (0 means 1).
+	// threads is the number of recording threads per rank (0 means 1,
+	// negative: not checked).
 	threads int
 	// funcs are the functions the MPI calls are made from (default main).
 	funcs []string
+	// src is the source file name (default app.c).
+	src string
+	// anyFunc: the calls may come from any function of the source file.
+	anyFunc bool
 	// check looks at one block (rank and thread) beyond the generic checks.
 	check func(t *testing.T, r *flowgraph.Rank)
 }
@@ -348,42 +443,51 @@ func init() {
 }
 
 func TestApps(t *testing.T) {
-	dir := needMPI(t)
-	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
-	for _, tc := range appCases {
-		t.Run(tc.app, func(t *testing.T) {
-			out := t.TempDir()
-			app := filepath.Join(dir, tc.app)
-			plain := mpirun(t, out, nil, nil, append([]string{app}, tc.args...)...)
-			if plain.code == 77 {
-				t.Skipf("%s: %s", tc.app, plain.stdout)
-			}
-			rec := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"},
-				append([]string{app}, tc.args...)...)
-			assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
-			assert.Equal(t, plain.code, rec.code, "exit code unchanged")
-			assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")
-			checkJob(t, jobFile(t, out), tc)
-		})
-	}
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		for _, tc := range appCases {
+			t.Run(tc.app, func(t *testing.T) {
+				out := t.TempDir()
+				app := filepath.Join(dir, tc.app)
+				if _, err := os.Stat(app); err != nil {
+					t.Skipf("%s was not built (no Fortran compiler?)", tc.app)
+				}
+				plain := mpirun(t, m, out, nil, nil, append([]string{app}, tc.args...)...)
+				if plain.code == 77 {
+					t.Skipf("%s: %s", tc.app, plain.stdout)
+				}
+				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"},
+					append([]string{app}, tc.args...)...)
+				assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+				assert.Equal(t, plain.code, rec.code, "exit code unchanged")
+				assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")
+				checkJob(t, m, jobFile(t, out), tc)
+			})
+		}
+	})
 }
 
 // checkJob checks a job file against the program's structure and the full
 // traces beside it.
-func checkJob(t *testing.T, path string, tc appCase) {
+func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 	f, err := flowgraph.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	assert.Equal(t, 4, f.Header.NumRanks)
 	assert.Equal(t, []string{"call", "site"}, f.Header.KeyFields)
-	assert.Contains(t, f.Header.MPILibrary, "Open MPI")
-	require.Len(t, f.Index, 4*max(tc.threads, 1))
+	assert.Contains(t, f.Header.MPILibrary, m.library)
+	if tc.threads < 0 {
+		require.GreaterOrEqual(t, len(f.Index), 4)
+	} else {
+		require.Len(t, f.Index, 4*max(tc.threads, 1))
+	}
 	for i := range f.Index {
 		r, err := f.ReadRank(i)
 		require.NoError(t, err)
 		assert.True(t, r.Complete)
 		g := &r.Graph
-		tc.check(t, r)
+		if tc.check != nil {
+			tc.check(t, r)
+		}
 		// Call sites are located in the application and resolve to its
 		// source (all test apps call MPI from main).
 		require.NoError(t, g.ResolveSites())
@@ -394,8 +498,14 @@ func checkJob(t *testing.T, path string, tc appCase) {
 			if funcs == nil {
 				funcs = []string{"main"}
 			}
-			assert.Contains(t, funcs, s.Function, "site of %s", n.Key.Call)
-			assert.Equal(t, tc.app+".c", filepath.Base(s.File), "site of %s", n.Key.Call)
+			if !tc.anyFunc {
+				assert.Contains(t, funcs, s.Function, "site of %s", n.Key.Call)
+			}
+			src := tc.src
+			if src == "" {
+				src = tc.app + ".c"
+			}
+			assert.Equal(t, src, filepath.Base(s.File), "site of %s", n.Key.Call)
 			assert.Positive(t, s.Line, "site of %s", n.Key.Call)
 		}
 
@@ -440,12 +550,14 @@ func checkJob(t *testing.T, path string, tc appCase) {
 // is checked instead.
 func TestHaloSizeIndependentOfIterations(t *testing.T) {
 	dir := needMPI(t)
-	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	m := available()[0]
+	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
+	dir = filepath.Join(dir, m.name)
 	size := map[int]int64{}
 	graph := map[int]int64{}
 	for _, n := range []int{100, 10000} {
 		out := t.TempDir()
-		res := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, filepath.Join(dir, "halo"), fmt.Sprint(n))
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, filepath.Join(dir, "halo"), fmt.Sprint(n))
 		require.Equal(t, 0, res.code, res.stderr)
 		path := jobFile(t, out)
 		st, err := os.Stat(path)
@@ -471,8 +583,10 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 // TestPreloadReachesLauncher checks that the library is harmless in the
 // processes the preload reaches besides the ranks: mpirun, orted, shells.
 func TestPreloadReachesLauncher(t *testing.T) {
-	dir := needMPI(t)
-	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	forEachMPI(t, testPreloadReachesLauncher)
+}
+
+func testPreloadReachesLauncher(t *testing.T, m mpiImpl, dir, lib string) {
 	out := t.TempDir()
 	env := []string{"LD_PRELOAD=" + lib, "MPIFLOW_DIR=" + out, "MPIFLOW_QUIET=1"}
 	sh := exec.Command("sh", "-c", "echo hello | cat")
@@ -481,8 +595,8 @@ func TestPreloadReachesLauncher(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", string(b))
 
-	plain := mpirun(t, out, nil, nil, filepath.Join(dir, "ring"), "3")
-	res := mpirun(t, out, env, nil, filepath.Join(dir, "ring"), "3")
+	plain := mpirun(t, m, out, nil, nil, filepath.Join(dir, "ring"), "3")
+	res := mpirun(t, m, out, env, nil, filepath.Join(dir, "ring"), "3")
 	assert.Equal(t, plain.stdout, res.stdout)
 	assert.Equal(t, 0, res.code, res.stderr)
 	f, err := flowgraph.Open(jobFile(t, out))
@@ -495,49 +609,72 @@ func TestPreloadReachesLauncher(t *testing.T) {
 // an output directory that cannot be written gives a message, not a
 // failure.
 func TestExitCodeAndUnwritableDir(t *testing.T) {
-	dir := needMPI(t)
-	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	forEachMPI(t, testExitCodeAndUnwritableDir)
+}
+
+func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 	out := t.TempDir()
 	missing := filepath.Join(out, "does-not-exist")
-	res := mpirun(t, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing}, filepath.Join(dir, "halo"), "3", "fail")
+	res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing}, filepath.Join(dir, "halo"), "3", "fail")
 	assert.Equal(t, 3, res.code)
 	assert.Contains(t, res.stdout, "halo:")
 	assert.Contains(t, res.stderr, "mpiflow: output directory")
-	m, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
-	assert.Empty(t, m)
+	files, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
+	assert.Empty(t, files)
 }
 
 // TestRunCommand runs a job with `mpiflow run` and `mpiflow lib` from the
 // CLI installed next to the libraries.
 func TestRunCommand(t *testing.T) {
-	dir := needMPI(t)
-	bin := filepath.Join(dir, "bin", "mpiflow")
+	root := needMPI(t)
+	bin := filepath.Join(root, "bin", "mpiflow")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
 	require.NoError(t, err, "build the CLI: %s", out)
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		got, err := exec.Command(bin, "lib", "--mpi", m.name).Output()
+		require.NoError(t, err)
+		assert.Equal(t, lib, strings.TrimSpace(string(got)))
 
-	lib, err := exec.Command(bin, "lib").Output()
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "lib", "libmpiflow-openmpi.so"), strings.TrimSpace(string(lib)))
+		prof := t.TempDir()
+		res := runCLI(t, m, bin, prof, filepath.Join(dir, "halo"), "5", "fail")
+		assert.Equal(t, 3, res.code, "the job's exit code is kept")
+		assert.Contains(t, res.stdout, "halo: 2x2 ranks, 5 iterations")
+		file := jobFile(t, prof)
+		assert.Contains(t, res.stderr, "mpiflow: profile: "+file)
+		f, err := flowgraph.Open(file)
+		require.NoError(t, err)
+		defer f.Close()
+		assert.Len(t, f.Index, 4)
+		assert.False(t, f.Header.Incomplete)
+	})
+}
 
-	prof := t.TempDir()
-	cmd := exec.Command(bin, "run", "--dir", prof, "--", "mpirun", "--oversubscribe", "-np", "4", filepath.Join(dir, "halo"), "5", "fail")
+// runCLI runs `mpiflow run` with m's launcher and 4 ranks.
+func runCLI(t *testing.T, m mpiImpl, bin, prof string, args ...string) runResult {
+	t.Helper()
+	launch := []string{m.launcher, "--oversubscribe", "-np", "4"}
+	if m.name == "mpich" {
+		launch = []string{m.launcher, "-n", "4"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--quiet", "--dir", prof, "--"}, launch...), args...)...)
 	cmd.Env = os.Environ()
 	if os.Getuid() == 0 {
 		cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	}
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err = cmd.Run()
+	err := cmd.Run()
+	code := 0
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, se.String())
-	assert.Equal(t, 3, ee.ExitCode(), "the job's exit code is kept")
-	assert.Contains(t, so.String(), "halo: 2x2 ranks, 5 iterations")
-	file := jobFile(t, prof)
-	assert.Contains(t, se.String(), "mpiflow: profile: "+file)
-	f, err := flowgraph.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
-	assert.Len(t, f.Index, 4)
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err, se.String())
+	}
+	require.NoError(t, ctx.Err(), "mpiflow run %v timed out", args)
+	return runResult{so.String(), se.String(), code}
 }
 
 // fakePAPI is a libpapi stand-in with known counts: every PAPI_read
@@ -556,7 +693,9 @@ int PAPI_read(int es, long long *v) { reads++; for (int i = 0; i < n; i++) v[i] 
 
 func TestPAPICounters(t *testing.T) {
 	dir := needMPI(t)
-	lib := filepath.Join(dir, "libmpiflow-openmpi.so")
+	m := available()[0]
+	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
+	dir = filepath.Join(dir, m.name)
 	src := filepath.Join(t.TempDir(), "fakepapi.c")
 	require.NoError(t, os.WriteFile(src, []byte(fakePAPI), 0o644))
 	fake := filepath.Join(filepath.Dir(src), "libfakepapi.so")
@@ -574,7 +713,7 @@ func TestPAPICounters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prof := t.TempDir()
-			res := mpirun(t, prof, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + prof, "-x", "MPIFLOW_QUIET=1",
+			res := mpirun(t, m, prof, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + prof, "-x", "MPIFLOW_QUIET=1",
 				"-x", "MPIFLOW_PAPI=PAPI_TOT_INS,PAPI_NOPE,PAPI_TOT_CYC", "-x", "MPIFLOW_PAPI_LIB=" + tt.papiLib}, filepath.Join(dir, "ring"), "7")
 			require.Equal(t, 0, res.code, res.stderr)
 			assert.Equal(t, 1, strings.Count(res.stderr, tt.warning), "warned once, on rank 0: %s", res.stderr)
@@ -595,4 +734,218 @@ func TestPAPICounters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fringCheck checks the Fortran ring (testdata/fring.f90, fringmod.f90):
+// 5 iterations of Irecv, Isend, Waitall (MPI_STATUSES_IGNORE), Send, Recv
+// (MPI_ANY_SOURCE, partner from the Fortran status), Allreduce
+// (MPI_IN_PLACE), then a Sendrecv (MPI_STATUS_IGNORE), each call recorded
+// once. The program checks the sentinels' effects itself (its output and
+// exit code are compared with a run without the library).
+func fringCheck(t *testing.T, r *flowgraph.Rank) {
+	rank, g := r.Rank, &r.Graph
+	assert.Len(t, g.Nodes, 11, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, Send, Recv, Allreduce, Sendrecv, Finalize")
+	assert.Len(t, g.Edges, 11)
+	assert.EqualValues(t, 3+5*6+2, g.NumEvents)
+	want := []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"}
+	for i := 0; i < 5; i++ {
+		want = append(want, "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Send", "MPI_Recv", "MPI_Allreduce")
+	}
+	assert.Equal(t, append(want, "MPI_Sendrecv", "MPI_Finalize"), callSeq(t, g))
+	assert.Equal(t, []int{ringRight(rank)}, partners(nodesOf(g, "MPI_Sendrecv")[0]))
+	right, left := ringRight(rank), (rank+3)%4
+	assert.Equal(t, []int{right}, partners(nodesOf(g, "MPI_Send")[0]))
+	assert.Equal(t, []int{left}, partners(nodesOf(g, "MPI_Recv")[0]), "Recv partner from the status")
+	assert.Equal(t, []int{left}, partners(nodesOf(g, "MPI_Irecv")[0]))
+	assert.EqualValues(t, 5*4*8, nodesOf(g, "MPI_Isend")[0].Bytes.Total, "4 double precision")
+	assert.EqualValues(t, 5*8, nodesOf(g, "MPI_Allreduce")[0].Bytes.Total)
+}
+
+func ringRight(rank int) int { return (rank + 1) % 4 }
+
+func init() {
+	for _, app := range []string{"fring", "fringmod"} {
+		appCases = append(appCases, appCase{app: app, src: app + ".f90", funcs: []string{"MAIN__", app}, check: fringCheck})
+	}
+}
+
+// crashCases are the ways testdata/crash.c stops before MPI_Finalize,
+// after 5 barriers, and the rank that stops first.
+var crashCases = []struct {
+	mode  string
+	first int
+}{
+	{"exit", -1}, // every rank calls exit(5)
+	{"abort", 1}, // MPI_Abort on rank 1
+	{"segv", 2},  // SIGSEGV on rank 2
+	{"term", 0},  // SIGTERM on rank 0
+}
+
+// TestPartialRuns runs jobs that never reach MPI_Finalize: every rank that
+// gets to run its exit path (atexit, the MPI_Abort wrapper, a signal
+// handler) leaves a partial file, and the application's exit code is the
+// one it has without the library. Open MPI's launcher sends SIGTERM to the
+// other ranks, so they normally leave data too; MPICH's hydra sends
+// SIGKILL, so only the rank that stopped first is sure to.
+func TestPartialRuns(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		for _, tc := range crashCases {
+			t.Run(tc.mode, func(t *testing.T) {
+				out := t.TempDir()
+				app := filepath.Join(dir, "crash")
+				plain := mpirun(t, m, out, nil, nil, app, tc.mode)
+				require.NotZero(t, plain.code)
+				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, app, tc.mode)
+				if m.name == "mpich" && tc.mode == "exit" {
+					// hydra reports the first rank to end: exit(5), or
+					// SIGKILL (9) for a rank it killed, with or without
+					// the library.
+					assert.Contains(t, []int{5, 9}, plain.code)
+					assert.Contains(t, []int{5, 9}, rec.code)
+				} else {
+					assert.Equal(t, plain.code, rec.code, "exit code unchanged")
+				}
+				files, err := filepath.Glob(filepath.Join(out, "*.partial.mpiflow"))
+				require.NoError(t, err)
+				ranks := map[int]bool{}
+				for _, p := range files {
+					f, err := flowgraph.Open(p)
+					require.NoError(t, err)
+					assert.True(t, f.Header.Incomplete)
+					assert.Equal(t, 4, f.Header.NumRanks)
+					require.Len(t, f.Index, 1)
+					r, err := f.ReadRank(0)
+					require.NoError(t, err)
+					f.Close()
+					assert.False(t, r.Complete)
+					ranks[r.Rank] = true
+					calls := map[string]int64{}
+					for _, n := range r.Graph.Nodes {
+						calls[n.Key.Call] += n.Count
+					}
+					assert.EqualValues(t, 1, calls["MPI_Init"])
+					// All ranks entered the 5th barrier before any stopped;
+					// a rank stopped by the launcher may still be in it.
+					minBarriers := int64(4)
+					if r.Rank == tc.first {
+						minBarriers = 5
+					}
+					assert.GreaterOrEqual(t, calls["MPI_Barrier"], minBarriers, "rank %d", r.Rank)
+					wantAbort := int64(0)
+					if tc.mode == "abort" && r.Rank == 1 {
+						wantAbort = 1
+					}
+					assert.Equal(t, wantAbort, calls["MPI_Abort"], "rank %d", r.Rank)
+					require.NoError(t, r.Graph.Validate())
+				}
+				if tc.first >= 0 {
+					assert.True(t, ranks[tc.first], "rank %d stopped first and left data", tc.first)
+				} else {
+					assert.NotEmpty(t, ranks)
+				}
+				if m.name == "openmpi" && len(ranks) < 4 {
+					// Open MPI's launcher sends SIGTERM to the other ranks
+					// and SIGKILL 1 s later; every rank normally leaves
+					// data, but about 1 run in 10 one does not (cause not
+					// found yet), so this is reported, not failed.
+					t.Logf("only ranks %v left data", ranks)
+				}
+				merged := filepath.Join(out, "merged.mpiflow")
+				require.NoError(t, flowgraph.Merge(merged, files))
+				f, err := flowgraph.Open(merged)
+				require.NoError(t, err)
+				defer f.Close()
+				assert.True(t, f.Header.Incomplete)
+				assert.Len(t, f.Index, len(ranks))
+			})
+		}
+	})
+}
+
+// TestRunMergesPartials: `mpiflow run` merges the partial files of a job
+// that crashed into one incomplete job file and says so.
+func TestRunMergesPartials(t *testing.T) {
+	root := needMPI(t)
+	bin := filepath.Join(root, "bin", "mpiflow-merge-test")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
+	require.NoError(t, err, "build the CLI: %s", out)
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		prof := t.TempDir()
+		res := runCLI(t, m, bin, prof, filepath.Join(dir, "crash"), "segv")
+		assert.NotZero(t, res.code)
+		partials, _ := filepath.Glob(filepath.Join(prof, "*.partial.mpiflow"))
+		assert.Empty(t, partials, "merged and removed")
+		file := jobFile(t, prof)
+		assert.Contains(t, res.stderr, "incomplete run")
+		assert.Contains(t, res.stderr, "mpiflow: profile: "+file)
+		f, err := flowgraph.Open(file)
+		require.NoError(t, err)
+		defer f.Close()
+		assert.True(t, f.Header.Incomplete)
+		assert.NotEmpty(t, f.Index)
+	})
+}
+
+// TestFortranApps runs the Fortran programs of testdata/apps that have no
+// case of their own: one that succeeds must be recorded (output and exit
+// code unchanged, call sites in its source, the reconstructed sequence and
+// per-call totals equal to the full trace's); one that fails (abort,
+// crash, exit without MPI_Finalize) must keep its exit code and leave
+// partial data.
+func TestFortranApps(t *testing.T) {
+	srcs, _ := filepath.Glob("../testdata/apps/*.f90")
+	if len(srcs) == 0 {
+		t.Skip("no Fortran apps in testdata/apps")
+	}
+	known := map[string]bool{}
+	for _, tc := range appCases {
+		known[tc.app] = true
+	}
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		for _, src := range srcs {
+			name := strings.TrimSuffix(filepath.Base(src), ".f90")
+			if known[name] {
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
+				app := filepath.Join(dir, name)
+				if _, err := os.Stat(app); err != nil {
+					t.Skipf("%s was not built (no Fortran compiler?)", name)
+				}
+				out := t.TempDir()
+				plain := mpirun(t, m, out, nil, nil, app)
+				if plain.code == 77 {
+					t.Skipf("%s: %s", name, plain.stdout)
+				}
+				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+				if m.name == "mpich" && plain.code != 0 {
+					// hydra reports whichever rank ends first (an exit
+					// code, or 9 for one it killed): not repeatable.
+					assert.NotZero(t, rec.code, rec.stderr)
+				} else {
+					assert.Equal(t, plain.code, rec.code, "exit code unchanged: %s", rec.stderr)
+				}
+				files, _ := filepath.Glob(filepath.Join(out, "*.partial.mpiflow"))
+				if plain.code == 0 && len(files) == 0 {
+					// Every rank prints: the lines interleave in any order.
+					assert.ElementsMatch(t, strings.Split(plain.stdout, "\n"), strings.Split(rec.stdout, "\n"), "output unchanged")
+					checkJob(t, m, jobFile(t, out), appCase{app: name, src: name + ".f90", threads: -1, anyFunc: true})
+					return
+				}
+				// A run that fails, or ends without MPI_Finalize.
+				require.NotEmpty(t, files, "a failing run leaves partial data")
+				for _, p := range files {
+					f, err := flowgraph.Open(p)
+					require.NoError(t, err)
+					assert.True(t, f.Header.Incomplete)
+					r, err := f.ReadRank(0)
+					require.NoError(t, err)
+					f.Close()
+					assert.False(t, r.Complete)
+					assert.Positive(t, r.Graph.NumEvents)
+					require.NoError(t, r.Graph.Validate())
+				}
+			})
+		}
+	})
 }

@@ -112,6 +112,7 @@ typedef struct mf_rec {
 	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
 
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
+	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
 
 	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
 	int64_t last_counts[MF_MAX_COUNTERS]; /* counters at the last exit */
@@ -167,8 +168,8 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 	*len = n;
 }
 
-/* mf_record adds one event. Mirrors flowgraph.Builder.Add. */
-static inline void mf_record(mf_rec *r, const mf_event *ev)
+/* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
+static inline void mf_record_(mf_rec *r, const mf_event *ev)
 {
 	if (__builtin_expect(r->failed, 0))
 		return;
@@ -261,6 +262,18 @@ static inline void mf_record(mf_rec *r, const mf_event *ev)
 		mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)dur);
 		r->tprev_exit = ev->exit;
 	}
+}
+
+/* mf_record adds one event, marking the recorder busy meanwhile so that a
+ * partial file written from a signal handler (partial.h) knows the tables
+ * may be mid-update. */
+static inline void mf_record(mf_rec *r, const mf_event *ev)
+{
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_record_(r, ev);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
 }
 
 #ifdef __cplusplus

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"mpiflow/flowgraph"
 )
 
 // runOptions are the flags of mpiflow run.
@@ -90,14 +92,68 @@ func jobVars(lib, dir string, o runOptions, getenv func(string) string) map[stri
 	return v
 }
 
-// profiles lists the job files in dir.
-func profiles(dir string) map[string]bool {
+// partialSuffix ends the per-rank files of ranks that never reached
+// MPI_Finalize (interpose/partial.h).
+const partialSuffix = ".partial.mpiflow"
+
+// profiles lists the job files in dir, or with partial the per-rank
+// partial files.
+func profiles(dir string, partial bool) map[string]bool {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.mpiflow"))
 	set := make(map[string]bool, len(m))
 	for _, p := range m {
-		set[p] = true
+		if strings.HasSuffix(p, partialSuffix) == partial {
+			set[p] = true
+		}
 	}
 	return set
+}
+
+// partialJobs groups partial files by job: the name up to ".rank<N>"
+// (<exe>.<job>), which is also the merged file's name.
+func partialJobs(files []string) map[string][]string {
+	jobs := map[string][]string{}
+	for _, f := range files {
+		base := strings.TrimSuffix(f, partialSuffix)
+		i := strings.LastIndex(base, ".rank")
+		if i < 0 {
+			continue
+		}
+		jobs[base[:i]] = append(jobs[base[:i]], f)
+	}
+	for _, fs := range jobs {
+		sort.Strings(fs)
+	}
+	return jobs
+}
+
+// mergePartials merges the partial files of each job into one incomplete
+// job file (flowgraph.Merge) and removes them; it returns the job files.
+func mergePartials(files []string) ([]string, error) {
+	jobs := partialJobs(files)
+	prefixes := make([]string, 0, len(jobs))
+	for p := range jobs {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	var out []string
+	for _, prefix := range prefixes {
+		dst := prefix + ".mpiflow"
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(dst); os.IsNotExist(err) {
+				break
+			}
+			dst = fmt.Sprintf("%s.%d.mpiflow", prefix, i)
+		}
+		if err := flowgraph.Merge(dst, jobs[prefix]); err != nil {
+			return out, fmt.Errorf("merge the partial files of %s: %w", filepath.Base(prefix), err)
+		}
+		for _, f := range jobs[prefix] {
+			os.Remove(f)
+		}
+		out = append(out, dst)
+	}
+	return out, nil
 }
 
 // runResult is what mpiflow run --json prints.
@@ -105,6 +161,9 @@ type runResult struct {
 	ExitCode int      `json:"exit_code"`
 	Files    []string `json:"files"`
 	Command  []string `json:"command"`
+	// Incomplete: ranks stopped before MPI_Finalize and Files include
+	// their merged partial files.
+	Incomplete bool `json:"incomplete"`
 }
 
 // runJob runs the job under the library and returns its exit code and the
@@ -144,7 +203,8 @@ func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, 
 	}
 	vars := jobVars(lib, dir, o, os.Getenv)
 	cmdline := injectEnv(argv, kind, vars)
-	before := profiles(dir)
+	before := profiles(dir, false)
+	beforePartial := profiles(dir, true)
 
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
@@ -185,9 +245,23 @@ func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, 
 	case werr != nil:
 		return nil, fmt.Errorf("run %s: %w", argv[0], werr)
 	}
-	for p := range profiles(dir) {
+	for p := range profiles(dir, false) {
 		if !before[p] {
 			res.Files = append(res.Files, p)
+		}
+	}
+	var partials []string
+	for p := range profiles(dir, true) {
+		if !beforePartial[p] {
+			partials = append(partials, p)
+		}
+	}
+	if len(partials) > 0 {
+		merged, err := mergePartials(partials)
+		res.Files = append(res.Files, merged...)
+		res.Incomplete = true
+		if err != nil {
+			fmt.Fprintf(stderr, "mpiflow: %v\n", err)
 		}
 	}
 	sort.Strings(res.Files)
@@ -203,7 +277,12 @@ func newRunCmd() *cobra.Command {
 every rank and prints where the job's profile was written. For Open MPI's
 mpirun it adds -x LD_PRELOAD=..., for MPICH's mpiexec -genv LD_PRELOAD ...;
 any other command (a singleton run, srun) gets the preload through the
-environment. The job's exit code is kept.`,
+environment. The job's exit code is kept.
+
+When ranks stop before MPI_Finalize (exit, MPI_Abort, a fatal signal), each
+writes its own partial file; run merges them into one job file marked
+incomplete and removes them. Ranks killed with SIGKILL (MPICH's hydra does
+that to the other ranks when one fails) leave no data.`,
 		Example: `  mpiflow run -- mpirun -np 4 ./app args
   mpiflow run --dir profiles --trace -- mpiexec -n 8 ./solver input.dat
   mpiflow run --json -- mpirun -np 2 ./ring`,
@@ -220,6 +299,9 @@ environment. The job's exit code is kept.`,
 			} else if len(res.Files) == 0 {
 				fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: no profile was written (did the job reach MPI_Finalize? see the messages above)")
 			} else {
+				if res.Incomplete {
+					fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: the job did not finish normally: ranks that stopped early wrote partial data, merged below (incomplete run)")
+				}
 				for _, f := range res.Files {
 					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: profile: %s\n", f)
 				}

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
 )
 
 func TestInjectEnv(t *testing.T) {
@@ -65,4 +71,57 @@ func TestResolveFlavorRejectsUnknown(t *testing.T) {
 	f, err := resolveFlavor("mpich", "")
 	assert.NoError(t, err)
 	assert.Equal(t, mpiMPICH, f)
+}
+
+func TestPartialJobs(t *testing.T) {
+	files := []string{
+		"/o/app.77.rank1.partial.mpiflow",
+		"/o/app.77.rank0.partial.mpiflow",
+		"/o/app.77.rank0.t1.partial.mpiflow",
+		"/o/other.rank.x.5.rank3.partial.mpiflow",
+		"/o/norank.partial.mpiflow",
+	}
+	assert.Equal(t, map[string][]string{
+		"/o/app.77":         {"/o/app.77.rank0.partial.mpiflow", "/o/app.77.rank0.t1.partial.mpiflow", "/o/app.77.rank1.partial.mpiflow"},
+		"/o/other.rank.x.5": {"/o/other.rank.x.5.rank3.partial.mpiflow"},
+	}, partialJobs(files))
+}
+
+// writePartial writes a one-rank incomplete file as the library does.
+func writePartial(t *testing.T, path, job string, rank int) {
+	t.Helper()
+	w, err := flowgraph.Create(path)
+	require.NoError(t, err)
+	b := flowgraph.NewBuilder(0, 0)
+	s := b.Site(flowgraph.CallSite{Addr: 0x1000})
+	b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Init", Site: s, Partner: -1, Comm: -1}, Partner: -1, Enter: 0, Exit: 10})
+	require.NoError(t, w.WriteRank(&flowgraph.Rank{Rank: rank, Graph: b.Graph()}))
+	hosts := make([]string, 4)
+	hosts[rank] = "h"
+	require.NoError(t, w.Close(flowgraph.Header{JobID: job, NumRanks: 4, Hosts: hosts, Incomplete: true}))
+}
+
+func TestMergePartials(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for r := 0; r < 3; r++ {
+		p := filepath.Join(dir, fmt.Sprintf("app.9.rank%d.partial.mpiflow", r))
+		writePartial(t, p, "9", r)
+		files = append(files, p)
+	}
+	// A file of that name exists already: the merged one gets another.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.9.mpiflow"), []byte("x"), 0o644))
+	out, err := mergePartials(files)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "app.9.2.mpiflow")}, out)
+	f, err := flowgraph.Open(out[0])
+	require.NoError(t, err)
+	defer f.Close()
+	assert.True(t, f.Header.Incomplete, "rank 3 is missing")
+	assert.Len(t, f.Index, 3)
+	for _, p := range files {
+		assert.NoFileExists(t, p, "partial files are removed once merged")
+	}
+	assert.Equal(t, map[string]bool{filepath.Join(dir, "app.9.mpiflow"): true, out[0]: true}, profiles(dir, false))
+	assert.Empty(t, profiles(dir, true))
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "mf_mpi.h"
 #include "../mpiflow.h"
+#include "../partial.h"
 
 __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec")));
 mf_ginfo mf_world_info = {.id = 0, .identity = 1, .outdeg = -1};
@@ -60,6 +62,45 @@ static struct {
 } G = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 int mf_nreq;
+
+mf_fsentinels mf_fsent;
+
+void mf_fsent_init(void)
+{
+	mf_fsentinels f = {.ready = 1};
+#if defined(OPEN_MPI)
+	f.bottom = dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
+	f.in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
+	f.status_ignore = dlsym(RTLD_DEFAULT, "mpi_fortran_status_ignore_");
+	f.statuses_ignore = dlsym(RTLD_DEFAULT, "mpi_fortran_statuses_ignore_");
+#else
+	/* MPICH: COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE
+	 * and /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE (mpif.h). */
+	const MPI_Fint *p1 = dlsym(RTLD_DEFAULT, "mpipriv1_");
+	const MPI_Fint *p2 = dlsym(RTLD_DEFAULT, "mpipriv2_");
+	if (p1) {
+		f.bottom = p1;
+		f.in_place = p1 + 1;
+		f.status_ignore = p1 + 2;
+	}
+	f.statuses_ignore = p2;
+#endif
+	mf_fsent.bottom = f.bottom;
+	mf_fsent.in_place = f.in_place;
+	mf_fsent.status_ignore = f.status_ignore;
+	mf_fsent.statuses_ignore = f.statuses_ignore;
+	__atomic_store_n(&mf_fsent.ready, 1, __ATOMIC_RELEASE);
+}
+
+MPI_Status *mf_fstatuses(int n)
+{
+	MPI_Status *s = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+	return s ? s : MPI_STATUSES_IGNORE;
+}
+
+MPI_Request *mf_freqs(int n) { return malloc(sizeof(MPI_Request) * (size_t)(n > 0 ? n : 1)); }
+
+void mf_ffree(void *p) { free(p); }
 
 /* Hardware counters (MPIFLOW_PAPI), read through a dlopen()ed libpapi so
  * that the library works where PAPI is absent. */
@@ -468,6 +509,190 @@ static int add_thread(mf_thr *t)
 	return 0;
 }
 
+/* ---- Runs that never reach MPI_Finalize ----
+ * Everything a partial file needs beyond the recorder is prepared at
+ * MPI_Init (P.info), so that the crash paths (atexit, MPI_Abort, fatal
+ * signals) only call mf_write_partial, which is async-signal-safe. */
+static struct {
+	mf_partial_info info;
+	int ready;
+	volatile sig_atomic_t done; /* a partial file was written, or MPI_Finalize ran */
+	char host[256], job[128], lib[MPI_MAX_LIBRARY_VERSION_STRING], ver[32];
+	char dir[PATH_MAX], exe[PATH_MAX], exe_path[PATH_MAX];
+	char cmd[8192];
+	const char *argv[256];
+	struct sigaction old[NSIG];
+	char altstack[64 * 1024];
+} P;
+
+static const int crash_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* job_id is the job's id as finalize.go's jobID makes it: from the
+ * launcher's environment, else rank 0's pid (broadcast: every rank's
+ * partial file must carry the same id). */
+static void job_id(char *out, size_t n)
+{
+	const char *keys[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMI_JOBID", "PBS_JOBID"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *v = getenv(keys[i]);
+		if (!v || !*v)
+			continue;
+		const char *step = getenv("SLURM_STEP_ID");
+		if (i == 0 && step && *step)
+			snprintf(out, n, "%s.%s", v, step);
+		else
+			snprintf(out, n, "%s", v);
+		for (char *c = out; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+				*c = '_';
+		return;
+	}
+	int pid = (int)getpid();
+	PMPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	snprintf(out, n, "%d", pid);
+}
+
+void mf_partial_now(int safe)
+{
+	if (__atomic_exchange_n(&P.done, 1, __ATOMIC_ACQ_REL) || !P.ready || !G.active)
+		return;
+	mf_partial_info in = P.info;
+	in.wall = mf_now() - G.init_mono;
+	static uint8_t buf[MF_PARTIAL_STATICBUF];
+	in.buf = buf;
+	in.buflen = sizeof buf;
+	for (int i = 0; i < G.nthr; i++) {
+		mf_thr *t = G.thr[i];
+		mf_rec snap = t->rec;
+		if (snap.busy)
+			snap.failed = 1; /* the writer then keeps to what is consistent */
+		in.thread = t->index;
+		mf_partial_site *sites = NULL;
+		if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
+			for (int k = 0; k < snap.nsites; k++) {
+				Dl_info di;
+				if (!dladdr((void *)(uintptr_t)snap.sites[k], &di) || !di.dli_fname)
+					continue;
+				sites[k].obj = di.dli_fname[0] == '/' ? di.dli_fname : P.exe_path;
+				sites[k].off = snap.sites[k] - (uint64_t)(uintptr_t)di.dli_fbase;
+			}
+		}
+		in.sites = sites;
+		in.nsites = sites ? snap.nsites : 0;
+		int rc = mf_write_partial(&snap, &in, P.dir);
+		free(sites);
+		if (rc < 0 && safe)
+			fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
+	}
+}
+
+static void at_exit(void) { mf_partial_now(1); }
+
+/* on_signal writes the partial files, then hands the signal on to the
+ * action that was there before (the application's or the MPI's handler,
+ * or the default), so the process ends as it would without mpiflow. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	mf_partial_now(0);
+	struct sigaction *o = &P.old[sig];
+	if (!(o->sa_flags & SA_SIGINFO) && o->sa_handler == SIG_IGN) {
+		errno = saved;
+		return;
+	}
+	if ((o->sa_flags & SA_SIGINFO) ? o->sa_sigaction != NULL : o->sa_handler != SIG_DFL) {
+		if (o->sa_flags & SA_RESETHAND) {
+			struct sigaction dfl = {.sa_handler = SIG_DFL};
+			sigaction(sig, &dfl, NULL);
+		}
+		errno = saved;
+		if (o->sa_flags & SA_SIGINFO)
+			o->sa_sigaction(sig, si, uc);
+		else
+			o->sa_handler(sig);
+		return;
+	}
+	sigaction(sig, o, NULL);
+	errno = saved;
+	/* A sent signal is raised again and delivered when the handler
+	 * returns; a fault (SEGV, BUS, FPE, ILL from the kernel) happens again
+	 * when the instruction is re-executed, now with the default action. */
+	if (si == NULL || si->si_code <= 0 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGABRT)
+		raise(sig);
+}
+
+static void install_crash_paths(void)
+{
+	stack_t ss = {.ss_sp = P.altstack, .ss_size = sizeof P.altstack};
+	stack_t old;
+	if (sigaltstack(NULL, &old) == 0 && (old.ss_flags & SS_DISABLE))
+		sigaltstack(&ss, NULL); /* so that a stack overflow can be written too */
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) {
+		int s = crash_signals[i];
+		if (sigaction(s, NULL, &P.old[s]) != 0)
+			continue;
+		if (!(P.old[s].sa_flags & SA_SIGINFO) && P.old[s].sa_handler == SIG_IGN)
+			continue; /* ignored by the application (nohup): keep it so */
+		sigaction(s, &sa, NULL);
+	}
+	atexit(at_exit);
+}
+
+/* partial_setup prepares the partial file's header at MPI_Init. */
+static void partial_setup(void)
+{
+	const char *d = getenv("MPIFLOW_PARTIAL");
+	if (d && !strcmp(d, "0"))
+		return;
+	gethostname(P.host, sizeof P.host - 1);
+	job_id(P.job, sizeof P.job);
+	int n = 0, ver = 0, sub = 0;
+	PMPI_Get_library_version(P.lib, &n);
+	for (char *c = P.lib; *c; c++)
+		if (*c == '\n' || *c == ',') {
+			*c = 0;
+			break;
+		}
+	PMPI_Get_version(&ver, &sub);
+	snprintf(P.ver, sizeof P.ver, "%d.%d", ver, sub);
+	if (!realpath(output_dir(), P.dir))
+		snprintf(P.dir, sizeof P.dir, "%s", output_dir());
+	ssize_t l = readlink("/proc/self/exe", P.exe_path, sizeof P.exe_path - 1);
+	P.exe_path[l > 0 ? l : 0] = 0;
+	const char *base = strrchr(P.exe_path, '/');
+	snprintf(P.exe, sizeof P.exe, "%s", base ? base + 1 : (P.exe_path[0] ? P.exe_path : "mpi"));
+	int argc = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t got = read(fd, P.cmd, sizeof P.cmd - 1);
+		close(fd);
+		for (ssize_t i = 0; got > 0 && i < got && argc < (int)(sizeof P.argv / sizeof P.argv[0]); i += (ssize_t)strlen(P.cmd + i) + 1)
+			P.argv[argc++] = P.cmd + i;
+	}
+	P.info = (mf_partial_info){
+		.rank = G.rank,
+		.size = G.size,
+		.host = P.host,
+		.job_id = P.job,
+		.exe = P.exe,
+		.argv = P.argv,
+		.argc = argc,
+		.init_real = G.init_real,
+		.init_mono = G.init_mono,
+		.mpi_library = P.lib,
+		.mpi_version = P.ver,
+		.clock = "CLOCK_MONOTONIC",
+		.counters = papi.names,
+		.names = mf_call_names,
+		.ncalls = mf_ncalls,
+		.rusage = 1,
+	};
+	P.ready = 1;
+	install_crash_paths();
+}
+
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
 	const char *dis = getenv("MPIFLOW_DISABLE");
@@ -497,6 +722,7 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.init_real = init_real;
 	G.threads = provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE;
 	G.active = 1;
+	partial_setup();
 	mf_tls_rec = &G.main.rec;
 }
 
@@ -659,6 +885,7 @@ void mf_finish(void)
 	if (!G.active)
 		return;
 	int64_t fin = mf_now();
+	P.done = 1; /* the tables are freed below: no partial file from here on */
 	mf_tls_rec = NULL;
 	pthread_mutex_lock(&G.mu);
 	G.active = 0; /* no new threads from here on */

@@ -46,6 +46,10 @@ MF_HIDDEN void mf_forget(int kind, uintptr_t handle);
 MF_HIDDEN int mf_outdeg(mf_ginfo *g, MPI_Comm c);
 MF_HIDDEN void mf_start(int64_t init_mono, int64_t init_real, int provided);
 MF_HIDDEN void mf_finish(void);
+/* mf_partial_now writes every recording thread's partial file (once per
+ * process; see ../partial.h). safe: not in a signal handler, so call sites
+ * may be located with dladdr. */
+MF_HIDDEN void mf_partial_now(int safe);
 /* mf_thread_rec gives a thread without a recorder its own, when several
  * threads may call MPI (MPI_THREAD_SERIALIZED, MULTIPLE); else NULL. */
 MF_HIDDEN mf_rec *mf_thread_rec(void);
@@ -174,5 +178,59 @@ static inline int64_t mf_at(const int *counts, int i)
 {
 	return counts && i >= 0 ? counts[i] : 0;
 }
+
+/* ---- Fortran entry points ----
+ * Fortran passes MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and
+ * MPI_STATUSES_IGNORE as the addresses of variables in common blocks:
+ * Open MPI's mpi_fortran_bottom_, mpi_fortran_in_place_,
+ * mpi_fortran_status_ignore_, mpi_fortran_statuses_ignore_ (in libmpi);
+ * MPICH's /MPIPRIV1/ (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE) and
+ * /MPIPRIV2/ (MPI_STATUSES_IGNORE first), in libmpichfort. mf_fsent holds
+ * their addresses, looked up once with dlsym (mf_fsent_init): a program
+ * that is not Fortran has none of them. */
+typedef struct {
+	volatile int ready;
+	const void *bottom, *in_place, *status_ignore, *statuses_ignore;
+} mf_fsentinels;
+extern mf_fsentinels mf_fsent MF_HIDDEN;
+MF_HIDDEN void mf_fsent_init(void);
+
+#ifndef MPI_F_STATUS_SIZE
+#define MF_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#else
+#define MF_F_STATUS_SIZE MPI_F_STATUS_SIZE
+#endif
+
+static inline void *mf_fbuf(void *p)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	if (p && p == mf_fsent.in_place)
+		return MPI_IN_PLACE;
+	if (p && p == mf_fsent.bottom)
+		return MPI_BOTTOM;
+	return p;
+}
+
+static inline int mf_fstatus_ignore(const MPI_Fint *st)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return (st && (const void *)st == mf_fsent.status_ignore) || (MPI_F_STATUS_IGNORE && st == MPI_F_STATUS_IGNORE);
+}
+
+static inline int mf_fstatuses_ignore(const MPI_Fint *st)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return (st && (const void *)st == mf_fsent.statuses_ignore) || (MPI_F_STATUSES_IGNORE && st == MPI_F_STATUSES_IGNORE);
+}
+
+/* Temporary C arrays of statuses and requests for Fortran calls (never
+ * NULL for n <= 0; mf_fstatuses gives MPI_STATUSES_IGNORE when out of
+ * memory). */
+MF_HIDDEN MPI_Status *mf_fstatuses(int n);
+MF_HIDDEN MPI_Request *mf_freqs(int n);
+MF_HIDDEN void mf_ffree(void *p);
 
 #endif

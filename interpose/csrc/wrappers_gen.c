@@ -8,6 +8,7 @@ const char *const mf_call_names[] = {
 	"MPI_Finalize",
 	"MPI_Init",
 	"MPI_Init_thread",
+	"MPI_Abort",
 	"MPI_Bsend",
 	"MPI_Bsend_init",
 	"MPI_Buffer_attach",
@@ -200,14 +201,13 @@ const char *const mf_call_names[] = {
 	"MPI_Intercomm_create",
 	"MPI_Intercomm_merge",
 };
-const int mf_ncalls = 194;
+const int mf_ncalls = 195;
 
-MF_EXPORT int MPI_Finalize(void)
+static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (mf_r) {
 		/* The event ends where writing the profile starts. */
-		uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 		int64_t mf_c[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
 			mf_counters_read(mf_c);
@@ -219,9 +219,13 @@ MF_EXPORT int MPI_Finalize(void)
 	return PMPI_Finalize();
 }
 
-MF_EXPORT int MPI_Init(int *argc, char ***argv)
+MF_EXPORT int MPI_Finalize(void)
 {
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return mf_Finalize((uint64_t)(uintptr_t)__builtin_return_address(0));
+}
+
+static inline __attribute__((always_inline)) int mf_Init(uint64_t mf_site, int *argc, char ***argv)
+{
 	int64_t mf_real = mf_now_real();
 	int64_t mf_t0 = mf_now();
 	int mf_rc = PMPI_Init(argc, argv);
@@ -240,9 +244,13 @@ MF_EXPORT int MPI_Init(int *argc, char ***argv)
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+MF_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return mf_Init((uint64_t)(uintptr_t)__builtin_return_address(0), argc, argv);
+}
+
+static inline __attribute__((always_inline)) int mf_Init_thread(uint64_t mf_site, int *argc, char ***argv, int required, int *provided)
+{
 	int64_t mf_real = mf_now_real();
 	int64_t mf_t0 = mf_now();
 	int mf_rc = PMPI_Init_thread(argc, argv, required, provided);
@@ -261,14 +269,43 @@ MF_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+MF_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	return mf_Init_thread((uint64_t)(uintptr_t)__builtin_return_address(0), argc, argv, required, provided);
+}
+
+static inline __attribute__((always_inline)) int mf_Abort(uint64_t mf_site, MPI_Comm comm, int errorcode)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Abort(comm, errorcode);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int64_t mf_t1 = mf_t0;
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 3, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	mf_partial_now(1);
+	return PMPI_Abort(comm, errorcode);
+}
+
+MF_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	return mf_Abort((uint64_t)(uintptr_t)__builtin_return_address(0), comm, errorcode);
+}
+
+static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -277,19 +314,23 @@ MF_EXPORT int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int d
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 3, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 4, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Bsend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -298,19 +339,23 @@ MF_EXPORT int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 4, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 5, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Buffer_attach(void *buffer, int size)
+MF_EXPORT int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Bsend_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_site, void *buffer, int size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Buffer_attach(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -319,19 +364,23 @@ MF_EXPORT int MPI_Buffer_attach(void *buffer, int size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 5, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 6, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Buffer_detach(void *buffer, int *size)
+MF_EXPORT int MPI_Buffer_attach(void *buffer, int size)
+{
+	return mf_Buffer_attach((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_site, void *buffer, int *size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Buffer_detach(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -340,19 +389,23 @@ MF_EXPORT int MPI_Buffer_detach(void *buffer, int *size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 6, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 7, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Buffer_detach(void *buffer, int *size)
+{
+	return mf_Buffer_detach((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -361,12 +414,17 @@ MF_EXPORT int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 7, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 8, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+MF_EXPORT int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ibsend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -378,7 +436,6 @@ MF_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -387,19 +444,23 @@ MF_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 8, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 9, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+MF_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	return mf_Improbe((uint64_t)(uintptr_t)__builtin_return_address(0), source, tag, comm, flag, message, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Imrecv(buf, count, type, message, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,type);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -408,12 +469,17 @@ MF_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 9, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 10, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+MF_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+	return mf_Imrecv((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, type, message, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -425,7 +491,6 @@ MF_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Stat
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -434,19 +499,23 @@ MF_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Stat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 10, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 11, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	return mf_Iprobe((uint64_t)(uintptr_t)__builtin_return_address(0), source, tag, comm, flag, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -455,21 +524,25 @@ MF_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 11, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 12, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Irecv((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -478,19 +551,23 @@ MF_EXPORT int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 12, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 13, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Irsend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -499,19 +576,23 @@ MF_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int d
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 13, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 14, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -520,12 +601,17 @@ MF_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 14, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 15, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+MF_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Issend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -537,7 +623,6 @@ MF_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -546,12 +631,17 @@ MF_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 15, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 16, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+MF_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	return mf_Mprobe((uint64_t)(uintptr_t)__builtin_return_address(0), source, tag, comm, message, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -563,7 +653,6 @@ MF_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *me
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,type);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -572,12 +661,17 @@ MF_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *me
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 16, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 17, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+MF_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+	return mf_Mrecv((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, type, message, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -589,7 +683,6 @@ MF_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -598,19 +691,23 @@ MF_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 17, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 18, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Probe((uint64_t)(uintptr_t)__builtin_return_address(0), source, tag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -619,14 +716,19 @@ MF_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int sou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 18, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 19, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+MF_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Recv_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -638,7 +740,6 @@ MF_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -647,19 +748,23 @@ MF_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 19, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+MF_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Recv((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -668,19 +773,23 @@ MF_EXPORT int MPI_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 21, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Rsend(const void *ibuf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Rsend((uint64_t)(uintptr_t)__builtin_return_address(0), ibuf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -689,19 +798,23 @@ MF_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 21, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 22, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Rsend_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -710,19 +823,23 @@ MF_EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, i
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 22, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 23, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+MF_EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Send_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Send(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -731,12 +848,17 @@ MF_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int de
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 23, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 24, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+MF_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Send((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -748,7 +870,6 @@ MF_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -757,12 +878,17 @@ MF_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 24, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Sendrecv_replace(void * buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+MF_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Sendrecv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf_site, void * buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -774,7 +900,6 @@ MF_EXPORT int MPI_Sendrecv_replace(void * buf, int count, MPI_Datatype datatype,
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -783,19 +908,23 @@ MF_EXPORT int MPI_Sendrecv_replace(void * buf, int count, MPI_Datatype datatype,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Sendrecv_replace(void * buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Sendrecv_replace((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -804,19 +933,23 @@ MF_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 27, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+MF_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ssend_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -825,19 +958,23 @@ MF_EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int d
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 27, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 28, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Cancel(MPI_Request *request)
+MF_EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Ssend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Cancel(request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -846,12 +983,17 @@ MF_EXPORT int MPI_Cancel(MPI_Request *request)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 28, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 29, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Request_free(MPI_Request *request)
+MF_EXPORT int MPI_Cancel(MPI_Request *request)
+{
+	return mf_Cancel((uint64_t)(uintptr_t)__builtin_return_address(0), request);
+}
+
+static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_site, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -860,7 +1002,6 @@ MF_EXPORT int MPI_Request_free(MPI_Request *request)
 	uintptr_t mf_rh = MF_H(*request);
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -869,14 +1010,19 @@ MF_EXPORT int MPI_Request_free(MPI_Request *request)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 29, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 30, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+MF_EXPORT int MPI_Request_free(MPI_Request *request)
+{
+	return mf_Request_free((uint64_t)(uintptr_t)__builtin_return_address(0), request);
+}
+
+static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t mf_site, MPI_Request request, int *flag, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -890,7 +1036,6 @@ MF_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	uintptr_t mf_rh = MF_H(request);
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -899,21 +1044,25 @@ MF_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 30, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 31, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rg && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Start(MPI_Request *request)
+MF_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	return mf_Request_get_status((uint64_t)(uintptr_t)__builtin_return_address(0), request, flag, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Start(request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -922,19 +1071,23 @@ MF_EXPORT int MPI_Start(MPI_Request *request)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 31, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 32, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
+MF_EXPORT int MPI_Start(MPI_Request *request)
+{
+	return mf_Start((uint64_t)(uintptr_t)__builtin_return_address(0), request);
+}
+
+static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, int count, MPI_Request array_of_requests[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Startall(count, array_of_requests);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -943,12 +1096,17 @@ MF_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 32, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 33, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+MF_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+	return mf_Startall((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests);
+}
+
+static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -956,7 +1114,6 @@ MF_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -965,14 +1122,19 @@ MF_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 33, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 34, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+MF_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+	return mf_Testall((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests, flag, array_of_statuses);
+}
+
+static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -985,7 +1147,6 @@ MF_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -994,14 +1155,19 @@ MF_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 34, .partner = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 35, .partner = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+MF_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+	return mf_Testany((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests, index, flag, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_Request *request, int *flag, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1015,7 +1181,6 @@ MF_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	uintptr_t mf_rh = MF_H(*request);
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1024,14 +1189,19 @@ MF_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 35, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 36, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
+MF_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	return mf_Test((uint64_t)(uintptr_t)__builtin_return_address(0), request, flag, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1039,7 +1209,6 @@ MF_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *ou
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1048,14 +1217,19 @@ MF_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *ou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 36, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 37, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+MF_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
+{
+	return mf_Testsome((uint64_t)(uintptr_t)__builtin_return_address(0), incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1063,7 +1237,6 @@ MF_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1072,14 +1245,19 @@ MF_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 37, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 38, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+MF_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+	return mf_Waitall((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests, array_of_statuses);
+}
+
+static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1092,7 +1270,6 @@ MF_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1101,14 +1278,19 @@ MF_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 38, .partner = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 39, .partner = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+MF_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+	return mf_Waitany((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests, index, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_Request *request, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1122,7 +1304,6 @@ MF_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	uintptr_t mf_rh = MF_H(*request);
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1131,14 +1312,19 @@ MF_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 39, .partner = mf_speer(mf_rg,status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 40, .partner = mf_speer(mf_rg,status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
+MF_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	return mf_Wait((uint64_t)(uintptr_t)__builtin_return_address(0), request, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1146,7 +1332,6 @@ MF_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *ou
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1155,21 +1340,25 @@ MF_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *ou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 40, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 41, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
+{
+	return mf_Waitsome((uint64_t)(uintptr_t)__builtin_return_address(0), incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1178,19 +1367,23 @@ MF_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 41, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 42, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Allgather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1199,19 +1392,23 @@ MF_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype se
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 42, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 43, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallgather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1220,19 +1417,23 @@ MF_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 43, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 44, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Allgatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1241,19 +1442,23 @@ MF_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 44, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 45, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+MF_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallgatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1262,19 +1467,23 @@ MF_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 45, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 46, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Allreduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1283,19 +1492,23 @@ MF_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 46, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 47, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallreduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1304,19 +1517,23 @@ MF_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 47, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 48, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Alltoall((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1325,19 +1542,23 @@ MF_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 48, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 49, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoall((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1346,19 +1567,23 @@ MF_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const i
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 49, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 50, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Alltoallv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1367,19 +1592,23 @@ MF_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 50, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 51, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+MF_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoallv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1388,19 +1617,23 @@ MF_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const i
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 51, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 52, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	return mf_Alltoallw((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1409,19 +1642,23 @@ MF_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 52, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 53, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Barrier(MPI_Comm comm)
+MF_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoallw((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Barrier(comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1430,19 +1667,23 @@ MF_EXPORT int MPI_Barrier(MPI_Comm comm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 53, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 54, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Barrier(MPI_Comm comm)
+{
+	return mf_Barrier((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ibarrier(comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1451,19 +1692,23 @@ MF_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 54, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 55, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ibarrier((uint64_t)(uintptr_t)__builtin_return_address(0), comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Bcast(buffer, count, datatype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1472,19 +1717,23 @@ MF_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 55, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 56, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	return mf_Bcast((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1493,19 +1742,23 @@ MF_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int roo
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 56, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 57, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+MF_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ibcast((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1514,19 +1767,23 @@ MF_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 57, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 58, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Exscan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1535,19 +1792,23 @@ MF_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 58, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 59, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iexscan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1556,19 +1817,23 @@ MF_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendty
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 59, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 60, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Gather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1577,19 +1842,23 @@ MF_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 60, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 61, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Igather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1598,19 +1867,23 @@ MF_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 61, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 62, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Gatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1619,19 +1892,23 @@ MF_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 62, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 63, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Igatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1640,19 +1917,23 @@ MF_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 63, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 64, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_allgather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1661,19 +1942,23 @@ MF_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Da
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 64, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 65, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_allgather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1682,19 +1967,23 @@ MF_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Da
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 65, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 66, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_allgatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1703,19 +1992,23 @@ MF_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_D
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 66, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 67, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_allgatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1724,19 +2017,23 @@ MF_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Data
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 67, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 68, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_alltoall((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1745,19 +2042,23 @@ MF_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 68, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 69, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+MF_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoall((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1766,19 +2067,23 @@ MF_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[]
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 69, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 70, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_alltoallv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1787,19 +2092,23 @@ MF_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 70, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 71, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+MF_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoallv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1808,19 +2117,23 @@ MF_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[]
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 71, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 72, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	return mf_Neighbor_alltoallw((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1829,19 +2142,23 @@ MF_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 72, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 73, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoallw((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1850,19 +2167,23 @@ MF_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 73, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 74, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	return mf_Reduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1871,19 +2192,23 @@ MF_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 74, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 75, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+MF_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_site, const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1892,19 +2217,23 @@ MF_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 75, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 76, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+MF_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+{
+	return mf_Reduce_local((uint64_t)(uintptr_t)__builtin_return_address(0), inbuf, inoutbuf, count, datatype, op);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_site, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1913,19 +2242,23 @@ MF_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int r
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 76, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 77, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Reduce_scatter((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_site, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1934,19 +2267,23 @@ MF_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 77, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 78, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+MF_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce_scatter((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_t mf_site, const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1955,19 +2292,23 @@ MF_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int r
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 78, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 79, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Reduce_scatter_block((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64_t mf_site, const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1976,19 +2317,23 @@ MF_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 79, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 80, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+MF_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce_scatter_block((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1997,19 +2342,23 @@ MF_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 80, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 81, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Scan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2018,19 +2367,23 @@ MF_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 81, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 82, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2039,19 +2392,23 @@ MF_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 82, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 83, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Scatter((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2060,19 +2417,23 @@ MF_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype send
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 83, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 84, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+MF_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscatter((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2081,19 +2442,23 @@ MF_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const in
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 84, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 85, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+MF_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Scatterv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2102,19 +2467,23 @@ MF_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const i
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 85, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 86, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+MF_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscatterv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2123,19 +2492,23 @@ MF_EXPORT int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Data
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 86, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 87, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+MF_EXPORT int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	return mf_Accumulate((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf_site, const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2144,19 +2517,23 @@ MF_EXPORT int MPI_Compare_and_swap(const void *origin_addr, const void *compare_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 87, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 88, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+MF_EXPORT int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+	return mf_Compare_and_swap((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_site, const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2165,19 +2542,23 @@ MF_EXPORT int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_D
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 88, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 89, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+MF_EXPORT int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+	return mf_Fetch_and_op((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2186,19 +2567,23 @@ MF_EXPORT int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_d
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 89, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 90, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+MF_EXPORT int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	return mf_Get((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2207,19 +2592,23 @@ MF_EXPORT int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 90, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 91, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+MF_EXPORT int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	return mf_Get_accumulate((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2228,19 +2617,23 @@ MF_EXPORT int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype or
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 91, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 92, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+MF_EXPORT int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	return mf_Put((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2249,19 +2642,23 @@ MF_EXPORT int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 92, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 93, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+MF_EXPORT int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	return mf_Raccumulate((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2270,19 +2667,23 @@ MF_EXPORT int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 93, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 94, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+MF_EXPORT int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rget((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2291,19 +2692,23 @@ MF_EXPORT int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 94, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 95, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_cout, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+MF_EXPORT int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rget_accumulate((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_cout, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2312,19 +2717,23 @@ MF_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype o
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 95, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 96, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+MF_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_cout, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rput((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2333,19 +2742,23 @@ MF_EXPORT int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 96, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 97, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+MF_EXPORT int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return mf_Win_allocate((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2354,19 +2767,23 @@ MF_EXPORT int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info inf
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 97, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 98, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+MF_EXPORT int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return mf_Win_allocate_shared((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site, MPI_Win win, void *base, MPI_Aint size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_attach(win, base, size);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2375,19 +2792,23 @@ MF_EXPORT int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 98, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 99, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_complete(MPI_Win win)
+MF_EXPORT int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	return mf_Win_attach((uint64_t)(uintptr_t)__builtin_return_address(0), win, base, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_complete(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2396,19 +2817,23 @@ MF_EXPORT int MPI_Win_complete(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 99, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 100, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+MF_EXPORT int MPI_Win_complete(MPI_Win win)
+{
+	return mf_Win_complete((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2417,19 +2842,23 @@ MF_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 100, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 101, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+MF_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	return mf_Win_create((uint64_t)(uintptr_t)__builtin_return_address(0), base, size, disp_unit, info, comm, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t mf_site, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_create_dynamic(info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2438,19 +2867,23 @@ MF_EXPORT int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 101, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 102, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_detach(MPI_Win win, const void *base)
+MF_EXPORT int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	return mf_Win_create_dynamic((uint64_t)(uintptr_t)__builtin_return_address(0), info, comm, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site, MPI_Win win, const void *base)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_detach(win, base);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2459,19 +2892,23 @@ MF_EXPORT int MPI_Win_detach(MPI_Win win, const void *base)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 102, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 103, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_fence(int assert, MPI_Win win)
+MF_EXPORT int MPI_Win_detach(MPI_Win win, const void *base)
+{
+	return mf_Win_detach((uint64_t)(uintptr_t)__builtin_return_address(0), win, base);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_fence(assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2480,19 +2917,23 @@ MF_EXPORT int MPI_Win_fence(int assert, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 103, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 104, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_flush(int rank, MPI_Win win)
+MF_EXPORT int MPI_Win_fence(int assert, MPI_Win win)
+{
+	return mf_Win_fence((uint64_t)(uintptr_t)__builtin_return_address(0), assert, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, int rank, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_flush(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2501,19 +2942,23 @@ MF_EXPORT int MPI_Win_flush(int rank, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 104, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 105, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_flush_all(MPI_Win win)
+MF_EXPORT int MPI_Win_flush(int rank, MPI_Win win)
+{
+	return mf_Win_flush((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_flush_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2522,19 +2967,23 @@ MF_EXPORT int MPI_Win_flush_all(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 105, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 106, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_flush_local(int rank, MPI_Win win)
+MF_EXPORT int MPI_Win_flush_all(MPI_Win win)
+{
+	return mf_Win_flush_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_site, int rank, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_flush_local(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2543,19 +2992,23 @@ MF_EXPORT int MPI_Win_flush_local(int rank, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 106, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 107, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_flush_local_all(MPI_Win win)
+MF_EXPORT int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+	return mf_Win_flush_local((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_flush_local_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2564,12 +3017,17 @@ MF_EXPORT int MPI_Win_flush_local_all(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 107, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 108, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_free(MPI_Win *win)
+MF_EXPORT int MPI_Win_flush_local_all(MPI_Win win)
+{
+	return mf_Win_flush_local_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -2577,7 +3035,6 @@ MF_EXPORT int MPI_Win_free(MPI_Win *win)
 	mf_ginfo *mf_g = mf_win(*win);
 	uintptr_t mf_old = MF_H(*win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2586,21 +3043,25 @@ MF_EXPORT int MPI_Win_free(MPI_Win *win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 108, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 109, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_WIN, mf_old);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+MF_EXPORT int MPI_Win_free(MPI_Win *win)
+{
+	return mf_Win_free((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, int lock_type, int rank, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_lock(lock_type, rank, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2609,19 +3070,23 @@ MF_EXPORT int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 109, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 110, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_lock_all(int assert, MPI_Win win)
+MF_EXPORT int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+	return mf_Win_lock((uint64_t)(uintptr_t)__builtin_return_address(0), lock_type, rank, assert, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_site, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_lock_all(assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2630,19 +3095,23 @@ MF_EXPORT int MPI_Win_lock_all(int assert, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 110, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 111, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+MF_EXPORT int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+	return mf_Win_lock_all((uint64_t)(uintptr_t)__builtin_return_address(0), assert, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_post(group, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2651,19 +3120,23 @@ MF_EXPORT int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 111, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 112, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+MF_EXPORT int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	return mf_Win_post((uint64_t)(uintptr_t)__builtin_return_address(0), group, assert, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_start(group, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2672,19 +3145,23 @@ MF_EXPORT int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 112, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 113, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_sync(MPI_Win win)
+MF_EXPORT int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	return mf_Win_start((uint64_t)(uintptr_t)__builtin_return_address(0), group, assert, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_sync(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2693,19 +3170,23 @@ MF_EXPORT int MPI_Win_sync(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 113, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 114, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_test(MPI_Win win, int *flag)
+MF_EXPORT int MPI_Win_sync(MPI_Win win)
+{
+	return mf_Win_sync((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, MPI_Win win, int *flag)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_test(win, flag);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2714,19 +3195,23 @@ MF_EXPORT int MPI_Win_test(MPI_Win win, int *flag)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 114, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 115, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_unlock(int rank, MPI_Win win)
+MF_EXPORT int MPI_Win_test(MPI_Win win, int *flag)
+{
+	return mf_Win_test((uint64_t)(uintptr_t)__builtin_return_address(0), win, flag);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site, int rank, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_unlock(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2735,19 +3220,23 @@ MF_EXPORT int MPI_Win_unlock(int rank, MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 115, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 116, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_unlock_all(MPI_Win win)
+MF_EXPORT int MPI_Win_unlock(int rank, MPI_Win win)
+{
+	return mf_Win_unlock((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_unlock_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2756,19 +3245,23 @@ MF_EXPORT int MPI_Win_unlock_all(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 116, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 117, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Win_wait(MPI_Win win)
+MF_EXPORT int MPI_Win_unlock_all(MPI_Win win)
+{
+	return mf_Win_unlock_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Win_wait(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2777,19 +3270,23 @@ MF_EXPORT int MPI_Win_wait(MPI_Win win)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 117, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 118, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+MF_EXPORT int MPI_Win_wait(MPI_Win win)
+{
+	return mf_Win_wait((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+}
+
+static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_open(comm, filename, amode, info, fh);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2798,12 +3295,17 @@ MF_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 118, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 119, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_close(MPI_File *fh)
+MF_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+	return mf_File_open((uint64_t)(uintptr_t)__builtin_return_address(0), comm, filename, amode, info, fh);
+}
+
+static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site, MPI_File *fh)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -2811,7 +3313,6 @@ MF_EXPORT int MPI_File_close(MPI_File *fh)
 	mf_ginfo *mf_g = mf_file(*fh);
 	uintptr_t mf_old = MF_H(*fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2820,21 +3321,25 @@ MF_EXPORT int MPI_File_close(MPI_File *fh)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 119, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 120, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_FILE, mf_old);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
+MF_EXPORT int MPI_File_close(MPI_File *fh)
+{
+	return mf_File_close((uint64_t)(uintptr_t)__builtin_return_address(0), fh);
+}
+
+static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site, const char *filename, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_delete(filename, info);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2843,19 +3348,23 @@ MF_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 120, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 121, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+MF_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
+{
+	return mf_File_delete((uint64_t)(uintptr_t)__builtin_return_address(0), filename, info);
+}
+
+static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_site, MPI_File fh, MPI_Offset size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_set_size(fh, size);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2864,19 +3373,23 @@ MF_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 121, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 122, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+MF_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+	return mf_File_set_size((uint64_t)(uintptr_t)__builtin_return_address(0), fh, size);
+}
+
+static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf_site, MPI_File fh, MPI_Offset size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_preallocate(fh, size);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2885,19 +3398,23 @@ MF_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 122, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 123, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
+MF_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+	return mf_File_preallocate((uint64_t)(uintptr_t)__builtin_return_address(0), fh, size);
+}
+
+static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_site, MPI_File fh, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_set_info(fh, info);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2906,19 +3423,23 @@ MF_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 123, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 124, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
+MF_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+	return mf_File_set_info((uint64_t)(uintptr_t)__builtin_return_address(0), fh, info);
+}
+
+static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_site, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2927,19 +3448,23 @@ MF_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 124, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 125, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+	return mf_File_set_view((uint64_t)(uintptr_t)__builtin_return_address(0), fh, disp, etype, filetype, datarep, info);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2948,19 +3473,23 @@ MF_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int co
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 125, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 126, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2969,19 +3498,23 @@ MF_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, in
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 126, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 127, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -2990,19 +3523,23 @@ MF_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 127, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 128, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3011,19 +3548,23 @@ MF_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 128, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 129, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3032,19 +3573,23 @@ MF_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int c
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 129, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 130, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3053,19 +3598,23 @@ MF_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 130, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 131, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3074,19 +3623,23 @@ MF_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, i
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 131, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 132, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3095,19 +3648,23 @@ MF_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 132, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 133, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3116,19 +3673,23 @@ MF_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype data
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 133, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 134, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_all(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3137,19 +3698,23 @@ MF_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 134, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 135, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3158,19 +3723,23 @@ MF_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Dataty
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 135, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 136, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_all(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3179,19 +3748,23 @@ MF_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Da
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 136, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 137, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iread(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3200,19 +3773,23 @@ MF_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 137, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 138, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iwrite(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3221,19 +3798,23 @@ MF_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 138, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 139, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iread_all(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3242,19 +3823,23 @@ MF_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 139, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 140, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3263,19 +3848,23 @@ MF_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_D
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 140, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 141, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_shared(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3284,19 +3873,23 @@ MF_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Dataty
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 141, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 142, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_shared(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3305,19 +3898,23 @@ MF_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 142, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 143, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iread_shared(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3326,19 +3923,23 @@ MF_EXPORT int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 143, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 144, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+MF_EXPORT int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3347,19 +3948,23 @@ MF_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MP
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 144, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 145, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_ordered(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3368,19 +3973,23 @@ MF_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 145, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 146, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+MF_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_ordered((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_ordered(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3389,19 +3998,23 @@ MF_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MP
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 146, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 147, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+MF_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_ordered((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf_site, MPI_File fh, MPI_Offset offset, int whence)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_seek_shared(fh, offset, whence);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3410,19 +4023,23 @@ MF_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 147, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 148, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+	return mf_File_seek_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, whence);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3431,19 +4048,23 @@ MF_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *b
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 148, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 149, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_read_at_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_at_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3452,19 +4073,23 @@ MF_EXPORT int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *statu
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 149, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 150, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+	return mf_File_read_at_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3473,19 +4098,23 @@ MF_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 150, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 151, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_write_at_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_at_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3494,19 +4123,23 @@ MF_EXPORT int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 151, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 152, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+	return mf_File_write_at_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_all_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3515,19 +4148,23 @@ MF_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Dat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 152, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 153, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_read_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3536,19 +4173,23 @@ MF_EXPORT int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 153, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 154, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+	return mf_File_read_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_all_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3557,19 +4198,23 @@ MF_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 154, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 155, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_write_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3578,19 +4223,23 @@ MF_EXPORT int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *s
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 155, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 156, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+	return mf_File_write_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3599,19 +4248,23 @@ MF_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 156, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 157, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_read_ordered_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_read_ordered_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3620,19 +4273,23 @@ MF_EXPORT int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *stat
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 157, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 158, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+MF_EXPORT int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+	return mf_File_read_ordered_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3641,19 +4298,23 @@ MF_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int cou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 158, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 159, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+MF_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+	return mf_File_write_ordered_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_write_ordered_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3662,19 +4323,23 @@ MF_EXPORT int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Statu
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 159, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 160, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
+MF_EXPORT int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+	return mf_File_write_ordered_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t mf_site, MPI_File fh, int flag)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_set_atomicity(fh, flag);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3683,19 +4348,23 @@ MF_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 160, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 161, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_File_sync(MPI_File fh)
+MF_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+	return mf_File_set_atomicity((uint64_t)(uintptr_t)__builtin_return_address(0), fh, flag);
+}
+
+static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, MPI_File fh)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_File_sync(fh);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3704,19 +4373,23 @@ MF_EXPORT int MPI_File_sync(MPI_File fh)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 161, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 162, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
+MF_EXPORT int MPI_File_sync(MPI_File fh)
+{
+	return mf_File_sync((uint64_t)(uintptr_t)__builtin_return_address(0), fh);
+}
+
+static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t mf_site, MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3725,19 +4398,23 @@ MF_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[],
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 162, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 163, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+MF_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
+{
+	return mf_Dist_graph_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(uint64_t mf_site, MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3746,19 +4423,23 @@ MF_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, co
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 163, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 164, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+MF_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+	return mf_Dist_graph_create_adjacent((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+}
+
+static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site, MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
 	mf_ginfo *mf_g = mf_comm(old_comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3767,19 +4448,23 @@ MF_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], co
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 164, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 165, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
+MF_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+{
+	return mf_Cart_create((uint64_t)(uintptr_t)__builtin_return_address(0), old_comm, ndims, dims, periods, reorder, comm_cart);
+}
+
+static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Cart_sub(comm, remain_dims, new_comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3788,19 +4473,23 @@ MF_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 165, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 166, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
+{
+	return mf_Cart_sub((uint64_t)(uintptr_t)__builtin_return_address(0), comm, remain_dims, new_comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site, const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3809,19 +4498,23 @@ MF_EXPORT int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MP
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 166, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 167, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	return mf_Comm_accept((uint64_t)(uintptr_t)__builtin_return_address(0), port_name, info, root, comm, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_site, const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3830,19 +4523,23 @@ MF_EXPORT int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, M
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 167, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 168, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	return mf_Comm_connect((uint64_t)(uintptr_t)__builtin_return_address(0), port_name, info, root, comm, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t mf_site, MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3851,19 +4548,23 @@ MF_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 168, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 169, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	return mf_Comm_create_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group, tag, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site, MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_create(comm, group, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3872,12 +4573,17 @@ MF_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 169, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 170, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
+MF_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	return mf_Comm_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_site, MPI_Comm *comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3885,7 +4591,6 @@ MF_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
 	mf_ginfo *mf_g = mf_comm(*comm);
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3894,21 +4599,25 @@ MF_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 170, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 171, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+	return mf_Comm_disconnect((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_dup(comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3917,19 +4626,23 @@ MF_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 171, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 172, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+MF_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	return mf_Comm_dup((uint64_t)(uintptr_t)__builtin_return_address(0), comm, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_idup(comm, newcomm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3938,19 +4651,23 @@ MF_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 172, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 173, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	return mf_Comm_idup((uint64_t)(uintptr_t)__builtin_return_address(0), comm, newcomm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_dup_with_info(comm, info, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3959,12 +4676,17 @@ MF_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *new
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 173, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 174, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_free(MPI_Comm *comm)
+MF_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	return mf_Comm_dup_with_info((uint64_t)(uintptr_t)__builtin_return_address(0), comm, info, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, MPI_Comm *comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3972,7 +4694,6 @@ MF_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 	mf_ginfo *mf_g = mf_comm(*comm);
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -3981,21 +4702,25 @@ MF_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 174, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 175, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+MF_EXPORT int MPI_Comm_free(MPI_Comm *comm)
+{
+	return mf_Comm_free((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_group(comm, group);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4004,19 +4729,23 @@ MF_EXPORT int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 175, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 176, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_join(int fd, MPI_Comm *intercomm)
+MF_EXPORT int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+	return mf_Comm_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, int fd, MPI_Comm *intercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_join(fd, intercomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4025,19 +4754,23 @@ MF_EXPORT int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 176, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 177, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_rank(MPI_Comm comm, int *rank)
+MF_EXPORT int MPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+	return mf_Comm_join((uint64_t)(uintptr_t)__builtin_return_address(0), fd, intercomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, MPI_Comm comm, int *rank)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_rank(comm, rank);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4046,19 +4779,23 @@ MF_EXPORT int MPI_Comm_rank(MPI_Comm comm, int *rank)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 177, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 178, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+MF_EXPORT int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+	return mf_Comm_rank((uint64_t)(uintptr_t)__builtin_return_address(0), comm, rank);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_remote_group(comm, group);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4067,19 +4804,23 @@ MF_EXPORT int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 178, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 179, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_size(MPI_Comm comm, int *size)
+MF_EXPORT int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+	return mf_Comm_remote_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, MPI_Comm comm, int *size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_size(comm, size);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4088,19 +4829,23 @@ MF_EXPORT int MPI_Comm_size(MPI_Comm comm, int *size)
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 179, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 180, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+MF_EXPORT int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+	return mf_Comm_size((uint64_t)(uintptr_t)__builtin_return_address(0), comm, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site, const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4109,19 +4854,23 @@ MF_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MP
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 180, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 181, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+MF_EXPORT int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+	return mf_Comm_spawn((uint64_t)(uintptr_t)__builtin_return_address(0), command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t mf_site, int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4130,19 +4879,23 @@ MF_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 181, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 182, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+	return mf_Comm_spawn_multiple((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site, MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4151,19 +4904,23 @@ MF_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcom
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 182, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 183, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+MF_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	return mf_Comm_split((uint64_t)(uintptr_t)__builtin_return_address(0), comm, color, key, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_site, MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4172,19 +4929,23 @@ MF_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_In
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 183, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 184, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+MF_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	return mf_Comm_split_type((uint64_t)(uintptr_t)__builtin_return_address(0), comm, split_type, key, info, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_site, MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4193,19 +4954,23 @@ MF_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 184, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 185, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+MF_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+{
+	return mf_Graph_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, nnodes, index, edges, reorder, comm_graph);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_difference(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4214,19 +4979,23 @@ MF_EXPORT int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 185, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 186, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	return mf_Group_difference((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_excl(group, n, ranks, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4235,19 +5004,23 @@ MF_EXPORT int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Grou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 186, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 187, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return mf_Group_excl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranks, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_incl(group, n, ranks, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4256,19 +5029,23 @@ MF_EXPORT int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Grou
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 187, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 188, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return mf_Group_incl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranks, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_intersection(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4277,19 +5054,23 @@ MF_EXPORT int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Gro
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 188, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 189, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	return mf_Group_intersection((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_range_excl(group, n, ranges, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4298,19 +5079,23 @@ MF_EXPORT int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 189, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 190, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	return mf_Group_range_excl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranges, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_range_incl(group, n, ranges, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4319,19 +5104,23 @@ MF_EXPORT int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 190, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 191, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+MF_EXPORT int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	return mf_Group_range_incl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranges, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Group_union(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4340,19 +5129,23 @@ MF_EXPORT int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *new
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 191, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 192, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
+MF_EXPORT int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	return mf_Group_union((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+}
+
+static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf_site, MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
 	mf_ginfo *mf_g = mf_comm(local_comm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4361,19 +5154,23 @@ MF_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Co
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 192, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 193, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
+MF_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+	return mf_Intercomm_create((uint64_t)(uintptr_t)__builtin_return_address(0), local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_site, MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Intercomm_merge(intercomm, high, newintercomm);
 	mf_ginfo *mf_g = mf_comm(intercomm);
 	int64_t mf_bytes = 0;
-	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -4382,7 +5179,2393 @@ MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newint
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 193, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_event mf_ev = {.call = 194, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
+
+MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
+{
+	return mf_Intercomm_merge((uint64_t)(uintptr_t)__builtin_return_address(0), intercomm, high, newintercomm);
+}
+
+/* ---- Fortran entry points (mpif.h and `use mpi`) ---- */
+
+MF_EXPORT void mpi_finalize_(MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Finalize(mf_site);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_finalize__(MPI_Fint *ierr) __attribute__((alias("mpi_finalize_")));
+MF_EXPORT void mpi_finalize(MPI_Fint *ierr) __attribute__((alias("mpi_finalize_")));
+MF_EXPORT void MPI_FINALIZE(MPI_Fint *ierr) __attribute__((alias("mpi_finalize_")));
+
+MF_EXPORT void mpi_init_(MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Init(mf_site, NULL, NULL);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_init__(MPI_Fint *ierr) __attribute__((alias("mpi_init_")));
+MF_EXPORT void mpi_init(MPI_Fint *ierr) __attribute__((alias("mpi_init_")));
+MF_EXPORT void MPI_INIT(MPI_Fint *ierr) __attribute__((alias("mpi_init_")));
+
+MF_EXPORT void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Init_thread(mf_site, NULL, NULL, (int)*required, (int *)provided);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_init_thread__(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) __attribute__((alias("mpi_init_thread_")));
+MF_EXPORT void mpi_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) __attribute__((alias("mpi_init_thread_")));
+MF_EXPORT void MPI_INIT_THREAD(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) __attribute__((alias("mpi_init_thread_")));
+
+MF_EXPORT void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Abort(mf_site, PMPI_Comm_f2c(*comm), (int)*errorcode);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_abort__(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr) __attribute__((alias("mpi_abort_")));
+MF_EXPORT void mpi_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr) __attribute__((alias("mpi_abort_")));
+MF_EXPORT void MPI_ABORT(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr) __attribute__((alias("mpi_abort_")));
+
+MF_EXPORT void mpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Bsend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_bsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_")));
+MF_EXPORT void mpi_bsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_")));
+MF_EXPORT void MPI_BSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_")));
+
+MF_EXPORT void mpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bsend_init(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_bsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_init_")));
+MF_EXPORT void mpi_bsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_init_")));
+MF_EXPORT void MPI_BSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bsend_init_")));
+
+MF_EXPORT void mpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Buffer_attach(mf_site, mf_fbuf(buffer), (int)*size);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_buffer_attach__(void *buffer, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_buffer_attach_")));
+MF_EXPORT void mpi_buffer_attach(void *buffer, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_buffer_attach_")));
+MF_EXPORT void MPI_BUFFER_ATTACH(void *buffer, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_buffer_attach_")));
+
+MF_EXPORT void mpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibsend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ibsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibsend_")));
+MF_EXPORT void mpi_ibsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibsend_")));
+MF_EXPORT void MPI_IBSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibsend_")));
+
+MF_EXPORT void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Message mf_c_message;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Improbe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), (int *)flag, &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_improbe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_improbe_")));
+MF_EXPORT void mpi_improbe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_improbe_")));
+MF_EXPORT void MPI_IMPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_improbe_")));
+
+MF_EXPORT void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Imrecv(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*type), &mf_c_message, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_imrecv__(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_imrecv_")));
+MF_EXPORT void mpi_imrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_imrecv_")));
+MF_EXPORT void MPI_IMRECV(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_imrecv_")));
+
+MF_EXPORT void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Iprobe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_iprobe_")));
+MF_EXPORT void mpi_iprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_iprobe_")));
+MF_EXPORT void MPI_IPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_iprobe_")));
+
+MF_EXPORT void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irecv(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_irecv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irecv_")));
+MF_EXPORT void mpi_irecv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irecv_")));
+MF_EXPORT void MPI_IRECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irecv_")));
+
+MF_EXPORT void mpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irsend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_irsend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irsend_")));
+MF_EXPORT void mpi_irsend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irsend_")));
+MF_EXPORT void MPI_IRSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_irsend_")));
+
+MF_EXPORT void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_isend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isend_")));
+MF_EXPORT void mpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isend_")));
+MF_EXPORT void MPI_ISEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isend_")));
+
+MF_EXPORT void mpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Issend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_issend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_issend_")));
+MF_EXPORT void mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_issend_")));
+MF_EXPORT void MPI_ISSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_issend_")));
+
+MF_EXPORT void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Message mf_c_message;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Mprobe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_mprobe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mprobe_")));
+MF_EXPORT void mpi_mprobe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mprobe_")));
+MF_EXPORT void MPI_MPROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mprobe_")));
+
+MF_EXPORT void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Mrecv(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*type), &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_mrecv__(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mrecv_")));
+MF_EXPORT void mpi_mrecv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mrecv_")));
+MF_EXPORT void MPI_MRECV(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_mrecv_")));
+
+MF_EXPORT void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Probe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_probe__(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_probe_")));
+MF_EXPORT void mpi_probe(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_probe_")));
+MF_EXPORT void MPI_PROBE(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_probe_")));
+
+MF_EXPORT void mpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Recv_init(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_recv_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_recv_init_")));
+MF_EXPORT void mpi_recv_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_recv_init_")));
+MF_EXPORT void MPI_RECV_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_recv_init_")));
+
+MF_EXPORT void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Recv(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_recv__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_recv_")));
+MF_EXPORT void mpi_recv(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_recv_")));
+MF_EXPORT void MPI_RECV(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_recv_")));
+
+MF_EXPORT void mpi_rsend_(void *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Rsend(mf_site, mf_fbuf(ibuf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_rsend__(void *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_")));
+MF_EXPORT void mpi_rsend(void *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_")));
+MF_EXPORT void MPI_RSEND(void *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_")));
+
+MF_EXPORT void mpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rsend_init(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_rsend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_init_")));
+MF_EXPORT void mpi_rsend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_init_")));
+MF_EXPORT void MPI_RSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rsend_init_")));
+
+MF_EXPORT void mpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Send_init(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_send_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_send_init_")));
+MF_EXPORT void mpi_send_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_send_init_")));
+MF_EXPORT void MPI_SEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_send_init_")));
+
+MF_EXPORT void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Send(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_send__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_send_")));
+MF_EXPORT void mpi_send(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_send_")));
+MF_EXPORT void MPI_SEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_send_")));
+
+MF_EXPORT void mpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_sendrecv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_")));
+MF_EXPORT void mpi_sendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_")));
+MF_EXPORT void MPI_SENDRECV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_")));
+
+MF_EXPORT void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv_replace(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_sendrecv_replace__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_replace_")));
+MF_EXPORT void mpi_sendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_replace_")));
+MF_EXPORT void MPI_SENDRECV_REPLACE(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_sendrecv_replace_")));
+
+MF_EXPORT void mpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ssend_init(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ssend_init__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_init_")));
+MF_EXPORT void mpi_ssend_init(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_init_")));
+MF_EXPORT void MPI_SSEND_INIT(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_init_")));
+
+MF_EXPORT void mpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Ssend(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ssend__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_")));
+MF_EXPORT void mpi_ssend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_")));
+MF_EXPORT void MPI_SSEND(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_ssend_")));
+
+MF_EXPORT void mpi_cancel_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Cancel(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_cancel__(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_cancel_")));
+MF_EXPORT void mpi_cancel(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_cancel_")));
+MF_EXPORT void MPI_CANCEL(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_cancel_")));
+
+MF_EXPORT void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Request_free(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_request_free__(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_request_free_")));
+MF_EXPORT void mpi_request_free(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_request_free_")));
+MF_EXPORT void MPI_REQUEST_FREE(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_request_free_")));
+
+MF_EXPORT void mpi_request_get_status_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Request_get_status(mf_site, PMPI_Request_f2c(*request), (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_request_get_status__(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_request_get_status_")));
+MF_EXPORT void mpi_request_get_status(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_request_get_status_")));
+MF_EXPORT void MPI_REQUEST_GET_STATUS(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_request_get_status_")));
+
+MF_EXPORT void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Start(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_start__(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_start_")));
+MF_EXPORT void mpi_start(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_start_")));
+MF_EXPORT void MPI_START(MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_start_")));
+
+MF_EXPORT void mpi_startall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	int mf_rc = mf_Startall(mf_site, (int)*count, mf_c_array_of_requests);
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_startall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) __attribute__((alias("mpi_startall_")));
+MF_EXPORT void mpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) __attribute__((alias("mpi_startall_")));
+MF_EXPORT void MPI_STARTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr) __attribute__((alias("mpi_startall_")));
+
+MF_EXPORT void mpi_testall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_fstatuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*count);
+	int mf_rc = mf_Testall(mf_site, (int)*count, mf_c_array_of_requests, (int *)flag, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *count; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_testall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testall_")));
+MF_EXPORT void mpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testall_")));
+MF_EXPORT void MPI_TESTALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testall_")));
+
+MF_EXPORT void mpi_testany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Testany(mf_site, (int)*count, mf_c_array_of_requests, (int *)index, (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*index >= 0)
+			(*index)++;
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_testany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_testany_")));
+MF_EXPORT void mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_testany_")));
+MF_EXPORT void MPI_TESTANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_testany_")));
+
+MF_EXPORT void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Test(mf_site, &mf_c_request, (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_test__(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_test_")));
+MF_EXPORT void mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_test_")));
+MF_EXPORT void MPI_TEST(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_test_")));
+
+MF_EXPORT void mpi_testsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*incount);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_fstatuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*incount);
+	int mf_rc = mf_Testsome(mf_site, (int)*incount, mf_c_array_of_requests, (int *)outcount, (int *)array_of_indices, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*outcount != MPI_UNDEFINED)
+			for (int mf_i = 0; mf_i < *outcount; mf_i++)
+				array_of_indices[mf_i]++;
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *incount; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_testsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testsome_")));
+MF_EXPORT void mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testsome_")));
+MF_EXPORT void MPI_TESTSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_testsome_")));
+
+MF_EXPORT void mpi_waitall_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_fstatuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*count);
+	int mf_rc = mf_Waitall(mf_site, (int)*count, mf_c_array_of_requests, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *count; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_waitall__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitall_")));
+MF_EXPORT void mpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitall_")));
+MF_EXPORT void MPI_WAITALL(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitall_")));
+
+MF_EXPORT void mpi_waitany_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Waitany(mf_site, (int)*count, mf_c_array_of_requests, (int *)index, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*index >= 0)
+			(*index)++;
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_waitany__(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_waitany_")));
+MF_EXPORT void mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_waitany_")));
+MF_EXPORT void MPI_WAITANY(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_waitany_")));
+
+MF_EXPORT void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Wait(mf_site, &mf_c_request, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_wait__(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_wait_")));
+MF_EXPORT void mpi_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_wait_")));
+MF_EXPORT void MPI_WAIT(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_wait_")));
+
+MF_EXPORT void mpi_waitsome_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*incount);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_fstatuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*incount);
+	int mf_rc = mf_Waitsome(mf_site, (int)*incount, mf_c_array_of_requests, (int *)outcount, (int *)array_of_indices, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*outcount != MPI_UNDEFINED)
+			for (int mf_i = 0; mf_i < *outcount; mf_i++)
+				array_of_indices[mf_i]++;
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *incount; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_waitsome__(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitsome_")));
+MF_EXPORT void mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitsome_")));
+MF_EXPORT void MPI_WAITSOME(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr) __attribute__((alias("mpi_waitsome_")));
+
+MF_EXPORT void mpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Allgather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_")));
+MF_EXPORT void mpi_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_")));
+MF_EXPORT void MPI_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_")));
+
+MF_EXPORT void mpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallgather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iallgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgather_")));
+MF_EXPORT void mpi_iallgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgather_")));
+MF_EXPORT void MPI_IALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgather_")));
+
+MF_EXPORT void mpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Allgatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_")));
+MF_EXPORT void mpi_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_")));
+MF_EXPORT void MPI_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_")));
+
+MF_EXPORT void mpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallgatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iallgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgatherv_")));
+MF_EXPORT void mpi_iallgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgatherv_")));
+MF_EXPORT void MPI_IALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallgatherv_")));
+
+MF_EXPORT void mpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Allreduce(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_")));
+MF_EXPORT void mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_")));
+MF_EXPORT void MPI_ALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_")));
+
+MF_EXPORT void mpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallreduce(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iallreduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallreduce_")));
+MF_EXPORT void mpi_iallreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallreduce_")));
+MF_EXPORT void MPI_IALLREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iallreduce_")));
+
+MF_EXPORT void mpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Alltoall(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_")));
+MF_EXPORT void mpi_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_")));
+MF_EXPORT void MPI_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_")));
+
+MF_EXPORT void mpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ialltoall(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ialltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoall_")));
+MF_EXPORT void mpi_ialltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoall_")));
+MF_EXPORT void MPI_IALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoall_")));
+
+MF_EXPORT void mpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Alltoallv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_")));
+MF_EXPORT void mpi_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_")));
+MF_EXPORT void MPI_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_")));
+
+MF_EXPORT void mpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ialltoallv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ialltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoallv_")));
+MF_EXPORT void mpi_ialltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoallv_")));
+MF_EXPORT void MPI_IALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ialltoallv_")));
+
+MF_EXPORT void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Barrier(mf_site, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_")));
+MF_EXPORT void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_")));
+MF_EXPORT void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_")));
+
+MF_EXPORT void mpi_ibarrier_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibarrier(mf_site, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ibarrier__(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibarrier_")));
+MF_EXPORT void mpi_ibarrier(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibarrier_")));
+MF_EXPORT void MPI_IBARRIER(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibarrier_")));
+
+MF_EXPORT void mpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Bcast(mf_site, mf_fbuf(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_bcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_")));
+MF_EXPORT void mpi_bcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_")));
+MF_EXPORT void MPI_BCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_")));
+
+MF_EXPORT void mpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibcast(mf_site, mf_fbuf(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ibcast__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibcast_")));
+MF_EXPORT void mpi_ibcast(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibcast_")));
+MF_EXPORT void MPI_IBCAST(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ibcast_")));
+
+MF_EXPORT void mpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Exscan(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_exscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_")));
+MF_EXPORT void mpi_exscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_")));
+MF_EXPORT void MPI_EXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_")));
+
+MF_EXPORT void mpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iexscan(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iexscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iexscan_")));
+MF_EXPORT void mpi_iexscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iexscan_")));
+MF_EXPORT void MPI_IEXSCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iexscan_")));
+
+MF_EXPORT void mpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Gather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_gather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gather_")));
+MF_EXPORT void mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gather_")));
+MF_EXPORT void MPI_GATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gather_")));
+
+MF_EXPORT void mpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Igather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_igather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igather_")));
+MF_EXPORT void mpi_igather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igather_")));
+MF_EXPORT void MPI_IGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igather_")));
+
+MF_EXPORT void mpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Gatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_gatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_")));
+MF_EXPORT void mpi_gatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_")));
+MF_EXPORT void MPI_GATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_")));
+
+MF_EXPORT void mpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Igatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_igatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igatherv_")));
+MF_EXPORT void mpi_igatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igatherv_")));
+MF_EXPORT void MPI_IGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_igatherv_")));
+
+MF_EXPORT void mpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Neighbor_allgather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_")));
+MF_EXPORT void mpi_neighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_")));
+
+MF_EXPORT void mpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_allgather(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ineighbor_allgather__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgather_")));
+MF_EXPORT void mpi_ineighbor_allgather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgather_")));
+MF_EXPORT void MPI_INEIGHBOR_ALLGATHER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgather_")));
+
+MF_EXPORT void mpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Neighbor_allgatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_")));
+MF_EXPORT void mpi_neighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_")));
+
+MF_EXPORT void mpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_allgatherv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ineighbor_allgatherv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgatherv_")));
+MF_EXPORT void mpi_ineighbor_allgatherv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgatherv_")));
+MF_EXPORT void MPI_INEIGHBOR_ALLGATHERV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_allgatherv_")));
+
+MF_EXPORT void mpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Neighbor_alltoall(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_")));
+MF_EXPORT void mpi_neighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_")));
+
+MF_EXPORT void mpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_alltoall(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ineighbor_alltoall__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoall_")));
+MF_EXPORT void mpi_ineighbor_alltoall(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoall_")));
+MF_EXPORT void MPI_INEIGHBOR_ALLTOALL(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoall_")));
+
+MF_EXPORT void mpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Neighbor_alltoallv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_")));
+MF_EXPORT void mpi_neighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_")));
+
+MF_EXPORT void mpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_alltoallv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ineighbor_alltoallv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoallv_")));
+MF_EXPORT void mpi_ineighbor_alltoallv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoallv_")));
+MF_EXPORT void MPI_INEIGHBOR_ALLTOALLV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ineighbor_alltoallv_")));
+
+MF_EXPORT void mpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Reduce(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_")));
+MF_EXPORT void mpi_reduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_")));
+MF_EXPORT void MPI_REDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_")));
+
+MF_EXPORT void mpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ireduce__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_")));
+MF_EXPORT void mpi_ireduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_")));
+MF_EXPORT void MPI_IREDUCE(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_")));
+
+MF_EXPORT void mpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Reduce_local(mf_site, mf_fbuf(inbuf), mf_fbuf(inoutbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_local__(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_local_")));
+MF_EXPORT void mpi_reduce_local(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_local_")));
+MF_EXPORT void MPI_REDUCE_LOCAL(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_local_")));
+
+MF_EXPORT void mpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Reduce_scatter(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_")));
+MF_EXPORT void mpi_reduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_")));
+MF_EXPORT void MPI_REDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_")));
+
+MF_EXPORT void mpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_scatter(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ireduce_scatter__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_")));
+MF_EXPORT void mpi_ireduce_scatter(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_")));
+MF_EXPORT void MPI_IREDUCE_SCATTER(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_")));
+
+MF_EXPORT void mpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Reduce_scatter_block(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_")));
+MF_EXPORT void mpi_reduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_")));
+MF_EXPORT void MPI_REDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_")));
+
+MF_EXPORT void mpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_scatter_block(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_ireduce_scatter_block__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_block_")));
+MF_EXPORT void mpi_ireduce_scatter_block(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_block_")));
+MF_EXPORT void MPI_IREDUCE_SCATTER_BLOCK(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_ireduce_scatter_block_")));
+
+MF_EXPORT void mpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Scan(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scan_")));
+MF_EXPORT void mpi_scan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scan_")));
+MF_EXPORT void MPI_SCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scan_")));
+
+MF_EXPORT void mpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscan(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iscan__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscan_")));
+MF_EXPORT void mpi_iscan(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscan_")));
+MF_EXPORT void MPI_ISCAN(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscan_")));
+
+MF_EXPORT void mpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Scatter(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_")));
+MF_EXPORT void mpi_scatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_")));
+MF_EXPORT void MPI_SCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_")));
+
+MF_EXPORT void mpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscatter(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iscatter__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatter_")));
+MF_EXPORT void mpi_iscatter(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatter_")));
+MF_EXPORT void MPI_ISCATTER(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatter_")));
+
+MF_EXPORT void mpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Scatterv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_")));
+MF_EXPORT void mpi_scatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_")));
+MF_EXPORT void MPI_SCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_")));
+
+MF_EXPORT void mpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscatterv(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_iscatterv__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatterv_")));
+MF_EXPORT void mpi_iscatterv(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatterv_")));
+MF_EXPORT void MPI_ISCATTERV(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_iscatterv_")));
+
+MF_EXPORT void mpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Accumulate(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_accumulate_")));
+MF_EXPORT void mpi_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_accumulate_")));
+MF_EXPORT void MPI_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_accumulate_")));
+
+MF_EXPORT void mpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Compare_and_swap(mf_site, mf_fbuf(origin_addr), mf_fbuf(compare_addr), mf_fbuf(result_addr), PMPI_Type_f2c(*datatype), (int)*target_rank, *target_disp, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_compare_and_swap__(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_compare_and_swap_")));
+MF_EXPORT void mpi_compare_and_swap(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_compare_and_swap_")));
+MF_EXPORT void MPI_COMPARE_AND_SWAP(void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_compare_and_swap_")));
+
+MF_EXPORT void mpi_fetch_and_op_(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Fetch_and_op(mf_site, mf_fbuf(origin_addr), mf_fbuf(result_addr), PMPI_Type_f2c(*datatype), (int)*target_rank, *target_disp, PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_fetch_and_op__(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_fetch_and_op_")));
+MF_EXPORT void mpi_fetch_and_op(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_fetch_and_op_")));
+MF_EXPORT void MPI_FETCH_AND_OP(void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_fetch_and_op_")));
+
+MF_EXPORT void mpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Get(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_get__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_")));
+MF_EXPORT void mpi_get(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_")));
+MF_EXPORT void MPI_GET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_")));
+
+MF_EXPORT void mpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Get_accumulate(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), mf_fbuf(result_addr), (int)*result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_get_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_accumulate_")));
+MF_EXPORT void mpi_get_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_accumulate_")));
+MF_EXPORT void MPI_GET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_get_accumulate_")));
+
+MF_EXPORT void mpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Put(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_put__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_put_")));
+MF_EXPORT void mpi_put(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_put_")));
+MF_EXPORT void MPI_PUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_put_")));
+
+MF_EXPORT void mpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Raccumulate(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_raccumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_raccumulate_")));
+MF_EXPORT void mpi_raccumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_raccumulate_")));
+MF_EXPORT void MPI_RACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_raccumulate_")));
+
+MF_EXPORT void mpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_rget__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_")));
+MF_EXPORT void mpi_rget(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_")));
+MF_EXPORT void MPI_RGET(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_")));
+
+MF_EXPORT void mpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget_accumulate(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), mf_fbuf(result_addr), (int)*result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_rget_accumulate__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_accumulate_")));
+MF_EXPORT void mpi_rget_accumulate(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_accumulate_")));
+MF_EXPORT void MPI_RGET_ACCUMULATE(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rget_accumulate_")));
+
+MF_EXPORT void mpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rput(mf_site, mf_fbuf(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_cout, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_rput__(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rput_")));
+MF_EXPORT void mpi_rput(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rput_")));
+MF_EXPORT void MPI_RPUT(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_rput_")));
+
+MF_EXPORT void mpi_win_attach_(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_attach(mf_site, PMPI_Win_f2c(*win), mf_fbuf(base), *size);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_attach__(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierr) __attribute__((alias("mpi_win_attach_")));
+MF_EXPORT void mpi_win_attach(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierr) __attribute__((alias("mpi_win_attach_")));
+MF_EXPORT void MPI_WIN_ATTACH(MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierr) __attribute__((alias("mpi_win_attach_")));
+
+MF_EXPORT void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_complete(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_complete__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_complete_")));
+MF_EXPORT void mpi_win_complete(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_complete_")));
+MF_EXPORT void MPI_WIN_COMPLETE(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_complete_")));
+
+MF_EXPORT void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Win mf_c_win;
+	int mf_rc = mf_Win_create(mf_site, mf_fbuf(base), *size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_create__(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_")));
+MF_EXPORT void mpi_win_create(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_")));
+MF_EXPORT void MPI_WIN_CREATE(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_")));
+
+MF_EXPORT void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Win mf_c_win;
+	int mf_rc = mf_Win_create_dynamic(mf_site, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_create_dynamic__(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_dynamic_")));
+MF_EXPORT void mpi_win_create_dynamic(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_dynamic_")));
+MF_EXPORT void MPI_WIN_CREATE_DYNAMIC(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_create_dynamic_")));
+
+MF_EXPORT void mpi_win_detach_(MPI_Fint *win, void *base, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_detach(mf_site, PMPI_Win_f2c(*win), mf_fbuf(base));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_detach__(MPI_Fint *win, void *base, MPI_Fint *ierr) __attribute__((alias("mpi_win_detach_")));
+MF_EXPORT void mpi_win_detach(MPI_Fint *win, void *base, MPI_Fint *ierr) __attribute__((alias("mpi_win_detach_")));
+MF_EXPORT void MPI_WIN_DETACH(MPI_Fint *win, void *base, MPI_Fint *ierr) __attribute__((alias("mpi_win_detach_")));
+
+MF_EXPORT void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_fence(mf_site, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_fence__(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_fence_")));
+MF_EXPORT void mpi_win_fence(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_fence_")));
+MF_EXPORT void MPI_WIN_FENCE(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_fence_")));
+
+MF_EXPORT void mpi_win_flush_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_flush(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_flush__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_")));
+MF_EXPORT void mpi_win_flush(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_")));
+MF_EXPORT void MPI_WIN_FLUSH(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_")));
+
+MF_EXPORT void mpi_win_flush_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_flush_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_flush_all__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_all_")));
+MF_EXPORT void mpi_win_flush_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_all_")));
+MF_EXPORT void MPI_WIN_FLUSH_ALL(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_all_")));
+
+MF_EXPORT void mpi_win_flush_local_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_flush_local(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_flush_local__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_")));
+MF_EXPORT void mpi_win_flush_local(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_")));
+MF_EXPORT void MPI_WIN_FLUSH_LOCAL(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_")));
+
+MF_EXPORT void mpi_win_flush_local_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_flush_local_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_flush_local_all__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_all_")));
+MF_EXPORT void mpi_win_flush_local_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_all_")));
+MF_EXPORT void MPI_WIN_FLUSH_LOCAL_ALL(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_flush_local_all_")));
+
+MF_EXPORT void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Win mf_c_win = PMPI_Win_f2c(*win);
+	int mf_rc = mf_Win_free(mf_site, &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_free__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_free_")));
+MF_EXPORT void mpi_win_free(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_free_")));
+MF_EXPORT void MPI_WIN_FREE(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_free_")));
+
+MF_EXPORT void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_lock(mf_site, (int)*lock_type, (int)*rank, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_lock__(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_")));
+MF_EXPORT void mpi_win_lock(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_")));
+MF_EXPORT void MPI_WIN_LOCK(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_")));
+
+MF_EXPORT void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_lock_all(mf_site, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_lock_all__(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_all_")));
+MF_EXPORT void mpi_win_lock_all(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_all_")));
+MF_EXPORT void MPI_WIN_LOCK_ALL(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_lock_all_")));
+
+MF_EXPORT void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_post(mf_site, PMPI_Group_f2c(*group), (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_post__(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_post_")));
+MF_EXPORT void mpi_win_post(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_post_")));
+MF_EXPORT void MPI_WIN_POST(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_post_")));
+
+MF_EXPORT void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_start(mf_site, PMPI_Group_f2c(*group), (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_start__(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_start_")));
+MF_EXPORT void mpi_win_start(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_start_")));
+MF_EXPORT void MPI_WIN_START(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_start_")));
+
+MF_EXPORT void mpi_win_sync_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_sync(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_sync__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_sync_")));
+MF_EXPORT void mpi_win_sync(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_sync_")));
+MF_EXPORT void MPI_WIN_SYNC(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_sync_")));
+
+MF_EXPORT void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_test(mf_site, PMPI_Win_f2c(*win), (int *)flag);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_test__(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_win_test_")));
+MF_EXPORT void mpi_win_test(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_win_test_")));
+MF_EXPORT void MPI_WIN_TEST(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_win_test_")));
+
+MF_EXPORT void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_unlock(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_unlock__(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_")));
+MF_EXPORT void mpi_win_unlock(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_")));
+MF_EXPORT void MPI_WIN_UNLOCK(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_")));
+
+MF_EXPORT void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_unlock_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_unlock_all__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_all_")));
+MF_EXPORT void mpi_win_unlock_all(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_all_")));
+MF_EXPORT void MPI_WIN_UNLOCK_ALL(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_unlock_all_")));
+
+MF_EXPORT void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Win_wait(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_win_wait__(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_wait_")));
+MF_EXPORT void mpi_win_wait(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_wait_")));
+MF_EXPORT void MPI_WIN_WAIT(MPI_Fint *win, MPI_Fint *ierr) __attribute__((alias("mpi_win_wait_")));
+
+MF_EXPORT void mpi_file_close_(MPI_Fint *fh, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_File mf_c_fh = PMPI_File_f2c(*fh);
+	int mf_rc = mf_File_close(mf_site, &mf_c_fh);
+	if (mf_rc == MPI_SUCCESS) {
+		*fh = PMPI_File_c2f(mf_c_fh);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_close__(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_close_")));
+MF_EXPORT void mpi_file_close(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_close_")));
+MF_EXPORT void MPI_FILE_CLOSE(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_close_")));
+
+MF_EXPORT void mpi_file_set_size_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_set_size(mf_site, PMPI_File_f2c(*fh), *size);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_set_size__(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_size_")));
+MF_EXPORT void mpi_file_set_size(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_size_")));
+MF_EXPORT void MPI_FILE_SET_SIZE(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_size_")));
+
+MF_EXPORT void mpi_file_preallocate_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_preallocate(mf_site, PMPI_File_f2c(*fh), *size);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_preallocate__(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_preallocate_")));
+MF_EXPORT void mpi_file_preallocate(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_preallocate_")));
+MF_EXPORT void MPI_FILE_PREALLOCATE(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr) __attribute__((alias("mpi_file_preallocate_")));
+
+MF_EXPORT void mpi_file_set_info_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_set_info(mf_site, PMPI_File_f2c(*fh), PMPI_Info_f2c(*info));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_set_info__(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_info_")));
+MF_EXPORT void mpi_file_set_info(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_info_")));
+MF_EXPORT void MPI_FILE_SET_INFO(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_info_")));
+
+MF_EXPORT void mpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_")));
+MF_EXPORT void mpi_file_read_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_")));
+MF_EXPORT void MPI_FILE_READ_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_")));
+
+MF_EXPORT void mpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_")));
+MF_EXPORT void mpi_file_read_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_")));
+MF_EXPORT void MPI_FILE_READ_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_")));
+
+MF_EXPORT void mpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_")));
+MF_EXPORT void mpi_file_write_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_")));
+MF_EXPORT void MPI_FILE_WRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_")));
+
+MF_EXPORT void mpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_")));
+MF_EXPORT void mpi_file_write_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_")));
+MF_EXPORT void MPI_FILE_WRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_")));
+
+MF_EXPORT void mpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iread_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_")));
+MF_EXPORT void mpi_file_iread_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_")));
+MF_EXPORT void MPI_FILE_IREAD_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_")));
+
+MF_EXPORT void mpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iwrite_at__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_")));
+MF_EXPORT void mpi_file_iwrite_at(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_")));
+MF_EXPORT void MPI_FILE_IWRITE_AT(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_")));
+
+MF_EXPORT void mpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iread_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_all_")));
+MF_EXPORT void mpi_file_iread_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_all_")));
+MF_EXPORT void MPI_FILE_IREAD_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_at_all_")));
+
+MF_EXPORT void mpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iwrite_at_all__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_all_")));
+MF_EXPORT void mpi_file_iwrite_at_all(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_all_")));
+MF_EXPORT void MPI_FILE_IWRITE_AT_ALL(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_at_all_")));
+
+MF_EXPORT void mpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_")));
+MF_EXPORT void mpi_file_read(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_")));
+MF_EXPORT void MPI_FILE_READ(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_")));
+
+MF_EXPORT void mpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_all(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_")));
+MF_EXPORT void mpi_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_")));
+MF_EXPORT void MPI_FILE_READ_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_")));
+
+MF_EXPORT void mpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_")));
+MF_EXPORT void mpi_file_write(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_")));
+MF_EXPORT void MPI_FILE_WRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_")));
+
+MF_EXPORT void mpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_all(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_")));
+MF_EXPORT void mpi_file_write_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_")));
+MF_EXPORT void MPI_FILE_WRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_")));
+
+MF_EXPORT void mpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iread__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_")));
+MF_EXPORT void mpi_file_iread(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_")));
+MF_EXPORT void MPI_FILE_IREAD(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_")));
+
+MF_EXPORT void mpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iwrite__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_")));
+MF_EXPORT void mpi_file_iwrite(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_")));
+MF_EXPORT void MPI_FILE_IWRITE(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_")));
+
+MF_EXPORT void mpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_all(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iread_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_all_")));
+MF_EXPORT void mpi_file_iread_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_all_")));
+MF_EXPORT void MPI_FILE_IREAD_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_all_")));
+
+MF_EXPORT void mpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_all(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iwrite_all__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_all_")));
+MF_EXPORT void mpi_file_iwrite_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_all_")));
+MF_EXPORT void MPI_FILE_IWRITE_ALL(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_all_")));
+
+MF_EXPORT void mpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_shared(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_shared_")));
+MF_EXPORT void mpi_file_read_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_shared_")));
+MF_EXPORT void MPI_FILE_READ_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_shared_")));
+
+MF_EXPORT void mpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_shared(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_shared_")));
+MF_EXPORT void mpi_file_write_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_shared_")));
+MF_EXPORT void MPI_FILE_WRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_shared_")));
+
+MF_EXPORT void mpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_shared(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iread_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_shared_")));
+MF_EXPORT void mpi_file_iread_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_shared_")));
+MF_EXPORT void MPI_FILE_IREAD_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iread_shared_")));
+
+MF_EXPORT void mpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_shared(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_iwrite_shared__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_shared_")));
+MF_EXPORT void mpi_file_iwrite_shared(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_shared_")));
+MF_EXPORT void MPI_FILE_IWRITE_SHARED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_file_iwrite_shared_")));
+
+MF_EXPORT void mpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_ordered(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_")));
+MF_EXPORT void mpi_file_read_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_")));
+MF_EXPORT void MPI_FILE_READ_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_")));
+
+MF_EXPORT void mpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_ordered(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_ordered__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_")));
+MF_EXPORT void mpi_file_write_ordered(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_")));
+MF_EXPORT void MPI_FILE_WRITE_ORDERED(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_")));
+
+MF_EXPORT void mpi_file_seek_shared_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_seek_shared(mf_site, PMPI_File_f2c(*fh), *offset, (int)*whence);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_seek_shared__(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierr) __attribute__((alias("mpi_file_seek_shared_")));
+MF_EXPORT void mpi_file_seek_shared(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierr) __attribute__((alias("mpi_file_seek_shared_")));
+MF_EXPORT void MPI_FILE_SEEK_SHARED(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierr) __attribute__((alias("mpi_file_seek_shared_")));
+
+MF_EXPORT void mpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_read_at_all_begin(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_begin_")));
+MF_EXPORT void mpi_file_read_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_begin_")));
+MF_EXPORT void MPI_FILE_READ_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_begin_")));
+
+MF_EXPORT void mpi_file_read_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at_all_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_end_")));
+MF_EXPORT void mpi_file_read_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_end_")));
+MF_EXPORT void MPI_FILE_READ_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_at_all_end_")));
+
+MF_EXPORT void mpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_write_at_all_begin(mf_site, PMPI_File_f2c(*fh), *offset, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_at_all_begin__(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_begin_")));
+MF_EXPORT void mpi_file_write_at_all_begin(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_begin_")));
+MF_EXPORT void MPI_FILE_WRITE_AT_ALL_BEGIN(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_begin_")));
+
+MF_EXPORT void mpi_file_write_at_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at_all_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_at_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_end_")));
+MF_EXPORT void mpi_file_write_at_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_end_")));
+MF_EXPORT void MPI_FILE_WRITE_AT_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_at_all_end_")));
+
+MF_EXPORT void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_read_all_begin(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_begin_")));
+MF_EXPORT void mpi_file_read_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_begin_")));
+MF_EXPORT void MPI_FILE_READ_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_begin_")));
+
+MF_EXPORT void mpi_file_read_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_all_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_end_")));
+MF_EXPORT void mpi_file_read_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_end_")));
+MF_EXPORT void MPI_FILE_READ_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_all_end_")));
+
+MF_EXPORT void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_write_all_begin(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_all_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_begin_")));
+MF_EXPORT void mpi_file_write_all_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_begin_")));
+MF_EXPORT void MPI_FILE_WRITE_ALL_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_begin_")));
+
+MF_EXPORT void mpi_file_write_all_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_all_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_all_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_end_")));
+MF_EXPORT void mpi_file_write_all_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_end_")));
+MF_EXPORT void MPI_FILE_WRITE_ALL_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_all_end_")));
+
+MF_EXPORT void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_read_ordered_begin(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_begin_")));
+MF_EXPORT void mpi_file_read_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_begin_")));
+MF_EXPORT void MPI_FILE_READ_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_begin_")));
+
+MF_EXPORT void mpi_file_read_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_ordered_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_read_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_end_")));
+MF_EXPORT void mpi_file_read_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_end_")));
+MF_EXPORT void MPI_FILE_READ_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_read_ordered_end_")));
+
+MF_EXPORT void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_write_ordered_begin(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_ordered_begin__(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_begin_")));
+MF_EXPORT void mpi_file_write_ordered_begin(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_begin_")));
+MF_EXPORT void MPI_FILE_WRITE_ORDERED_BEGIN(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_begin_")));
+
+MF_EXPORT void mpi_file_write_ordered_end_(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_fstatus_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_ordered_end(mf_site, PMPI_File_f2c(*fh), mf_fbuf(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_write_ordered_end__(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_end_")));
+MF_EXPORT void mpi_file_write_ordered_end(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_end_")));
+MF_EXPORT void MPI_FILE_WRITE_ORDERED_END(MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr) __attribute__((alias("mpi_file_write_ordered_end_")));
+
+MF_EXPORT void mpi_file_set_atomicity_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_set_atomicity(mf_site, PMPI_File_f2c(*fh), (int)*flag);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_set_atomicity__(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_atomicity_")));
+MF_EXPORT void mpi_file_set_atomicity(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_atomicity_")));
+MF_EXPORT void MPI_FILE_SET_ATOMICITY(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_file_set_atomicity_")));
+
+MF_EXPORT void mpi_file_sync_(MPI_Fint *fh, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_File_sync(mf_site, PMPI_File_f2c(*fh));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_file_sync__(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_sync_")));
+MF_EXPORT void mpi_file_sync(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_sync_")));
+MF_EXPORT void MPI_FILE_SYNC(MPI_Fint *fh, MPI_Fint *ierr) __attribute__((alias("mpi_file_sync_")));
+
+MF_EXPORT void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *nodes, MPI_Fint *degrees, MPI_Fint *targets, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, (int *)weights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_dist_graph_create__(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *nodes, MPI_Fint *degrees, MPI_Fint *targets, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_")));
+MF_EXPORT void mpi_dist_graph_create(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *nodes, MPI_Fint *degrees, MPI_Fint *targets, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_")));
+MF_EXPORT void MPI_DIST_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *nodes, MPI_Fint *degrees, MPI_Fint *targets, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_")));
+
+MF_EXPORT void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_comm_dist_graph;
+	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, (int *)sourceweights, (int)*outdegree, (int *)destinations, (int *)destweights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_dist_graph = PMPI_Comm_c2f(mf_c_comm_dist_graph);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_dist_graph_create_adjacent__(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_adjacent_")));
+MF_EXPORT void mpi_dist_graph_create_adjacent(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_adjacent_")));
+MF_EXPORT void MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr) __attribute__((alias("mpi_dist_graph_create_adjacent_")));
+
+MF_EXPORT void mpi_cart_create_(MPI_Fint *old_comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_comm_cart;
+	int mf_rc = mf_Cart_create(mf_site, PMPI_Comm_f2c(*old_comm), (int)*ndims, (int *)dims, (int *)periods, (int)*reorder, &mf_c_comm_cart);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_cart = PMPI_Comm_c2f(mf_c_comm_cart);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_cart_create__(MPI_Fint *old_comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) __attribute__((alias("mpi_cart_create_")));
+MF_EXPORT void mpi_cart_create(MPI_Fint *old_comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) __attribute__((alias("mpi_cart_create_")));
+MF_EXPORT void MPI_CART_CREATE(MPI_Fint *old_comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr) __attribute__((alias("mpi_cart_create_")));
+
+MF_EXPORT void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *new_comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_new_comm;
+	int mf_rc = mf_Cart_sub(mf_site, PMPI_Comm_f2c(*comm), (int *)remain_dims, &mf_c_new_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*new_comm = PMPI_Comm_c2f(mf_c_new_comm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_cart_sub__(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *new_comm, MPI_Fint *ierr) __attribute__((alias("mpi_cart_sub_")));
+MF_EXPORT void mpi_cart_sub(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *new_comm, MPI_Fint *ierr) __attribute__((alias("mpi_cart_sub_")));
+MF_EXPORT void MPI_CART_SUB(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *new_comm, MPI_Fint *ierr) __attribute__((alias("mpi_cart_sub_")));
+
+MF_EXPORT void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_create_group(mf_site, PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), (int)*tag, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_create_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_group_")));
+MF_EXPORT void mpi_comm_create_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_group_")));
+MF_EXPORT void MPI_COMM_CREATE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_group_")));
+
+MF_EXPORT void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_create(mf_site, PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_create__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_")));
+MF_EXPORT void mpi_comm_create(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_")));
+MF_EXPORT void MPI_COMM_CREATE(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_create_")));
+
+MF_EXPORT void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_comm = PMPI_Comm_f2c(*comm);
+	int mf_rc = mf_Comm_disconnect(mf_site, &mf_c_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm = PMPI_Comm_c2f(mf_c_comm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_disconnect__(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_disconnect_")));
+MF_EXPORT void mpi_comm_disconnect(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_disconnect_")));
+MF_EXPORT void MPI_COMM_DISCONNECT(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_disconnect_")));
+
+MF_EXPORT void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_dup(mf_site, PMPI_Comm_f2c(*comm), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_dup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_")));
+MF_EXPORT void mpi_comm_dup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_")));
+MF_EXPORT void MPI_COMM_DUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_")));
+
+MF_EXPORT void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Comm_idup(mf_site, PMPI_Comm_f2c(*comm), &mf_c_newcomm, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_idup__(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_")));
+MF_EXPORT void mpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_")));
+MF_EXPORT void MPI_COMM_IDUP(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_")));
+
+MF_EXPORT void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_dup_with_info(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_dup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_with_info_")));
+MF_EXPORT void mpi_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_with_info_")));
+MF_EXPORT void MPI_COMM_DUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_dup_with_info_")));
+
+MF_EXPORT void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_comm = PMPI_Comm_f2c(*comm);
+	int mf_rc = mf_Comm_free(mf_site, &mf_c_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm = PMPI_Comm_c2f(mf_c_comm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_free__(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_free_")));
+MF_EXPORT void mpi_comm_free(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_free_")));
+MF_EXPORT void MPI_COMM_FREE(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_free_")));
+
+MF_EXPORT void mpi_comm_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_group;
+	int mf_rc = mf_Comm_group(mf_site, PMPI_Comm_f2c(*comm), &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_group_")));
+MF_EXPORT void mpi_comm_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_group_")));
+MF_EXPORT void MPI_COMM_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_group_")));
+
+MF_EXPORT void mpi_comm_join_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_intercomm;
+	int mf_rc = mf_Comm_join(mf_site, (int)*fd, &mf_c_intercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*intercomm = PMPI_Comm_c2f(mf_c_intercomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_join__(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_join_")));
+MF_EXPORT void mpi_comm_join(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_join_")));
+MF_EXPORT void MPI_COMM_JOIN(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_join_")));
+
+MF_EXPORT void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Comm_rank(mf_site, PMPI_Comm_f2c(*comm), (int *)rank);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_rank__(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr) __attribute__((alias("mpi_comm_rank_")));
+MF_EXPORT void mpi_comm_rank(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr) __attribute__((alias("mpi_comm_rank_")));
+MF_EXPORT void MPI_COMM_RANK(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr) __attribute__((alias("mpi_comm_rank_")));
+
+MF_EXPORT void mpi_comm_remote_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_group;
+	int mf_rc = mf_Comm_remote_group(mf_site, PMPI_Comm_f2c(*comm), &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_remote_group__(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_remote_group_")));
+MF_EXPORT void mpi_comm_remote_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_remote_group_")));
+MF_EXPORT void MPI_COMM_REMOTE_GROUP(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_comm_remote_group_")));
+
+MF_EXPORT void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Comm_size(mf_site, PMPI_Comm_f2c(*comm), (int *)size);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_size__(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_comm_size_")));
+MF_EXPORT void mpi_comm_size(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_comm_size_")));
+MF_EXPORT void MPI_COMM_SIZE(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr) __attribute__((alias("mpi_comm_size_")));
+
+MF_EXPORT void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_split(mf_site, PMPI_Comm_f2c(*comm), (int)*color, (int)*key, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_split__(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_")));
+MF_EXPORT void mpi_comm_split(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_")));
+MF_EXPORT void MPI_COMM_SPLIT(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_")));
+
+MF_EXPORT void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_split_type(mf_site, PMPI_Comm_f2c(*comm), (int)*split_type, (int)*key, PMPI_Info_f2c(*info), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_split_type__(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_type_")));
+MF_EXPORT void mpi_comm_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_type_")));
+MF_EXPORT void MPI_COMM_SPLIT_TYPE(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr) __attribute__((alias("mpi_comm_split_type_")));
+
+MF_EXPORT void mpi_graph_create_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_comm_graph;
+	int mf_rc = mf_Graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*nnodes, (int *)index, (int *)edges, (int)*reorder, &mf_c_comm_graph);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_graph = PMPI_Comm_c2f(mf_c_comm_graph);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_graph_create__(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) __attribute__((alias("mpi_graph_create_")));
+MF_EXPORT void mpi_graph_create(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) __attribute__((alias("mpi_graph_create_")));
+MF_EXPORT void MPI_GRAPH_CREATE(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr) __attribute__((alias("mpi_graph_create_")));
+
+MF_EXPORT void mpi_group_difference_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_difference(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_difference__(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_difference_")));
+MF_EXPORT void mpi_group_difference(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_difference_")));
+MF_EXPORT void MPI_GROUP_DIFFERENCE(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_difference_")));
+
+MF_EXPORT void mpi_group_excl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_excl(mf_site, PMPI_Group_f2c(*group), (int)*n, (int *)ranks, &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_excl__(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_excl_")));
+MF_EXPORT void mpi_group_excl(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_excl_")));
+MF_EXPORT void MPI_GROUP_EXCL(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_excl_")));
+
+MF_EXPORT void mpi_group_incl_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_incl(mf_site, PMPI_Group_f2c(*group), (int)*n, (int *)ranks, &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_incl__(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_incl_")));
+MF_EXPORT void mpi_group_incl(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_incl_")));
+MF_EXPORT void MPI_GROUP_INCL(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_incl_")));
+
+MF_EXPORT void mpi_group_intersection_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_intersection(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_intersection__(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_intersection_")));
+MF_EXPORT void mpi_group_intersection(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_intersection_")));
+MF_EXPORT void MPI_GROUP_INTERSECTION(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_intersection_")));
+
+MF_EXPORT void mpi_group_union_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_union(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_union__(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_union_")));
+MF_EXPORT void mpi_group_union(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_union_")));
+MF_EXPORT void MPI_GROUP_UNION(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr) __attribute__((alias("mpi_group_union_")));
+
+MF_EXPORT void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *bridge_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newintercomm;
+	int mf_rc = mf_Intercomm_create(mf_site, PMPI_Comm_f2c(*local_comm), (int)*local_leader, PMPI_Comm_f2c(*bridge_comm), (int)*remote_leader, (int)*tag, &mf_c_newintercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newintercomm = PMPI_Comm_c2f(mf_c_newintercomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_intercomm_create__(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *bridge_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_create_")));
+MF_EXPORT void mpi_intercomm_create(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *bridge_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_create_")));
+MF_EXPORT void MPI_INTERCOMM_CREATE(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *bridge_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_create_")));
+
+MF_EXPORT void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newintercomm;
+	int mf_rc = mf_Intercomm_merge(mf_site, PMPI_Comm_f2c(*intercomm), (int)*high, &mf_c_newintercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newintercomm = PMPI_Comm_c2f(mf_c_newintercomm);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
+MF_EXPORT void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
+MF_EXPORT void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));

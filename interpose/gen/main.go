@@ -165,12 +165,13 @@ func (s *Spec) C() []byte {
 			s.cWrapper(&b, i, &f)
 		}
 	}
+	s.fortran(&b)
 	return b.Bytes()
 }
 
 func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	d := f.Dir
-	fmt.Fprintf(b, "MF_EXPORT int MPI_%s(%s)\n{\n", f.Name, f.decl())
+	fmt.Fprintf(b, "static inline __attribute__((always_inline)) int mf_%s(uint64_t mf_site%s)\n{\n", f.Name, f.bodyDecl())
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n")
 	fmt.Fprintf(b, "\tif (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))\n\t\treturn PMPI_%s(%s);\n", f.Name, f.args())
 	if st := d["status"]; st != "" {
@@ -205,10 +206,18 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		bytesExpr = e
 	}
 	fmt.Fprintf(b, "\tint64_t mf_bytes = %s;\n", bytesExpr)
-	fmt.Fprintf(b, "\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n")
 	fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
 	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 	fmt.Fprintf(b, "\tint64_t mf_t0 = mf_now();\n")
+	if f.Name == "Abort" {
+		// PMPI_Abort does not return: the event is recorded (with no
+		// duration) and the rank's partial file written before it.
+		fmt.Fprintf(b, "\tint64_t mf_t1 = mf_t0;\n\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
+		fmt.Fprintf(b, "\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};\n", id)
+		fmt.Fprintf(b, "\tmf_record(mf_r, &mf_ev);\n\tmf_partial_now(1);\n\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
+		s.cEntry(b, f)
+		return
+	}
 	fmt.Fprintf(b, "\tint mf_rc = PMPI_%s(%s);\n", f.Name, f.args())
 	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_now();\n")
 	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
@@ -232,6 +241,25 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		fmt.Fprintf(b, "\tif (mf_saved)\n\t\tmf_reqs_done(%s, mf_saved, %s);\n", n, arr)
 	}
 	fmt.Fprintf(b, "\treturn mf_rc;\n}\n")
+	s.cEntry(b, f)
+}
+
+// bodyDecl is the parameter list of a recording body after its site.
+func (f *Func) bodyDecl() string {
+	if len(f.Params) == 0 {
+		return ""
+	}
+	return ", " + f.decl()
+}
+
+// cEntry writes the C entry point, which records with its caller's
+// return address as the call site.
+func (s *Spec) cEntry(b *bytes.Buffer, f *Func) {
+	sep := ""
+	if len(f.Params) > 0 {
+		sep = ", "
+	}
+	fmt.Fprintf(b, "\nMF_EXPORT int MPI_%s(%s)\n{\n\treturn mf_%s((uint64_t)(uintptr_t)__builtin_return_address(0)%s%s);\n}\n", f.Name, f.decl(), f.Name, sep, f.args())
 }
 
 func (s *Spec) cInit(b *bytes.Buffer, id int, f *Func) {
@@ -239,8 +267,7 @@ func (s *Spec) cInit(b *bytes.Buffer, id int, f *Func) {
 	if f.Name == "Init_thread" {
 		provided = "*provided"
 	}
-	fmt.Fprintf(b, "MF_EXPORT int MPI_%s(%s)\n{\n", f.Name, f.decl())
-	fmt.Fprintf(b, "\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n")
+	fmt.Fprintf(b, "static inline __attribute__((always_inline)) int mf_%s(uint64_t mf_site%s)\n{\n", f.Name, f.bodyDecl())
 	fmt.Fprintf(b, "\tint64_t mf_real = mf_now_real();\n\tint64_t mf_t0 = mf_now();\n")
 	fmt.Fprintf(b, "\tint mf_rc = PMPI_%s(%s);\n", f.Name, f.args())
 	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_now();\n")
@@ -250,18 +277,19 @@ func (s *Spec) cInit(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
 	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_t1, .cin = mf_c, .cout = mf_c};\n", id)
 	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t}\n\treturn mf_rc;\n}\n")
+	s.cEntry(b, f)
 }
 
 func (s *Spec) cFinalize(b *bytes.Buffer, id int, f *Func) {
-	fmt.Fprintf(b, "MF_EXPORT int MPI_%s(%s)\n{\n", f.Name, f.decl())
+	fmt.Fprintf(b, "static inline __attribute__((always_inline)) int mf_%s(uint64_t mf_site%s)\n{\n", f.Name, f.bodyDecl())
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n\tif (mf_r) {\n")
 	fmt.Fprintf(b, "\t\t/* The event ends where writing the profile starts. */\n")
-	fmt.Fprintf(b, "\t\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_now();\n")
 	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_now(), .cin = mf_c, .cout = mf_c};\n", id)
 	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t\tmf_finish();\n\t}\n")
 	fmt.Fprintf(b, "\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
+	s.cEntry(b, f)
 }
 
 // Go returns the generated Go file listing wrapped and excluded calls.
@@ -318,6 +346,26 @@ func (s *Spec) Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "| MPI_%s | %s | %s |\n", f.Name, by, pe)
 	}
+	fs, _ := s.fortranFuncs()
+	inF := map[string]bool{}
+	for _, f := range fs {
+		inF[f.Name] = true
+	}
+	var noF []string
+	for _, f := range s.Funcs {
+		if !inF[f.Name] {
+			noF = append(noF, "MPI_"+f.Name)
+		}
+	}
+	fmt.Fprintf(&b, "\n### Fortran\n\n%d of these also have Fortran entry points (`mpi_send_`, `mpi_send__`,\n", len(fs))
+	b.WriteString("`mpi_send`, `MPI_SEND`) for programs using `mpif.h` or `use mpi`; they record\n")
+	b.WriteString("the call once, with the Fortran caller as the call site. Without one (string,\n")
+	b.WriteString("datatype-array or address arguments): ")
+	b.WriteString(strings.Join(noF, ", "))
+	b.WriteString(". A Fortran call of these goes to the MPI's own binding: MPICH's calls the\n")
+	b.WriteString("C `MPI_` function, which is recorded (call site inside libmpichfort); Open\n")
+	b.WriteString("MPI's calls `PMPI_` and is not recorded. `use mpi_f08` is not recorded (see\n")
+	b.WriteString("README.md).\n")
 	b.WriteString("\n### Not wrapped\n\nThese record nothing useful (local calls) or are not MPI communication:\n\n")
 	reasons := map[string][]string{}
 	var order []string
