@@ -26,10 +26,12 @@ sequence from it and reports where time goes.`,
 		newStatsCmd(),
 		newTraceCmd(),
 		newMergeCmd(),
-		newLoopsCmd(),
 		newAggregateCmd(),
 		newRunCmd(),
 		newLibCmd(),
+		newLoopsCmd(),
+		newReportCmd(),
+		newGraphCmd(),
 	)
 	return root
 }

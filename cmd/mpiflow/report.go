@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"mpiflow/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var out, dotPath string
+	var slices, maxGroups int
+	var noOcelotl bool
+	cmd := &cobra.Command{
+		Use:   "report FILE",
+		Short: "Write the self-contained HTML report of a recording",
+		Long: `report writes one HTML file that opens offline in any browser: the job
+banner, MPI statistics charts, loop-collapsed event flow graphs per rank group
+(laid out by Graphviz dot), a two-rank comparison, the Ocelotl spatiotemporal
+overview and a timeline of the reconstructed events.`,
+		Example: `  mpiflow report halo.1234.mpiflow
+  mpiflow report halo.1234.mpiflow -o halo.html --slices 50`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				out = strings.TrimSuffix(args[0], ".mpiflow") + ".html"
+			}
+			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
+			if err := report.WriteFile(cmd.Context(), out, args[0], opt); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "report written to %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default FILE with .html)")
+	cmd.Flags().StringVar(&dotPath, "dot", "dot", "Graphviz dot executable")
+	cmd.Flags().IntVar(&slices, "slices", 30, "time slices of the spatiotemporal overview")
+	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
+	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
+	return cmd
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGraphCmd(t *testing.T) {
+	path, _ := genJob(t)
+	out, _, err := run(t, "graph", path, "--rank", "1")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, "digraph"))
+	assert.Regexp(t, regexp.MustCompile(`Loop 1\\n\d+ it t=`), out, "loop node label")
+
+	out, _, err = run(t, "graph", path, "--rank", "1", "--loop", "1", "--color", "count")
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`label="MPI_\w+ \d+(\.\d)?[KMG]?B cs=\d+ t=[0-9.e-]+"`), out, "node label as in the paper")
+	assert.Regexp(t, regexp.MustCompile(`label="\d+ \([0-9.e-]+\)"`), out, "edge label as in the paper")
+	assert.Contains(t, out, "color: count")
+
+	svg := filepath.Join(t.TempDir(), "g.svg")
+	_, _, err = run(t, "graph", path, "--rank", "0", "--format", "svg", "-o", svg)
+	require.NoError(t, err)
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg")
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"graph", path, "--rank", "9"}, "no rank 9"},
+		{[]string{"graph", path, "--loop", "999"}, "has no loop 999"},
+		{[]string{"graph", path, "--color", "ipc"}, "unknown color metric"},
+		{[]string{"graph", path, "--format", "png"}, "unknown format"},
+		{[]string{"graph", "/nonexistent.mpiflow"}, "no such file"},
+	} {
+		_, _, err := run(t, tt.args...)
+		require.Error(t, err, tt.args)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}
+
+func TestReportCmd(t *testing.T) {
+	path, _ := genJob(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	_, stderr, err := run(t, "report", path, "-o", out)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, out)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	html := string(b)
+	assert.Contains(t, html, "<svg")
+	assert.Contains(t, html, "./halo &lt;script&gt;", "command escaped")
+
+	_, _, err = run(t, "report", "/nonexistent.mpiflow")
+	require.Error(t, err)
+}

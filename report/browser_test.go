@@ -1,0 +1,264 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// browser is a headless Chromium tab that records console errors,
+// uncaught exceptions and requests that leave the local file.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	problems []string
+	requests []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no headless browser: %s not installed (Debian package chromium)", chromiumPath)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
+	b := &browser{}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
+	t.Cleanup(func() { cancel(); cancelA() })
+	b.ctx = ctx
+	// Start the browser with a context without timeout (see chromedp.Run).
+	require.NoError(t, chromedp.Do(ctx))
+	return b
+}
+
+func (b *browser) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == "error" || ev.Type == "assert" {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			b.problems = append(b.problems, "console."+string(ev.Type)+": "+strings.Join(args, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		b.problems = append(b.problems, "exception: "+(&chromedp.ExceptionError{ExceptionDetails: ev.ExceptionDetails}).Error())
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError {
+			b.problems = append(b.problems, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		if u := ev.Request.URL; !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") {
+			b.requests = append(b.requests, u)
+		}
+	}
+}
+
+// open loads the report at path and waits for its script to run.
+func (b *browser) open(t *testing.T, path string) {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+abs), chromedp.WaitReady(chromedp.CSS("#t-canvas"))))
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, b *browser, expr string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err, "evaluate %s", expr)
+	return v
+}
+
+// shot saves a screenshot of the element matching sel as a PNG artifact.
+func (b *browser) shot(t *testing.T, sel, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	// The sticky navigation bar would cover the top of the element.
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("nav").style.position = "static"; true`))
+	require.NoError(t, err)
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	require.NoError(t, err, "screenshot of %s", sel)
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("nav").style.position = ""; true`))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), name), png, 0o644))
+}
+
+func (b *browser) check(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Empty(t, b.problems, "console errors or exceptions")
+	assert.Empty(t, b.requests, "network requests")
+}
+
+func TestBrowserReport(t *testing.T) {
+	b := newBrowser(t)
+	in := genJob(t, 4, 4000, nil)
+	out, _ := writeReport(t, in, "report4.html", Options{})
+	groups := checkReport(t, b, out, "report4")
+	assert.Greater(t, len(uniqSorted(groups)), 1, "the generated ranks have different graphs")
+}
+
+// TestBrowserRunFile checks the report of a recording given in
+// $MPIFLOW_RUN_FILE (e.g. of a real MPI run) the same way.
+func TestBrowserRunFile(t *testing.T) {
+	in := os.Getenv("MPIFLOW_RUN_FILE")
+	if in == "" {
+		t.Skip("set MPIFLOW_RUN_FILE to an .mpiflow file to check its report")
+	}
+	b := newBrowser(t)
+	out, _ := writeReport(t, in, "run.html", Options{})
+	checkReport(t, b, out, "run")
+}
+
+// checkReport opens the report at out, checks that every section renders
+// and reacts, saves screenshots named prefix-*.png and returns the graph
+// group of each rank.
+func checkReport(t *testing.T, b *browser, out, prefix string) []int {
+	t.Helper()
+	b.open(t, out)
+
+	// Every section renders something.
+	for _, tt := range []struct{ name, expr string }{
+		{"charts", `Array.from(document.querySelectorAll("#stats figure svg")).map(s => s.querySelectorAll("rect, polyline").length).filter(n => n > 0).length`},
+		{"graph nodes", `document.querySelectorAll("#g-levels .level:not([hidden]) svg g.node").length`},
+		{"compare nodes", `document.querySelectorAll("#c-view svg g.node").length`},
+		{"compare table", `document.querySelectorAll("#c-table tbody tr").length`},
+		{"overview", `+document.querySelector("#o-view svg").getAttribute("data-count")`},
+		{"timeline", `+document.getElementById("t-canvas").dataset.drawn`},
+	} {
+		n := eval[int](t, b, tt.expr)
+		assert.Greater(t, n, 0, tt.name)
+	}
+	assert.Equal(t, 4, eval[int](t, b, `Array.from(document.querySelectorAll("#stats figure svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "four charts")
+	{
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), prefix+"-full.png"), png, 0o644))
+	}
+	b.shot(t, "#job", prefix+"-job.png")
+	b.shot(t, "#stats", prefix+"-stats.png")
+	b.shot(t, "#graphs", prefix+"-graph.png")
+	b.shot(t, "#compare", prefix+"-compare.png")
+	b.shot(t, "#overview", prefix+"-overview.png")
+	b.shot(t, "#timeline", prefix+"-timeline.png")
+
+	// The p slider changes the number of drawn aggregates.
+	counts := eval[[]int](t, b, `(function () {
+		var s = document.getElementById("o-p"), out = [];
+		[0, +s.max].forEach(function (v) {
+			s.value = v; s.dispatchEvent(new Event("input"));
+			out.push(+document.querySelector("#o-view svg").getAttribute("data-count"));
+		});
+		return out;
+	})()`)
+	require.Len(t, counts, 2)
+	assert.Greater(t, counts[0], counts[1], "p=0 draws more aggregates than p=1")
+	assert.Equal(t, 1, counts[1], "p=1 is one aggregate")
+	b.shot(t, "#overview", prefix+"-overview-p1.png")
+
+	// The rank selector changes the graph: another drawing for a rank of
+	// another group, else the same drawing with that rank's values.
+	groups := eval[[]int](t, b, `JSON.parse(document.getElementById("mpiflow-data").textContent).ranks.map(r => r.group)`)
+	require.NotEmpty(t, groups)
+	other := len(groups) - 1
+	for i, g := range groups {
+		if g != groups[0] {
+			other = i
+			break
+		}
+	}
+	const visibleTexts = `Array.from(document.querySelectorAll("#g-levels .level:not([hidden]) svg text")).map(t => t.textContent).join("|")`
+	before := eval[string](t, b, `document.querySelector("#g-levels .level:not([hidden])").id`)
+	beforeTexts := eval[string](t, b, visibleTexts)
+	after := eval[string](t, b, fmt.Sprintf(`(function () { var s = document.getElementById("g-rank"); s.value = "%d";
+		s.dispatchEvent(new Event("change")); return document.querySelector("#g-levels .level:not([hidden])").id; })()`, other))
+	assert.Equal(t, fmt.Sprintf("lv-%d-0", groups[other]), after)
+	if groups[other] != groups[0] {
+		assert.NotEqual(t, before, after)
+	} else if other != 0 {
+		assert.NotEqual(t, beforeTexts, eval[string](t, b, visibleTexts), "labels show the selected rank's values")
+	}
+	assert.Regexp(t, `(MPI_\w+ \d+(\.\d)?[KMG]?B( cs=\d+)? t=[0-9.e+-]+|Loop \d+\|\d+ it t=[0-9.e+-]+)`, eval[string](t, b, visibleTexts),
+		"labels in the paper's format")
+
+	// Clicking a loop node shows its subgraph, and the crumb leads back.
+	const loopNode = "#g-levels .level:not([hidden]) g.node a[href^='#lv-']"
+	href := eval[string](t, b, `(function () { var a = document.querySelector("`+loopNode+`"); return a ? a.getAttribute("href") : ""; })()`)
+	require.NotEmpty(t, href, "the top level has a loop node")
+	{
+		// A real mouse click on the loop node's box.
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(loopNode+" polygon"))))
+		cancel()
+	}
+	shown := eval[string](t, b, `document.querySelector("#g-levels .level:not([hidden])").id`)
+	assert.Equal(t, strings.TrimPrefix(href, "#"), shown)
+	assert.Greater(t, eval[int](t, b, `document.querySelectorAll("#g-levels .level:not([hidden]) svg g.node").length`), 0)
+	b.shot(t, "#graphs", prefix+"-loop.png")
+	// Recoloring by another metric changes node fills.
+	changed := eval[bool](t, b, `(function () { var f = () => Array.from(document.querySelectorAll("#g-levels .level:not([hidden]) g.node polygon, #g-levels .level:not([hidden]) g.node path")).map(p => p.getAttribute("fill")).join();
+		var a = f(), s = document.getElementById("g-metric"); s.value = "count"; s.dispatchEvent(new Event("change")); return a !== f(); })()`)
+	assert.True(t, changed, "color by count differs from color by time")
+
+	back := eval[string](t, b, `(function () { var a = document.querySelector("#g-levels .level:not([hidden]) .crumbs a");
+		a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true}));
+		return document.querySelector("#g-levels .level:not([hidden])").id; })()`)
+	assert.Equal(t, after, back)
+
+	// Clicking an aggregate opens its window in the timeline.
+	win := eval[[]float64](t, b, `(function () { var s = document.getElementById("o-p"); s.value = 0; s.dispatchEvent(new Event("input"));
+		var r = document.querySelector("#o-view rect.agg"); r.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+		return [parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value), +document.getElementById("t-canvas").dataset.drawn]; })()`)
+	require.Len(t, win, 3)
+	assert.Less(t, win[0], win[1])
+	b.shot(t, "#timeline", prefix+"-timeline-window.png")
+	b.check(t)
+	return groups
+}
+
+// TestBrowserDegraded opens a report made without Graphviz and without the
+// overview: the page must still work and say what is missing.
+func TestBrowserDegraded(t *testing.T) {
+	b := newBrowser(t)
+	in := genJob(t, 3, 1000, nil)
+	out, _ := writeReport(t, in, "degraded.html", Options{DotPath: "/nonexistent/dot", NoOcelotl: true})
+	b.open(t, out)
+	assert.Contains(t, eval[string](t, b, `document.querySelector("#g-levels .level:not([hidden])").textContent`), "Graph picture not available")
+	assert.Contains(t, eval[string](t, b, `document.getElementById("o-note").textContent`), "not available")
+	assert.Contains(t, eval[string](t, b, `document.querySelector("#c-view").textContent`), "not embedded")
+	assert.Greater(t, eval[int](t, b, `+document.getElementById("t-canvas").dataset.drawn`), 0)
+	b.shot(t, "#graphs", "degraded-graph.png")
+	b.check(t)
+}

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+)
+
+// palette holds distinct colors given to MPI calls in order of their total
+// time, so the most important calls get the most distinct colors. It avoids
+// gray, which is kept for compute phases.
+var palette = [...]string{
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+	"#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+	"#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+}
+
+// ComputeColor is the color of compute phases (time outside MPI).
+const ComputeColor = "#d9d9d9"
+
+// OtherColor is the color of the "other calls" bucket of charts.
+const OtherColor = "#7f7f7f"
+
+// CallColors assigns one color per call name: the i-th call of calls (by
+// descending time) gets the i-th palette color, later ones a color derived
+// from a hash of the name so that it is still stable.
+func CallColors(calls []string) map[string]string {
+	m := make(map[string]string, len(calls))
+	for i, c := range calls {
+		if i < len(palette) {
+			m[c] = palette[i]
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(c))
+		m[c] = hslHex(float64(h.Sum32()%360), 0.55, 0.5)
+	}
+	return m
+}
+
+func hslHex(h, s, l float64) string {
+	c := (1 - math.Abs(2*l-1)) * s
+	x := c * (1 - math.Abs(math.Mod(h/60, 2)-1))
+	m := l - c/2
+	var r, g, b float64
+	switch {
+	case h < 60:
+		r, g, b = c, x, 0
+	case h < 120:
+		r, g, b = x, c, 0
+	case h < 180:
+		r, g, b = 0, c, x
+	case h < 240:
+		r, g, b = 0, x, c
+	case h < 300:
+		r, g, b = x, 0, c
+	default:
+		r, g, b = c, 0, x
+	}
+	return rgbHex((r+m)*255, (g+m)*255, (b+m)*255)
+}
+
+func rgbHex(r, g, b float64) string {
+	cl := func(v float64) int { return int(math.Round(math.Max(0, math.Min(255, v)))) }
+	return fmt.Sprintf("#%02x%02x%02x", cl(r), cl(g), cl(b))
+}
+
+// gradient stops of the yellow-to-red scale (ColorBrewer YlOrRd).
+var gradient = [...][3]float64{{255, 255, 178}, {254, 204, 92}, {253, 141, 60}, {240, 59, 32}, {189, 0, 38}}
+
+// Heat maps f in [0, 1] to the yellow-to-red gradient; values outside are
+// clamped and NaN maps to gray.
+func Heat(f float64) string {
+	if math.IsNaN(f) {
+		return "#eeeeee"
+	}
+	f = math.Max(0, math.Min(1, f))
+	x := f * float64(len(gradient)-1)
+	i := int(x)
+	if i >= len(gradient)-1 {
+		i = len(gradient) - 2
+	}
+	t := x - float64(i)
+	a, b := gradient[i], gradient[i+1]
+	return rgbHex(a[0]+(b[0]-a[0])*t, a[1]+(b[1]-a[1])*t, a[2]+(b[2]-a[2])*t)
+}

@@ -1,0 +1,270 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"strings"
+
+	"github.com/emicklei/dot"
+)
+
+// DOTOptions shape the DOT text of a level graph.
+type DOTOptions struct {
+	// Metric colors nodes and edges (MetricTime if empty).
+	Metric string
+	// Title is drawn above the graph with the color legend.
+	Title string
+	// ElemID, if set, gives the SVG id of each element (nodes then edges,
+	// as indexed in the level), so that a report can recolor it.
+	ElemID func(kind, i int) string
+	// LoopHref, if set, gives the link target of a loop node.
+	LoopHref func(loop int) string
+	// NoLegend leaves out the title and legend, for pages that show them
+	// around the drawing.
+	NoLegend bool
+}
+
+// maxOf returns the largest non-NaN value of metric k over elems (0 if none).
+func maxOf(elems []Elem, k int) float64 {
+	m := 0.0
+	for i := range elems {
+		if v := elems[i].Vals[k]; !math.IsNaN(v) && v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func heatOf(v, max float64) string {
+	if math.IsNaN(v) {
+		return "#ffffff"
+	}
+	if max <= 0 {
+		return Heat(0)
+	}
+	return Heat(v / max)
+}
+
+// DOT returns the DOT text of the level, colored by opt.Metric on the
+// yellow-to-red gradient (nodes and edges scaled separately).
+func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
+	if opt.Metric == "" {
+		opt.Metric = MetricTime
+	}
+	k := metricIndex(metrics, opt.Metric)
+	g := dot.NewGraph(dot.Directed)
+	g.Attr("rankdir", "TB")
+	g.Attr("nodesep", "0.25")
+	g.Attr("ranksep", "0.35")
+	g.Attr("fontname", "Helvetica")
+	g.Attr("fontsize", "11")
+	g.Attr("labelloc", "t")
+	g.NodeInitializer(func(n dot.Node) {
+		n.Attr("fontname", "Helvetica")
+		n.Attr("fontsize", "10")
+	})
+	g.EdgeInitializer(func(e dot.Edge) {
+		e.Attr("fontname", "Helvetica")
+		e.Attr("fontsize", "9")
+	})
+	var nmax, emax float64
+	if k >= 0 {
+		nmax, emax = maxOf(lg.Nodes, k), maxOf(lg.Edges, k)
+	}
+	legend := fmt.Sprintf("color: %s, yellow = 0, red = %s (nodes), %s (edges)", opt.Metric,
+		formatMetric(opt.Metric, nmax), formatMetric(opt.Metric, emax))
+	if opt.Title != "" {
+		legend = opt.Title + "\n" + legend
+	}
+	if !opt.NoLegend {
+		g.Attr("label", legend)
+	}
+	nodes := make([]dot.Node, len(lg.Nodes))
+	for i := range lg.Nodes {
+		e := &lg.Nodes[i]
+		n := g.Node(fmt.Sprintf("n%d", i))
+		n.Attr("label", e.Label(metrics))
+		n.Attr("tooltip", e.Tooltip(metrics, lg))
+		fill := "#ffffff"
+		if k >= 0 {
+			fill = heatOf(e.Vals[k], nmax)
+		}
+		n.Attr("fillcolor", fill)
+		if e.Kind == KindLoop {
+			n.Attr("shape", "box3d")
+			n.Attr("style", "filled,bold")
+			if opt.LoopHref != nil {
+				n.Attr("href", opt.LoopHref(e.Loop))
+			}
+		} else {
+			n.Attr("shape", "box")
+			n.Attr("style", "rounded,filled")
+		}
+		if i == lg.Initial {
+			n.Attr("peripheries", "2")
+		}
+		if opt.ElemID != nil {
+			n.Attr("id", opt.ElemID(e.Kind, i))
+		}
+		nodes[i] = n
+	}
+	for i := range lg.Edges {
+		e := &lg.Edges[i]
+		ed := g.Edge(nodes[e.Src], nodes[e.Dst])
+		ed.Attr("label", e.Label(metrics))
+		ed.Attr("tooltip", e.Tooltip(metrics, lg))
+		color := "#555555"
+		if k >= 0 && !math.IsNaN(e.Vals[k]) {
+			color = heatOf(e.Vals[k], emax)
+		}
+		ed.Attr("color", color)
+		ed.Attr("penwidth", "2")
+		if opt.ElemID != nil {
+			ed.Attr("id", opt.ElemID(KindEdge, i))
+		}
+	}
+	return g.String()
+}
+
+// ErrNoDot is returned by Render when Graphviz is not installed.
+var ErrNoDot = errors.New("graphviz 'dot' not found (install the graphviz package)")
+
+// Render lays out the DOT texts with Graphviz in one run of dotPath ("dot"
+// from PATH if empty) and returns one SVG document per text, as Graphviz
+// wrote it.
+func Render(ctx context.Context, dotPath string, dots []string) ([][]byte, error) {
+	if len(dots) == 0 {
+		return nil, nil
+	}
+	if dotPath == "" {
+		dotPath = "dot"
+	}
+	path, err := exec.LookPath(dotPath)
+	if err != nil {
+		return nil, ErrNoDot
+	}
+	cmd := exec.CommandContext(ctx, path, "-Tsvg")
+	cmd.Stdin = strings.NewReader(strings.Join(dots, "\n"))
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("graphviz dot: %w: %s", err, strings.TrimSpace(errb.String()))
+	}
+	// Graphviz writes one document per input graph, each starting with
+	// an XML declaration.
+	var docs [][]byte
+	for _, part := range bytes.Split(out.Bytes(), []byte("<?xml")) {
+		if len(bytes.TrimSpace(part)) > 0 {
+			docs = append(docs, append([]byte("<?xml"), part...))
+		}
+	}
+	if len(docs) != len(dots) {
+		return nil, fmt.Errorf("graphviz dot: wrote %d SVG documents for %d graphs", len(docs), len(dots))
+	}
+	return docs, nil
+}
+
+// Elements and attributes that SanitizeSVG keeps: what Graphviz uses to
+// draw, nothing that runs script or loads anything. Graphviz's own <title>
+// elements (internal node names) are dropped.
+var (
+	svgElems = map[string]bool{"svg": true, "g": true, "path": true, "polygon": true,
+		"polyline": true, "ellipse": true, "circle": true, "text": true, "a": true, "line": true, "rect": true}
+	svgAttrs = map[string]bool{"id": true, "class": true, "x": true, "y": true, "width": true, "height": true,
+		"viewBox": true, "transform": true, "d": true, "points": true, "cx": true, "cy": true, "rx": true,
+		"ry": true, "r": true, "fill": true, "stroke": true, "stroke-width": true, "stroke-dasharray": true,
+		"font-family": true, "font-size": true, "font-weight": true, "font-style": true, "text-anchor": true,
+		"fill-opacity": true, "stroke-opacity": true, "x1": true, "y1": true, "x2": true, "y2": true,
+		"preserveAspectRatio": true}
+)
+
+// SanitizeSVG re-serializes an SVG document keeping only the elements and
+// attributes needed to draw it, with every value escaped: it can be put
+// into an HTML page whatever the labels contain. Link targets are kept only
+// when they are fragments (#...); link titles become <title> children, which
+// browsers show on hover.
+func SanitizeSVG(doc []byte) (string, error) {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	d.Entity = xml.HTMLEntity
+	var b strings.Builder
+	skip := 0 // depth inside a dropped element
+	var stack []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("sanitize svg: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if skip > 0 || !svgElems[t.Name.Local] {
+				skip++
+				continue
+			}
+			b.WriteString("<" + t.Name.Local)
+			title := ""
+			for _, a := range t.Attr {
+				name, val := a.Name.Local, a.Value
+				switch {
+				case a.Name.Space == "xmlns" || name == "xmlns":
+					continue
+				case name == "href":
+					if strings.HasPrefix(val, "#") {
+						writeAttr(&b, "href", val)
+					}
+					continue
+				case name == "title" && t.Name.Local == "a":
+					title = val
+					continue
+				case !svgAttrs[name] || strings.Contains(strings.ToLower(val), "url("):
+					continue
+				}
+				writeAttr(&b, name, val)
+			}
+			b.WriteString(">")
+			if title != "" {
+				b.WriteString("<title>")
+				xml.EscapeText(&b, []byte(title))
+				b.WriteString("</title>")
+			}
+			stack = append(stack, t.Name.Local)
+		case xml.EndElement:
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if len(stack) == 0 {
+				return "", errors.New("sanitize svg: unbalanced elements")
+			}
+			b.WriteString("</" + stack[len(stack)-1] + ">")
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			switch {
+			case skip > 0 || len(stack) == 0:
+			case len(bytes.TrimSpace(t)) == 0:
+				b.WriteByte('\n') // layout whitespace between elements
+			default:
+				xml.EscapeText(&b, t)
+			}
+		}
+	}
+	if len(stack) != 0 {
+		return "", errors.New("sanitize svg: unclosed elements")
+	}
+	return b.String(), nil
+}
+
+func writeAttr(b *strings.Builder, name, val string) {
+	b.WriteString(" " + name + `="`)
+	xml.EscapeText(b, []byte(val))
+	b.WriteString(`"`)
+}

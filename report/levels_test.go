@@ -1,0 +1,222 @@
+package report
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+)
+
+const ms = int64(1_000_000)
+
+// pingPong records MPI_Init, three iterations of MPI_Send (8 B, 1 ms) and
+// MPI_Recv (16 B, 2 ms) with 1 ms of compute before each call, and
+// MPI_Finalize.
+func pingPong(t *testing.T) *flowgraph.Graph {
+	t.Helper()
+	b := flowgraph.NewBuilder(0, 0)
+	var sites [4]int
+	for i := range sites {
+		sites[i] = b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + i), Object: "/bin/pp", Offset: uint64(0x100 + i),
+			Function: "main", File: "/src/pp.c", Line: 10 + i})
+	}
+	now := int64(0)
+	call := func(name string, site int, bytes, dur int64) {
+		now += ms
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: name, Site: sites[site], Partner: -1, Comm: -1},
+			Enter: now, Exit: now + dur, Bytes: bytes, Partner: -1})
+		now += dur
+	}
+	call("MPI_Init", 0, 0, ms)
+	for range 3 {
+		call("MPI_Send", 1, 8, ms)
+		call("MPI_Recv", 2, 16, 2*ms)
+	}
+	call("MPI_Finalize", 3, 0, ms)
+	g := b.Graph()
+	require.NoError(t, g.Validate())
+	return &g
+}
+
+func TestLevelsAndLabels(t *testing.T) {
+	g := pingPong(t)
+	levels, err := RankLevels(g, nil)
+	require.NoError(t, err)
+	require.Len(t, levels, 2, "top level and one loop")
+	metrics := Metrics(nil)
+
+	top := levels[0]
+	var labels []string
+	for i := range top.Nodes {
+		labels = append(labels, top.Nodes[i].Label(metrics))
+	}
+	// The loop holds 3 iterations of 1+1+1+2 ms (compute, send, compute,
+	// recv): 15 ms, minus the entry edge (compute before the first send),
+	// which belongs to the top level: 14 ms.
+	assert.Contains(t, labels, "MPI_Init 0B cs=0 t=0.001")
+	assert.Contains(t, labels, "MPI_Finalize 0B cs=3 t=0.001")
+	assert.Contains(t, labels, "Loop 1\n3 it t=0.014")
+	assert.Equal(t, 0, top.Initial, "MPI_Init holds the first event")
+
+	loop := levels[1]
+	require.Len(t, loop.Nodes, 2)
+	send, recv := &loop.Nodes[0], &loop.Nodes[1]
+	assert.Equal(t, "MPI_Send 8B cs=1 t=0.003", send.Label(metrics))
+	assert.Equal(t, "MPI_Recv 16B cs=2 t=0.006", recv.Label(metrics))
+	require.Len(t, loop.Edges, 1, "the back edge recv -> send is not drawn")
+	assert.Equal(t, "3 (0.003)", loop.Edges[0].Label(metrics))
+	assert.Contains(t, send.Tooltip(metrics, &loop), "main pp.c:11")
+
+	d := loop.DOT(metrics, DOTOptions{Metric: MetricTime})
+	assert.True(t, strings.HasPrefix(d, "digraph"))
+	// Recv (6 ms) is the hottest node: red; Send (3 ms) half way.
+	assert.Contains(t, d, `fillcolor="`+Heat(1)+`"`)
+	assert.Contains(t, d, `fillcolor="`+Heat(0.5)+`"`)
+}
+
+func TestMetricsFromCounters(t *testing.T) {
+	assert.Equal(t, []string{"time", "count", "bytes"}, Metrics(nil))
+	assert.Equal(t, []string{"time", "count", "bytes", "ipc", "mips", "mflops", "missrate"},
+		Metrics([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"}))
+	vals := make([]float64, 7)
+	m := Metrics([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"})
+	// 2e6 instructions in 1e6 cycles and 1 ms: IPC 2, 2000 MIPS; 5e5 flops:
+	// 500 MFLOPS; 1000 misses per 2e6 instructions: 0.5 per 1000.
+	derived(m, newCounterMap([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"}),
+		[]int64{2_000_000, 1_000_000, 500_000, 1000}, ms, vals)
+	assert.InDelta(t, 2, vals[3], 1e-9)
+	assert.InDelta(t, 2000, vals[4], 1e-9)
+	assert.InDelta(t, 500, vals[5], 1e-9)
+	assert.InDelta(t, 0.5, vals[6], 1e-9)
+}
+
+func TestHeatAndFormats(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{Heat(0), "#ffffb2"},
+		{Heat(1), "#bd0026"},
+		{Heat(-3), "#ffffb2"},
+		{Heat(7), "#bd0026"},
+		{Heat(math.NaN()), "#eeeeee"},
+		{FormatSeconds(31.694), "31.69"},
+		{FormatSeconds(0.0123), "0.012"},
+		{FormatSeconds(0.00123), "0.0012"},
+		{FormatBytes(8), "8B"},
+		{FormatBytes(4096), "4KB"},
+		{FormatBytes(1.5 * (1 << 20)), "1.5MB"},
+		{rankRanges([]int{0, 1, 2, 3, 8, 10, 11}), "0-3, 8, 10-11"},
+		{rankRanges(nil), ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.got)
+	}
+	c := CallColors([]string{"MPI_Send", "MPI_Recv"})
+	assert.NotEqual(t, c["MPI_Send"], c["MPI_Recv"])
+	assert.Regexp(t, regexp.MustCompile(`^#[0-9a-f]{6}$`), CallColors(make([]string, 40))[""])
+}
+
+func TestGroupsShareDrawings(t *testing.T) {
+	// Identical ranks have one structure, so one group and one drawing.
+	in := genJob(t, 4, 500, nil)
+	_, html := writeReport(t, in, "groups.html", Options{})
+	assert.Contains(t, html, `id="lv-0-0"`)
+	in = genJob(t, 3, 500, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+		ranks[1].Graph, ranks[2].Graph = ranks[0].Graph, ranks[0].Graph
+	})
+	_, html = writeReport(t, in, "same.html", Options{})
+	assert.True(t, strings.Contains(html, "group 0: ranks 0-2"), "one group of all ranks")
+	assert.NotContains(t, html, `id="lv-1-0"`, "a single group")
+}
+
+func TestNoGraphviz(t *testing.T) {
+	in := genJob(t, 2, 500, nil)
+	_, html := writeReport(t, in, "nodot.html", Options{DotPath: "/nonexistent/dot"})
+	assert.Contains(t, html, "Graphviz is not installed")
+	assert.Contains(t, html, "Graph picture not available")
+	assert.Contains(t, html, `<pre class="dot">digraph`)
+}
+
+func TestBadInput(t *testing.T) {
+	err := WriteFile(context.Background(), t.TempDir()+"/r.html", "/nonexistent.mpiflow", Options{})
+	require.Error(t, err)
+	in := genJob(t, 2, 100, nil)
+	err = WriteFile(context.Background(), "/nonexistent-dir/r.html", in, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/nonexistent-dir/r.html")
+}
+
+func TestEdgeCases(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(h *flowgraph.Header, ranks []*flowgraph.Rank)
+		want   []string
+	}{
+		{"empty rank", func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+			ranks[1].Graph = flowgraph.Graph{Initial: -1}
+			ranks[1].Complete = false
+			h.Incomplete = true
+		}, []string{"Incomplete run", "ranks 1"}},
+		{"single event", func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+			for _, r := range ranks {
+				b := flowgraph.NewBuilder(0, 0)
+				b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Init", Site: -1, Partner: -1, Comm: -1}, Enter: 0, Exit: 10, Partner: -1})
+				r.Graph = b.Graph()
+			}
+		}, []string{"MPI_Init 0B t=1e-08"}},
+		{"no events", func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+			for _, r := range ranks {
+				r.Graph = flowgraph.Graph{Initial: -1}
+				r.Start = 0
+			}
+		}, []string{"Spatiotemporal overview not available"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := genJob(t, 2, 300, tt.mutate)
+			_, html := writeReport(t, in, "edge.html", Options{})
+			for _, w := range tt.want {
+				assert.True(t, strings.Contains(html, w), "report contains %q", w)
+			}
+		})
+	}
+}
+
+func TestCounterMetricsInReport(t *testing.T) {
+	in := genJob(t, 2, 500, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+		h.Counters = []string{"PAPI_TOT_INS", "PAPI_TOT_CYC"}
+		for _, r := range ranks {
+			for i := range r.Graph.Edges {
+				n := r.Graph.Edges[i].Count
+				r.Graph.Edges[i].Counters = []int64{3000 * n, 1000 * n}
+			}
+		}
+	})
+	_, html := writeReport(t, in, "counters.html", Options{})
+	for _, m := range []string{"ipc", "mips"} {
+		assert.True(t, strings.Contains(html, `<option value="`+m+`">`), "metric %s offered", m)
+	}
+	// Every compute phase ran 3 instructions per cycle.
+	assert.True(t, strings.Contains(html, "ipc: 3"), "edge tooltips show the IPC")
+}
+
+func TestDefaultComparison(t *testing.T) {
+	// genJob makes the last rank's compute phases 3x slower: it is B, the
+	// rank compared against.
+	in := genJob(t, 4, 1000, nil)
+	f, err := flowgraph.Open(in)
+	require.NoError(t, err)
+	defer f.Close()
+	opt := Options{NoOcelotl: true}
+	opt.defaults()
+	p, err := build(context.Background(), f, &opt)
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Data.Compare[1])
+	assert.NotEqual(t, 3, p.Data.Compare[0])
+	assert.Nil(t, p.Data.Ocelotl)
+	assert.Contains(t, p.OcelotlNote, "not available")
+}

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+)
+
+func TestTimelineDownsampling(t *testing.T) {
+	p := flowgen.New(flowgen.Options{Seed: 5, Events: 100_000, Depth: 3, Sites: 10, Branchy: true})
+	g := p.Graph(1)
+	r := &flowgraph.Rank{Rank: 0, Start: 5000, Graph: g}
+	span := rankSpan(r)
+	callIdx := map[string]int{}
+	for _, n := range g.Nodes {
+		if _, ok := callIdx[n.Key.Call]; !ok {
+			callIdx[n.Key.Call] = len(callIdx)
+		}
+	}
+	const bins = 500
+	tb := newTimelineBuilder(span, bins, callIdx)
+	tl, err := tb.rank(r, "rank 0")
+	require.NoError(t, err)
+	nseg := len(tl.Segs) / 4
+	// Long events are kept (at most two start per bin, each at least half
+	// a bin long) plus at most one merged segment per bin.
+	assert.LessOrEqual(t, nseg, 3*bins+2)
+	assert.Less(t, int64(nseg), g.NumEvents/10, "far fewer segments than events")
+
+	// Every event at least half a bin long is its own segment.
+	var long int
+	it := g.Events()
+	for it.Next() {
+		if ev := it.Event(); ev.End-ev.Start >= tb.binW/2 {
+			long++
+		}
+	}
+	var kept int
+	var end int64
+	for i := 0; i < len(tl.Segs); i += 4 {
+		if tl.Segs[i+2] >= 0 {
+			kept++
+			assert.Equal(t, int64(1000), tl.Segs[i+3], "a single call is busy all along")
+		} else {
+			assert.True(t, tl.Segs[i+3] > 0 && tl.Segs[i+3] <= 1000, "busy share in per-mille")
+		}
+		end += tl.Segs[i] + tl.Segs[i+1]
+	}
+	assert.Equal(t, long, kept)
+	// The last segment ends where the rank's last event ends.
+	assert.InDelta(t, float64(span/tb.tick), float64(end), 1)
+}
+
+// BenchmarkTimeline100 downsamples 100 ranks of 100,000 events each, the
+// size the timeline must stay fast for.
+func BenchmarkTimeline100(b *testing.B) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 3, Events: 100_000, Depth: 3, Sites: 12, Branchy: true}, 100, 4)
+	_ = h
+	callIdx := map[string]int{}
+	var span int64
+	for _, r := range ranks {
+		span = max(span, rankSpan(r))
+		for _, n := range r.Graph.Nodes {
+			if _, ok := callIdx[n.Key.Call]; !ok {
+				callIdx[n.Key.Call] = len(callIdx)
+			}
+		}
+	}
+	b.ResetTimer()
+	var segs int
+	for range b.N {
+		tb := newTimelineBuilder(span, 1000, callIdx)
+		segs = 0
+		for i, r := range ranks {
+			tl, err := tb.rank(r, fmt.Sprint("rank ", i))
+			require.NoError(b, err)
+			segs += len(tl.Segs) / 4
+		}
+	}
+	b.ReportMetric(float64(segs), "segments")
+}
+
+// TestBrowserTimelineLarge draws the timeline of 100 ranks of 100,000
+// events and logs how long one full redraw takes.
+func TestBrowserTimelineLarge(t *testing.T) {
+	b := newBrowser(t)
+	in := genJob(t, 100, 100_000, nil)
+	start := time.Now()
+	out, html := writeReport(t, in, "timeline100.html", Options{})
+	t.Logf("report of 100 ranks x 100,000 events: %v, %.1f MB", time.Since(start), float64(len(html))/1e6)
+	b.open(t, out)
+	res := eval[[]float64](t, b, `(function () {
+		document.getElementById("t-ranks").value = "0-99";
+		var t0 = performance.now();
+		document.getElementById("t-apply").click();
+		var t1 = performance.now();
+		return [t1 - t0, +document.getElementById("t-canvas").dataset.drawn];
+	})()`)
+	require.Len(t, res, 2)
+	assert.Greater(t, res[1], 0.0)
+	t.Logf("timeline of 100 ranks: %.0f segments drawn in %.1f ms", res[1], res[0])
+	b.shot(t, "#timeline", "timeline100.png")
+	b.check(t)
+}

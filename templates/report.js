@@ -1,0 +1,542 @@
+// mpiflow report: interactive parts. Trace-derived strings are only ever
+// inserted with textContent or as SVG attribute values, never as HTML.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("mpiflow-data").textContent);
+  var SVGNS = "http://www.w3.org/2000/svg";
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function sel(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  // fmtG formats like Go's %.<p>g, so that labels redrawn here read like
+  // the ones Go wrote.
+  function fmtG(v, p) {
+    if (v === 0) return "0";
+    var e = Math.floor(Math.log10(Math.abs(v)));
+    if (e < -4 || e >= p) {
+      var m = /^(-?[\d.]+)e([+-])(\d+)$/.exec(v.toExponential(p - 1));
+      var mant = m[1].indexOf(".") >= 0 ? m[1].replace(/\.?0+$/, "") : m[1];
+      return mant + "e" + m[2] + (m[3].length < 2 ? "0" : "") + m[3];
+    }
+    return String(parseFloat(v.toPrecision(p)));
+  }
+  function fmtS(s) {
+    if (s === null || s === undefined || isNaN(s)) return "n/a";
+    if (s === 0) return "0";
+    if (Math.abs(s) >= 1) return s.toFixed(2);
+    return fmtG(s, 2);
+  }
+  function fmtC(c) { return c === Math.round(c) || c >= 100 ? c.toFixed(0) : c.toFixed(1); }
+  function fmtV(m, v) {
+    if (v === null || v === undefined) return "n/a";
+    if (m === "time") return fmtS(v) + " s";
+    if (m === "bytes") return fmtB(v);
+    if (m === "count") return fmtC(v);
+    return fmtG(v, 3);
+  }
+  function fmtB(b) {
+    var t = function (x) { return x.toFixed(1).replace(/\.0$/, ""); };
+    if (b < 1024) return b.toFixed(0) + "B";
+    if (b < 1048576) return t(b / 1024) + "KB";
+    if (b < 1073741824) return t(b / 1048576) + "MB";
+    return t(b / 1073741824) + "GB";
+  }
+  var STOPS = [[255, 255, 178], [254, 204, 92], [253, 141, 60], [240, 59, 32], [189, 0, 38]];
+  function heat(f) {
+    if (f === null || isNaN(f)) return "#ffffff";
+    f = Math.max(0, Math.min(1, f));
+    var x = f * (STOPS.length - 1), i = Math.min(Math.floor(x), STOPS.length - 2), t = x - i;
+    var a = STOPS[i], b = STOPS[i + 1];
+    return rgb(a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
+  }
+  function rgb(r, g, b) {
+    return "rgb(" + Math.round(r) + "," + Math.round(g) + "," + Math.round(b) + ")";
+  }
+  function diverge(f) { // -1 blue .. 0 white .. 1 red
+    f = Math.max(-1, Math.min(1, f || 0));
+    var w = [247, 247, 247], c = f > 0 ? [178, 24, 43] : [33, 102, 172], t = Math.abs(f);
+    return rgb(w[0] + (c[0] - w[0]) * t, w[1] + (c[1] - w[1]) * t, w[2] + (c[2] - w[2]) * t);
+  }
+  function parseRanks(s, n) {
+    var out = [];
+    s.split(",").forEach(function (part) {
+      part = part.trim();
+      if (!part) return;
+      var m = part.split("-"), a = parseInt(m[0], 10), b = m.length > 1 ? parseInt(m[1], 10) : a;
+      if (isNaN(a) || isNaN(b)) return;
+      for (var i = a; i <= b && out.length < 10000; i++) out.push(i);
+    });
+    return out;
+  }
+
+  // ---- navigation: highlight the section in view
+  var navLinks = document.querySelectorAll("nav#nav a");
+  window.addEventListener("scroll", function () {
+    var cur = null;
+    document.querySelectorAll("main > section").forEach(function (s) {
+      if (s.getBoundingClientRect().top < 120) cur = s.id;
+    });
+    navLinks.forEach(function (a) { a.classList.toggle("active", a.getAttribute("href") === "#" + cur); });
+  }, { passive: true });
+
+  // ---- event flow graphs
+  function shapes(g) { return g.querySelectorAll("polygon, path, ellipse, polyline"); }
+  // recolor sets node fills and edge strokes of svg (group g, level l) by
+  // value(key) and returns the maxima used.
+  function recolor(svg, g, value, colorOf) {
+    var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge");
+    var key = function (e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; };
+    var nmax = 0, emax = 0;
+    nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > nmax) nmax = Math.abs(v); });
+    edges.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > emax) emax = Math.abs(v); });
+    nodes.forEach(function (n) {
+      var c = colorOf(value(key(n)), nmax);
+      shapes(n).forEach(function (s) { if (s.getAttribute("fill") !== "none" && s.tagName !== "polyline") s.setAttribute("fill", c); });
+    });
+    edges.forEach(function (n) {
+      var c = colorOf(value(key(n)), emax);
+      if (c === "#ffffff") c = "#555555";
+      shapes(n).forEach(function (s) {
+        s.setAttribute("stroke", c);
+        if (s.tagName === "polygon") s.setAttribute("fill", c);
+      });
+    });
+    return [nmax, emax];
+  }
+  var MI = { time: D.metrics.indexOf("time"), count: D.metrics.indexOf("count"), bytes: D.metrics.indexOf("bytes") };
+  function elemKey(e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; }
+  // relabel rewrites the labels and hover texts of a group's drawing with
+  // the values of one rank (vals: element key -> value per metric), in the
+  // formats of the paper: "MPI_Allreduce 8B cs=68 t=31.69", "200 (0.01)".
+  function relabel(svg, vals) {
+    svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
+      var v = vals[elemKey(n)];
+      if (!v) return;
+      var t = v[MI.time], c = v[MI.count], b = v[MI.bytes], texts = n.querySelectorAll("text");
+      if (n.classList.contains("edge")) {
+        if (texts.length) texts[0].textContent = fmtC(c) + " (" + fmtS(t) + ")";
+      } else if (texts.length >= 2 && /^Loop /.test(texts[0].textContent)) {
+        texts[1].textContent = fmtC(c) + " it t=" + fmtS(t);
+      } else if (texts.length) {
+        var m = /^(.*?) (\S+B)( cs=\d+)? t=\S+$/.exec(texts[0].textContent);
+        if (m) texts[0].textContent = m[1] + " " + fmtB(c > 0 ? b / c : 0) + (m[3] || "") + " t=" + fmtS(t);
+      }
+      var title = n.querySelector("title");
+      if (title) {
+        var lines = [title.textContent.split("\n")[0]];
+        D.metrics.forEach(function (name, k) { if (v[k] !== null) lines.push(name + ": " + fmtV(name, v[k])); });
+        title.textContent = lines.join("\n");
+      }
+    });
+  }
+  var gRank = $("g-rank"), gMetric = $("g-metric"), gState = { rank: 0, group: -1, loop: 0 };
+  D.ranks.forEach(function (r, i) {
+    gRank.appendChild(el("option", { value: i }, r.label + (r.host ? " (" + r.host + ")" : "") + " \u00b7 group " + r.group));
+  });
+  function showLevel(g, loop) {
+    document.querySelectorAll("#g-levels .level").forEach(function (d) { d.hidden = true; });
+    var d = $("lv-" + g + "-" + loop);
+    if (!d) return;
+    d.hidden = false;
+    gState.group = g; gState.loop = loop;
+    var grp = D.groups[g];
+    $("g-group").textContent = D.ranks[gState.rank].label + " \u00b7 group " + g + ": " + grp.members.length + " rank(s) with this structure";
+    var svg = d.querySelector("svg");
+    if (svg) relabel(svg, D.vals[gState.rank]);
+    colorGraph();
+  }
+  function colorGraph() {
+    var d = $("lv-" + gState.group + "-" + gState.loop);
+    var svg = d && d.querySelector("svg");
+    var m = gMetric.selectedIndex;
+    if (!svg) { $("g-legend").textContent = ""; return; }
+    var vals = D.vals[gState.rank];
+    var mx = recolor(svg, gState.group, function (k) {
+      var v = vals[k]; return v ? v[m] : null;
+    }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); });
+    var name = gMetric.value;
+    $("g-legend").textContent = name + ": yellow 0, red = " + fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges)";
+  }
+  gRank.addEventListener("change", function () {
+    var g = D.ranks[gRank.value].group;
+    gState.rank = +gRank.value;
+    // Within a group the drawing stays, at the same level, with this
+    // rank's values.
+    showLevel(g, g === gState.group ? gState.loop : 0);
+  });
+  gMetric.addEventListener("change", colorGraph);
+  $("g-levels").addEventListener("click", function (ev) {
+    var a = ev.target.closest && ev.target.closest("a[href^='#lv-']");
+    if (!a) return;
+    ev.preventDefault();
+    var m = /^#lv-(\d+)-(\d+)$/.exec(a.getAttribute("href"));
+    if (m) showLevel(+m[1], +m[2]);
+  });
+  if (D.ranks.length) showLevel(D.ranks[0].group, 0);
+
+  // ---- compare two ranks
+  var cA = $("c-a"), cB = $("c-b"), cM = $("c-metric"), cState = { loop: 0 };
+  D.ranks.forEach(function (r, i) {
+    cA.appendChild(el("option", { value: i }, r.label));
+    cB.appendChild(el("option", { value: i }, r.label));
+  });
+  cA.value = D.cmp[0]; cB.value = D.cmp[1];
+  function compare() {
+    var a = +cA.value, b = +cB.value, m = +cM.value, g = D.ranks[a].group;
+    var view = $("c-view"), crumbs = $("c-crumbs");
+    view.textContent = ""; crumbs.textContent = "";
+    var src = $("lv-" + g + "-" + cState.loop);
+    var svg0 = src && src.querySelector("svg");
+    if (!svg0) {
+      view.appendChild(el("p", { "class": "note" }, "The graph of " + D.ranks[a].label + " is not embedded in this report."));
+    } else {
+      var svg = svg0.cloneNode(true);
+      var va = D.vals[a], vb = D.vals[b];
+      relabel(svg, va);
+      var get = function (vals, k) { var v = vals[k]; return v && v[m] !== null ? v[m] : 0; };
+      var mx = recolor(svg, g, function (k) { return get(vb, k) - get(va, k); },
+        function (v, max) { return diverge(max > 0 ? v / max : 0); });
+      var mname = cM.options[cM.selectedIndex].text;
+      svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
+        var mm = /^x\d+_(\d+)$/.exec(n.id); if (!mm) return;
+        var k = +mm[1], t = n.querySelector("title");
+        if (t) t.textContent = D.elems[k] + "\n" + mname + ": A " + fmtV(mname, get(va, k)) + ", B " + fmtV(mname, get(vb, k)) +
+          ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k));
+      });
+      view.appendChild(svg);
+      $("c-legend").textContent = "blue: B lower, red: B higher, up to " + fmtV(mname, mx[0]) + " (nodes), " + fmtV(mname, mx[1]) + " (edges)";
+      var lv = D.groups[g].levels[cState.loop];
+      if (cState.loop > 0) {
+        var top = el("a", { href: "#" }, "top level");
+        top.addEventListener("click", function (ev) { ev.preventDefault(); cState.loop = 0; compare(); });
+        crumbs.appendChild(top);
+        crumbs.appendChild(document.createTextNode(" \u203a " + lv.name));
+      } else {
+        crumbs.appendChild(document.createTextNode("top level of " + D.ranks[a].label));
+      }
+    }
+    // Largest differences over all elements of both ranks.
+    var keys = {}, rows = [];
+    [D.vals[a], D.vals[b]].forEach(function (v) { for (var k in v) keys[k] = true; });
+    var ga = function (v, k) { return v[k] && v[k][m] !== null ? v[k][m] : 0; };
+    for (var k in keys) rows.push([+k, ga(D.vals[a], k), ga(D.vals[b], k)]);
+    rows.sort(function (x, y) { return Math.abs(y[2] - y[1]) - Math.abs(x[2] - x[1]); });
+    var tb = document.querySelector("#c-table tbody"), mn = cM.options[cM.selectedIndex].text;
+    tb.textContent = "";
+    rows.slice(0, 12).forEach(function (r) {
+      var tr = el("tr");
+      tr.appendChild(el("td", { title: D.elems[r[0]] }, D.elems[r[0]]));
+      tr.appendChild(el("td", {}, fmtV(mn, r[1])));
+      tr.appendChild(el("td", {}, fmtV(mn, r[2])));
+      tr.appendChild(el("td", {}, fmtV(mn, r[2] - r[1])));
+      tb.appendChild(tr);
+    });
+  }
+  [cA, cB, cM].forEach(function (s) { s.addEventListener("change", function () { if (s === cA) cState.loop = 0; compare(); }); });
+  $("c-view").addEventListener("click", function (ev) {
+    var a = ev.target.closest && ev.target.closest("a[href^='#lv-']");
+    if (!a) return;
+    ev.preventDefault();
+    var m = /^#lv-(\d+)-(\d+)$/.exec(a.getAttribute("href"));
+    if (m) { cState.loop = +m[2]; compare(); }
+  });
+  if (D.ranks.length) compare();
+
+  // ---- timeline
+  var T = D.timeline, tCanvas = $("t-canvas"), tState = null;
+  function decode(r) {
+    if (r.dec) return r.dec;
+    var s = r.segs, n = s.length / 4, st = new Float64Array(n), en = new Float64Array(n), c = new Int32Array(n),
+      busy = new Float32Array(n), t = 0;
+    for (var i = 0; i < n; i++) {
+      t += s[4 * i]; st[i] = t; t += s[4 * i + 1]; en[i] = t; c[i] = s[4 * i + 2]; busy[i] = s[4 * i + 3] / 1000;
+    }
+    r.dec = { st: st, en: en, c: c, busy: busy };
+    return r.dec;
+  }
+  function drawTimeline() {
+    if (!T || !tState) return;
+    var dpr = window.devicePixelRatio || 1, W = tCanvas.clientWidth || 900;
+    var rows = tState.rows, rowH = Math.max(3, Math.min(18, Math.floor(560 / Math.max(rows.length, 1))));
+    var labelW = 70, axisH = 22, H = rows.length * rowH + axisH + 4;
+    tCanvas.width = W * dpr; tCanvas.height = H * dpr; tCanvas.style.height = H + "px";
+    var ctx = tCanvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    var t0 = tState.from / T.tick, t1 = tState.to / T.tick, scale = (W - labelW - 8) / Math.max(t1 - t0, 1e-9);
+    ctx.font = "10px sans-serif";
+    var drawn = 0;
+    rows.forEach(function (ri, y) {
+      var r = T.ranks[ri], d = decode(r), top = y * rowH;
+      ctx.fillStyle = y % 2 ? "#f3f4f6" : "#fafafa";
+      ctx.fillRect(labelW, top, W - labelW, rowH);
+      if (rowH >= 8) { ctx.fillStyle = "#333"; ctx.fillText(r.label, 2, top + rowH - 2); }
+      // first segment ending after t0
+      var lo = 0, hi = d.en.length;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t0) lo = mid + 1; else hi = mid; }
+      var lastX = -1, lastC = null;
+      for (var i = lo; i < d.st.length && d.st[i] <= t1; i++) {
+        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
+        var c = d.c[i], merged = c < 0, ci = merged ? -c - 1 : c;
+        if (x1 - x0 < 1) { if (Math.floor(x0) === lastX && lastC === ci) continue; x1 = x0 + 1; }
+        var col = D.colors[ci] || "#7f7f7f";
+        // A merged segment is as opaque as the share of its time in MPI.
+        ctx.globalAlpha = merged ? 0.15 + 0.75 * d.busy[i] : 1;
+        if (lastC !== ci) { ctx.fillStyle = col; lastC = ci; }
+        ctx.fillRect(x0, top + 1, x1 - x0, rowH - 2);
+        lastX = Math.floor(x0); drawn++;
+      }
+      ctx.globalAlpha = 1;
+    });
+    // time axis
+    ctx.fillStyle = "#333"; ctx.strokeStyle = "#999";
+    var y0 = rows.length * rowH + 2, span = tState.to - tState.from;
+    var step = Math.pow(10, Math.floor(Math.log10(span / 6 || 1)));
+    if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
+    for (var v = Math.ceil(tState.from / step) * step; v <= tState.to; v += step) {
+      var x = labelW + (v - tState.from) / span * (W - labelW - 8);
+      ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 5); ctx.stroke();
+      ctx.fillText(+v.toPrecision(6) + " s", x + 2, y0 + 14);
+    }
+    tCanvas.dataset.drawn = drawn;
+    tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
+    $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
+    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn";
+  }
+  function setTimeline(rankList, from, to) {
+    if (!T) return;
+    var byRank = {}, rows = [];
+    T.ranks.forEach(function (r, i) { byRank[D.ranks[i].rank] = byRank[D.ranks[i].rank] || []; byRank[D.ranks[i].rank].push(i); });
+    (rankList || []).forEach(function (r) { (byRank[r] || []).forEach(function (i) { rows.push(i); }); });
+    var missing = (rankList || []).length && !rows.length;
+    if (!rows.length) rows = T.ranks.map(function (_, i) { return i; }).slice(0, 32);
+    tState = { rows: rows, from: Math.max(0, from || 0), to: to > (from || 0) ? to : T.span };
+    drawTimeline();
+    if (missing) $("t-info").textContent += " (the selected ranks are not in the timeline: it holds the first " + T.ranks.length + " ranks)";
+  }
+  if (T) {
+    $("t-ranks").value = T.ranks.length ? "0-" + (D.ranks[Math.min(31, T.ranks.length - 1)].rank) : "";
+    setTimeline(parseRanks($("t-ranks").value), 0, T.span);
+    $("t-apply").addEventListener("click", function () {
+      setTimeline(parseRanks($("t-ranks").value), parseFloat($("t-from").value) || 0, parseFloat($("t-to").value) || T.span);
+    });
+    $("t-reset").addEventListener("click", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
+    var drag = null;
+    tCanvas.addEventListener("mousedown", function (ev) { drag = ev.offsetX; });
+    tCanvas.addEventListener("mouseup", function (ev) {
+      if (drag === null) return;
+      var a = Math.min(drag, ev.offsetX), b = Math.max(drag, ev.offsetX); drag = null;
+      if (b - a < 4) return;
+      var f = function (x) { return tState.from + (x - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from); };
+      var na = Math.max(0, f(a)), nb = f(b);
+      tState.from = na; tState.to = nb; drawTimeline();
+    });
+    tCanvas.addEventListener("dblclick", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
+    tCanvas.addEventListener("mousemove", function (ev) {
+      if (!tState) return;
+      var row = Math.floor(ev.offsetY / tState.rowH);
+      if (row < 0 || row >= tState.rows.length || ev.offsetX < tState.labelW) return;
+      var r = T.ranks[tState.rows[row]], d = decode(r);
+      var t = (tState.from + (ev.offsetX - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from)) / T.tick;
+      var lo = 0, hi = d.en.length;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t) lo = mid + 1; else hi = mid; }
+      var txt = r.label + " at " + fmtS(t * T.tick) + " s";
+      if (lo < d.st.length && d.st[lo] <= t + 2) {
+        var c = d.c[lo], ci = c < 0 ? -c - 1 : c;
+        txt += ": " + D.calls[ci] + (c < 0 ? " and other short calls, " + Math.round(100 * d.busy[lo]) + "% in MPI over" : "") + " " +
+          fmtS((d.en[lo] - d.st[lo]) * T.tick) + " s";
+      } else txt += ": compute";
+      tCanvas.title = txt;
+    });
+    window.addEventListener("resize", drawTimeline);
+    var tl = $("t-legend");
+    D.calls.forEach(function (c, i) {
+      var s = el("span"); var b = el("i"); b.style.background = D.colors[i]; s.appendChild(b); s.appendChild(document.createTextNode(c)); tl.appendChild(s);
+    });
+  } else {
+    tCanvas.hidden = true;
+  }
+
+  // ---- Ocelotl overview
+  var O = D.ocelotl;
+  function ocelotl() {
+    if (!O) return;
+    var slider = $("o-p"), view = $("o-view"), nt = O.bounds.length - 1;
+    var legend = $("o-legend");
+    O.states.forEach(function (s, i) {
+      var sp = el("span"); var b = el("i"); b.style.background = O.colors[i]; sp.appendChild(b); sp.appendChild(document.createTextNode(s)); legend.appendChild(sp);
+    });
+    slider.max = O.parts.length - 1;
+    var start = 0;
+    O.parts.forEach(function (p, i) { if (p.p <= O.suggest) start = i; });
+    slider.value = start;
+    // descendants' leaf rows are contiguous: node n covers rows [row, row+rows)
+    var children = O.nodes.map(function () { return []; });
+    O.nodes.forEach(function (n, i) { if (n.parent >= 0) children[n.parent].push(i); });
+    function mix(r0, r1, f, l) { // state time per state over rows x slices
+      var acc = new Float64Array(O.states.length);
+      for (var r = r0; r < r1; r++) {
+        var m = O.micro[r], k = 0;
+        for (var t = 0; t < nt; t++) {
+          var c = m[k++];
+          for (var j = 0; j < c; j++) { if (t >= f && t <= l) acc[m[k]] += m[k + 1]; k += 2; }
+        }
+      }
+      var tot = (r1 - r0) * (l - f + 1) * 1000, mode = 0;
+      for (var x = 0; x < acc.length; x++) { acc[x] /= tot; if (acc[x] > acc[mode]) mode = x; }
+      return { prop: acc, mode: mode };
+    }
+    function path(n) {
+      var p = [];
+      for (; n >= 0; n = O.nodes[n].parent) p.unshift(O.nodes[n].name);
+      return p.join("/");
+    }
+    function draw() {
+      var part = O.parts[+slider.value];
+      var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 4, rowH = H / O.rows;
+      var x = function (t) { return L + (O.bounds[t] - O.bounds[0]) / (O.bounds[nt] - O.bounds[0]) * (W - L - 4); };
+      var svg = sel("svg", { width: W, height: H + 20, viewBox: "0 0 " + W + " " + (H + 20) });
+      var count = 0, minPx = 4;
+      // cells by node
+      var cells = {};
+      for (var i = 0; i < part.cells.length; i += 5) {
+        var n = part.cells[i];
+        (cells[n] = cells[n] || []).push(part.cells.slice(i, i + 5));
+      }
+      function cellsUnder(n) { // all cells of n's subtree
+        var out = [], st = [n];
+        while (st.length) { var v = st.pop(); (cells[v] || []).forEach(function (c) { out.push(c); }); children[v].forEach(function (c) { st.push(c); }); }
+        return out;
+      }
+      function rect(r0, r1, f, l, mode, share, info, mark) {
+        var y0 = r0 * rowH, y1 = r1 * rowH, x0 = x(f), x1 = x(l + 1);
+        // mode < 0: no state at all (the resources were not running yet)
+        var g = sel("rect", { x: x0, y: y0, width: Math.max(x1 - x0 - 0.5, 0.5), height: Math.max(y1 - y0 - 0.3, 0.5),
+          fill: mode >= 0 ? O.colors[mode] : "#ffffff", "fill-opacity": mode >= 0 ? Math.max(0.15, share) : 0, "class": "agg" });
+        g.__info = info;
+        svg.appendChild(g); count++;
+        if (mark) {
+          var ln = { stroke: "#222", "stroke-width": 0.6, "stroke-opacity": 0.45, "pointer-events": "none" };
+          svg.appendChild(sel("line", Object.assign({ x1: x0, y1: y1, x2: x1, y2: y0 }, ln)));
+          if (mark === "cross") svg.appendChild(sel("line", Object.assign({ x1: x0, y1: y0, x2: x1, y2: y1 }, ln)));
+        }
+      }
+      function drawBand(nodes) { // thin nodes drawn as one visual aggregate
+        var r0 = O.nodes[nodes[0]].row, last = O.nodes[nodes[nodes.length - 1]];
+        var r1 = last.row + last.rows, cs = [];
+        nodes.forEach(function (n) { cellsUnder(n).forEach(function (c) { cs.push(c); }); });
+        if (nodes.length === 1 && (cells[nodes[0]] || []).length === cs.length) { // a real aggregate, just thin
+          cs.forEach(function (c) { rect(r0, r1, c[1], c[2], c[3], c[4] / 1000, { node: c[0], f: c[1], l: c[2] }); });
+          return;
+        }
+        // per row: its time cuts
+        var cuts = {};
+        cs.forEach(function (c) {
+          var nd = O.nodes[c[0]];
+          for (var r = nd.row; r < nd.row + nd.rows; r++) (cuts[r] = cuts[r] || []).push(c[1]);
+        });
+        var sig = null, same = true, union = {};
+        for (var r = r0; r < r1; r++) {
+          var s = (cuts[r] || []).sort(function (a, b) { return a - b; });
+          s.forEach(function (v) { union[v] = true; });
+          var k = s.join(",");
+          if (sig === null) sig = k; else if (sig !== k) same = false;
+        }
+        var starts = Object.keys(union).map(Number).sort(function (a, b) { return a - b; });
+        if (!same) starts = [0];
+        starts.forEach(function (f, i) {
+          var l = i + 1 < starts.length ? starts[i + 1] - 1 : nt - 1, m = mix(r0, r1, f, l);
+          rect(r0, r1, f, l, m.mode, m.prop[m.mode], { rows: [r0, r1], f: f, l: l, nodes: nodes }, same ? "diag" : "cross");
+        });
+      }
+      function visit(n) {
+        (cells[n] || []).forEach(function (c) {
+          var nd = O.nodes[n];
+          rect(nd.row, nd.row + nd.rows, c[1], c[2], c[3], c[4] / 1000, { node: n, f: c[1], l: c[2] });
+        });
+        var band = [], bandH = 0;
+        var flush = function () { if (band.length) drawBand(band); band = []; bandH = 0; };
+        children[n].forEach(function (c) {
+          var h = O.nodes[c].rows * rowH;
+          if (h >= minPx) { flush(); visit(c); return; }
+          band.push(c); bandH += h;
+          if (bandH >= minPx) flush();
+        });
+        flush();
+      }
+      visit(0);
+      // time axis
+      for (var t = 0; t <= nt; t += Math.max(1, Math.round(nt / 6))) {
+        var tx = sel("text", { x: x(t), y: H + 14, "font-size": 10, fill: "#555", "text-anchor": t === 0 ? "start" : t + Math.max(1, Math.round(nt / 6)) > nt ? "end" : "middle" });
+        tx.textContent = (+O.bounds[t].toPrecision(4)) + " s";
+        svg.appendChild(tx);
+      }
+      svg.setAttribute("data-count", count);
+      view.textContent = "";
+      view.appendChild(svg);
+      $("o-pval").textContent = "p = " + part.p.toFixed(4) + " \u00b7 " + part.n + " aggregates, " + count + " drawn \u00b7 gain " +
+        part.ng.toFixed(3) + ", loss " + part.nl.toFixed(3);
+      curves(part.p);
+    }
+    function describe(info) {
+      var r0, r1, name;
+      if (info.node !== undefined) { var nd = O.nodes[info.node]; r0 = nd.row; r1 = nd.row + nd.rows; name = path(info.node); }
+      else { r0 = info.rows[0]; r1 = info.rows[1]; name = path(info.nodes[0]) + (info.nodes.length > 1 ? " \u2026 " + O.nodes[info.nodes[info.nodes.length - 1]].name : "") + " (merged for display)"; }
+      var m = mix(r0, r1, info.f, info.l), box = $("o-info");
+      box.textContent = "";
+      box.appendChild(el("div", {}, name));
+      box.appendChild(el("div", {}, (r1 - r0) + " resource(s), " + fmtS(O.bounds[info.f]) + " s to " + fmtS(O.bounds[info.l + 1]) + " s"));
+      var tb = el("table"), idx = m.prop.map(function (_, i) { return i; }).sort(function (a, b) { return m.prop[b] - m.prop[a]; });
+      idx.slice(0, 10).forEach(function (i) {
+        if (m.prop[i] <= 0) return;
+        var tr = el("tr"), c = el("td"), b = el("i");
+        b.style.cssText = "display:inline-block;width:10px;height:10px;background:" + O.colors[i];
+        c.appendChild(b); tr.appendChild(c);
+        tr.appendChild(el("td", {}, O.states[i])); tr.appendChild(el("td", {}, (100 * m.prop[i]).toFixed(1) + " %"));
+        tb.appendChild(tr);
+      });
+      box.appendChild(tb);
+      return { r0: r0, r1: r1 };
+    }
+    function curves(p) {
+      var W = 280, H = 150, svg = sel("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H });
+      var x = function (v) { return 30 + v * (W - 40); }, y = function (v) { return 10 + (1 - v) * (H - 40); };
+      [["ng", "#2ca02c", "gain"], ["nl", "#d62728", "loss"]].forEach(function (s, j) {
+        var pts = [];
+        O.parts.forEach(function (pt, i) {
+          var nx = i + 1 < O.parts.length ? O.parts[i + 1].p : 1;
+          pts.push(x(pt.p) + "," + y(pt[s[0]]), x(nx) + "," + y(pt[s[0]]));
+        });
+        svg.appendChild(sel("polyline", { points: pts.join(" "), fill: "none", stroke: s[1], "stroke-width": 2 }));
+        var t = sel("text", { x: W - 60, y: 20 + 14 * j, fill: s[1], "font-size": 11 }); t.textContent = s[2]; svg.appendChild(t);
+      });
+      svg.appendChild(sel("line", { x1: x(0), y1: y(0), x2: x(1), y2: y(0), stroke: "#888" }));
+      svg.appendChild(sel("line", { x1: x(p), y1: y(1), x2: x(p), y2: y(0), stroke: "#000", "stroke-dasharray": "3 2" }));
+      var t = sel("text", { x: x(0), y: H - 12, "font-size": 10, fill: "#555" }); t.textContent = "p: 0"; svg.appendChild(t);
+      t = sel("text", { x: x(1) - 10, y: H - 12, "font-size": 10, fill: "#555" }); t.textContent = "1"; svg.appendChild(t);
+      t = sel("text", { x: 2, y: 12, "font-size": 10, fill: "#555" }); t.textContent = "normalized"; svg.appendChild(t);
+      var c = $("o-curves"); c.textContent = ""; c.appendChild(svg);
+    }
+    slider.addEventListener("input", draw);
+    view.addEventListener("mouseover", function (ev) { if (ev.target.__info) describe(ev.target.__info); });
+    view.addEventListener("click", function (ev) {
+      var info = ev.target.__info; if (!info || !T) return;
+      var rr = describe(info), ranks = [];
+      for (var r = rr.r0; r < rr.r1 && ranks.length < 128; r++) ranks.push(O.ranks[r][0]);
+      $("t-ranks").value = ranks.length > 1 ? ranks[0] + "-" + ranks[ranks.length - 1] : String(ranks[0]);
+      setTimeline(ranks, O.bounds[info.f], O.bounds[info.l + 1]);
+      $("timeline").scrollIntoView();
+    });
+    window.addEventListener("resize", draw);
+    draw();
+  }
+  ocelotl();
+})();
