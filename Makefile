@@ -13,6 +13,31 @@ cli:
 # The interposition libraries, one per MPI found (see interpose/build.mk).
 include interpose/build.mk
 
+# The test applications (testdata/apps), and the demo: the halo app with 4
+# ranks under `mpiflow run` (which writes the profile and its HTML report
+# to build/demo), then `mpiflow stats` and `mpiflow loops` of the profile.
+# Open MPI refuses to run as root without the two variables; with 2 cores,
+# 4 ranks need --oversubscribe.
+APPDIR       ?= build/apps
+MPIRUN       ?= mpirun
+MPIRUN_FLAGS ?= --oversubscribe
+MPIFC        ?= mpif90
+DEMO_ITERS   ?= 500
+DEMO_ENV     := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+.PHONY: apps demo
+apps:
+	@mkdir -p $(APPDIR)
+	for s in testdata/apps/*.c; do $(MPICC) -g -O2 -o $(APPDIR)/$$(basename $$s .c) $$s -lm || exit 1; done
+	if command -v $(MPIFC) >/dev/null; then for s in testdata/apps/*.f90; do [ -e "$$s" ] || continue; \
+		$(MPIFC) -g -O2 -fopenmp -o $(APPDIR)/$$(basename $$s .f90) $$s || exit 1; done; fi
+
+demo: all apps
+	@rm -rf build/demo && mkdir -p build/demo
+	$(DEMO_ENV) $(BIN)/mpiflow run --dir build/demo -- $(MPIRUN) $(MPIRUN_FLAGS) -np 4 $(APPDIR)/halo $(DEMO_ITERS)
+	$(BIN)/mpiflow stats build/demo/*.mpiflow
+	$(BIN)/mpiflow loops build/demo/*.mpiflow
+	@echo; echo "Open the report: $$(ls build/demo/*.html)"
+
 test: all lint test-go fuzz
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2

@@ -82,10 +82,14 @@ func (g *Graph) ResolveSites() error {
 	return NewResolver().ResolveAll(g.Sites)
 }
 
-// ResolveAll resolves each site and returns the first error.
+// ResolveAll resolves each site that has no function yet and returns the
+// first error.
 func (r *Resolver) ResolveAll(sites []CallSite) error {
 	var first error
 	for i := range sites {
+		if sites[i].Function != "" {
+			continue
+		}
 		if err := r.Resolve(&sites[i]); err != nil && first == nil {
 			first = err
 		}

@@ -49,22 +49,3 @@ bench-overhead: libs
 	$(MPICC) -O2 -o $(LIBDIR)/bench/microbench interpose/bench/microbench.c
 	$(CC) -O2 -fPIC -shared $(OMPI_CFLAGS) -o $(LIBDIR)/bench/libminwrap.so interpose/bench/minwrap.c $(OMPI_LDFLAGS)
 	sh interpose/bench/run.sh $(LIBDIR) $(BENCH_ITERS)
-
-# The test applications (testdata/apps), and the demo: the halo app with 4
-# ranks under `mpiflow run`, then `mpiflow stats` of its profile.
-APPDIR       ?= build/apps
-MPIRUN       ?= mpirun
-MPIRUN_FLAGS ?= --oversubscribe
-DEMO_ITERS   ?= 500
-.PHONY: apps demo
-MPIFC        ?= mpif90
-apps:
-	@mkdir -p $(APPDIR)
-	for s in testdata/apps/*.c; do $(MPICC) -g -O2 -o $(APPDIR)/$$(basename $$s .c) $$s -lm || exit 1; done
-	if command -v $(MPIFC) >/dev/null; then for s in testdata/apps/*.f90; do [ -e "$$s" ] || continue; \
-		$(MPIFC) -g -O2 -fopenmp -o $(APPDIR)/$$(basename $$s .f90) $$s || exit 1; done; fi
-
-demo: all apps
-	@rm -rf build/demo && mkdir -p build/demo
-	$(BIN)/mpiflow run --dir build/demo -- $(MPIRUN) $(MPIRUN_FLAGS) -np 4 $(APPDIR)/halo $(DEMO_ITERS)
-	$(BIN)/mpiflow stats build/demo/*.mpiflow

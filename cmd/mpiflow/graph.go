@@ -49,12 +49,7 @@ laid out by Graphviz dot.`,
 			}
 			// Name call sites by function, file and line when the objects
 			// are here; unresolved ones keep object+offset.
-			res := flowgraph.NewResolver()
-			for k := range r.Graph.Sites {
-				if cs := &r.Graph.Sites[k]; cs.Function == "" {
-					_ = res.Resolve(cs)
-				}
-			}
+			_ = flowgraph.NewResolver().ResolveAll(r.Graph.Sites)
 			levels, lerr := report.RankLevels(&r.Graph, f.Header.Counters)
 			if lerr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: loop analysis failed (%v); writing the whole graph\n", lerr)

@@ -88,6 +88,7 @@ func analyzeLoops(path string, ranks map[int]bool) (*loopsOutput, error) {
 	}
 	defer f.Close()
 	var rs []loops.RankLoops
+	resolver := flowgraph.NewResolver()
 	prog := newProgress("finding loops", len(f.Index))
 	for i, e := range f.Index {
 		prog.step(i + 1)
@@ -98,6 +99,9 @@ func analyzeLoops(path string, ranks map[int]bool) (*loopsOutput, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Name loop headers by function, file and line when the objects
+		// are here; unresolved ones keep object+offset.
+		_ = resolver.ResolveAll(r.Graph.Sites)
 		c, err := loops.Collapse(&r.Graph)
 		if err != nil {
 			return nil, fmt.Errorf("%s: rank %d thread %d: %w", path, r.Rank, r.Thread, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +24,7 @@ overview and a timeline of the reconstructed events.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				out = strings.TrimSuffix(args[0], ".mpiflow") + ".html"
+				out = reportPath(args[0])
 			}
 			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
 			if err := report.WriteFile(cmd.Context(), out, args[0], opt); err != nil {

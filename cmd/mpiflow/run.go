@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mpiflow/flowgraph"
+	"mpiflow/report"
 )
 
 // runOptions are the flags of mpiflow run.
@@ -25,6 +27,8 @@ type runOptions struct {
 	quiet  bool
 	mpi    string
 	asJSON bool
+	// noReport skips the HTML report written beside each profile.
+	noReport bool
 }
 
 // launchKind is how a command line starts MPI processes.
@@ -164,6 +168,30 @@ type runResult struct {
 	// Incomplete: ranks stopped before MPI_Finalize and Files include
 	// their merged partial files.
 	Incomplete bool `json:"incomplete"`
+	// Reports are the HTML reports written beside Files.
+	Reports []string `json:"reports,omitempty"`
+}
+
+// reportPath is where mpiflow run and mpiflow report put the report of
+// the profile at path: beside it, .mpiflow replaced with .html.
+func reportPath(path string) string {
+	return strings.TrimSuffix(path, ".mpiflow") + ".html"
+}
+
+// writeReports writes the report of each profile beside it and returns
+// the reports written. A report that fails is a warning: the job and its
+// profile are fine, and mpiflow report can try again.
+func writeReports(ctx context.Context, files []string, stderr io.Writer) []string {
+	var out []string
+	for _, f := range files {
+		dst := reportPath(f)
+		if err := report.WriteFile(ctx, dst, f, report.Options{}); err != nil {
+			fmt.Fprintf(stderr, "mpiflow: no report for %s: %v\n", f, err)
+			continue
+		}
+		out = append(out, dst)
+	}
+	return out
 }
 
 // runJob runs the job under the library and returns its exit code and the
@@ -277,7 +305,8 @@ func newRunCmd() *cobra.Command {
 every rank and prints where the job's profile was written. For Open MPI's
 mpirun it adds -x LD_PRELOAD=..., for MPICH's mpiexec -genv LD_PRELOAD ...;
 any other command (a singleton run, srun) gets the preload through the
-environment. The job's exit code is kept.
+environment. The job's exit code is kept. At the end it writes the HTML
+report of each profile beside it (FILE.html; --no-report skips it).
 
 When ranks stop before MPI_Finalize (exit, MPI_Abort, a fatal signal), each
 writes its own partial file; run merges them into one job file marked
@@ -292,6 +321,9 @@ that to the other ranks when one fails) leave no data.`,
 			if err != nil {
 				return err
 			}
+			if !o.noReport {
+				res.Reports = writeReports(cmd.Context(), res.Files, cmd.ErrOrStderr())
+			}
 			if o.asJSON {
 				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 					return err
@@ -304,6 +336,9 @@ that to the other ranks when one fails) leave no data.`,
 				}
 				for _, f := range res.Files {
 					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: profile: %s\n", f)
+				}
+				for _, f := range res.Reports {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: report:  %s\n", f)
 				}
 			}
 			if res.ExitCode != 0 {
@@ -322,5 +357,6 @@ that to the other ranks when one fails) leave no data.`,
 	f.BoolVar(&o.quiet, "quiet", false, "no banner from the library (MPIFLOW_QUIET=1)")
 	f.StringVar(&o.mpi, "mpi", "auto", "MPI flavor: auto, openmpi or mpich")
 	f.BoolVar(&o.asJSON, "json", false, "print the exit code and profile paths as JSON")
+	f.BoolVar(&o.noReport, "no-report", false, "do not write the HTML report beside the profile")
 	return cmd
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,4 +126,18 @@ func TestMergePartials(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{filepath.Join(dir, "app.9.mpiflow"): true, out[0]: true}, profiles(dir, false))
 	assert.Empty(t, profiles(dir, true))
+}
+
+func TestWriteReports(t *testing.T) {
+	good, _ := genJob(t)
+	bad := filepath.Join(t.TempDir(), "bad.mpiflow")
+	require.NoError(t, os.WriteFile(bad, []byte("not a profile"), 0o644))
+	var stderr strings.Builder
+	got := writeReports(context.Background(), []string{good, bad}, &stderr)
+	assert.Equal(t, []string{reportPath(good)}, got, "the bad profile gets no report")
+	b, err := os.ReadFile(reportPath(good))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg")
+	assert.Contains(t, stderr.String(), "no report for "+bad)
+	assert.NoFileExists(t, reportPath(bad))
 }
