@@ -47,6 +47,9 @@ type Collapsed struct {
 	EdgeLevel []int `json:"edge_level"`
 	// Total is the rank's total time: all node times plus all edge times.
 	Total int64 `json:"total"`
+	// Init is the time inside MPI_Init or MPI_Init_thread, start-up cost
+	// that loop shares leave out, as mpiflow stats does (flowgraph.IsInit).
+	Init int64 `json:"init"`
 	// NumCounters is the number of counter sums per edge and loop.
 	NumCounters int `json:"counters"`
 }
@@ -125,7 +128,8 @@ type Stats struct {
 	Bytes int64 `json:"bytes"`
 	// Counters are the counter sums of the edges inside.
 	Counters []int64 `json:"counters"`
-	// Share is Time divided by the rank's total time.
+	// Share is Time divided by the rank's time after MPI_Init
+	// (Collapsed.Total - Collapsed.Init).
 	Share float64 `json:"share"`
 }
 
@@ -503,9 +507,12 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	}
 
 	// Accumulate statistics bottom-up: children have larger IDs.
-	c.Total = 0
+	c.Total, c.Init = 0, 0
 	for v := range g.Nodes {
 		c.Total += g.Nodes[v].Time.Total
+		if flowgraph.IsInit(g.Nodes[v].Key.Call) {
+			c.Init += g.Nodes[v].Time.Total
+		}
 	}
 	for i := range g.Edges {
 		c.Total += g.Edges[i].Time.Total
@@ -525,8 +532,8 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		for k := range s.Counters {
 			st.Counters[k] += s.Counters[k]
 		}
-		if c.Total != 0 {
-			st.Share = float64(st.Time) / float64(c.Total)
+		if run := c.Total - c.Init; run > 0 {
+			st.Share = float64(st.Time) / float64(run)
 		}
 		lv[l.Parent].LoopTime += st.Time
 		if l.Parent != 0 {

@@ -155,3 +155,16 @@ func TestLoopKeySelfLoopSharingHeader(t *testing.T) {
 	assert.True(t, k0[1].Self)
 	assert.Equal(t, 0, k0[1].Nth)
 }
+
+// TestSharesLeaveOutInit checks that time inside MPI_Init, start-up cost,
+// is not part of the time that loop shares divide, as in mpiflow stats.
+func TestSharesLeaveOutInit(t *testing.T) {
+	g := seqGraph(cat([]string{"MPI_Init"}, repeat(3, "A", "B"), []string{"Fin"})...)
+	rs := collapseRanks(t, g)
+	c := rs[0].Collapsed
+	assert.Equal(t, int64(8*callTime+7*gapTime), c.Total, "Total keeps everything")
+	assert.Equal(t, int64(callTime), c.Init)
+	s := Summarize(rs[0])
+	assert.Equal(t, int64(7*callTime+7*gapTime), s.Total)
+	assert.InDelta(t, float64(6*callTime+5*gapTime)/float64(7*callTime+7*gapTime), c.Loops[0].Stats.Share, 1e-12)
+}

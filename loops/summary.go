@@ -16,8 +16,9 @@ type RankSummary struct {
 	Nodes    int `json:"nodes"`
 	TopNodes int `json:"top_nodes"`
 	Loops    int `json:"loops"`
-	// Total is the rank's total time, LoopTime the part of it spent in
-	// loops (the Stats.Time of the outermost loops).
+	// Total is the rank's time after MPI_Init (Collapsed.Total -
+	// Collapsed.Init), LoopTime the part of it spent in loops (the
+	// Stats.Time of the outermost loops).
 	Total     int64  `json:"total"`
 	LoopTime  int64  `json:"loop_time"`
 	Signature string `json:"signature"`
@@ -29,7 +30,7 @@ func Summarize(r RankLoops) RankSummary {
 	s := RankSummary{
 		Rank: r.Rank, Thread: r.Thread,
 		Nodes: len(r.Graph.Nodes), TopNodes: len(c.Levels[0].Nodes), Loops: len(c.Loops),
-		Total: c.Total, LoopTime: c.Levels[0].LoopTime,
+		Total: c.Total - c.Init, LoopTime: c.Levels[0].LoopTime,
 		Signature: Signature(r.Graph, c),
 	}
 	return s
