@@ -3,12 +3,11 @@ package aggregate
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/parallel"
 )
 
 // ComputeState is the state of a rank between two MPI calls.
@@ -71,18 +70,146 @@ type FlowOptions struct {
 	Workers int
 }
 
-// FlowSource is the state trace of an mpiflow file: each rank (thread) is
-// a resource whose states are its MPI calls, reconstructed from the event
-// flow graph, and ComputeState between them. Times are ns since
-// Header.StartUnixNano.
-type FlowSource struct {
-	f          *flowgraph.File
+// flowStates is what FlowSource and RankSource share: the resources, the
+// state names and the time span found by scanning the ranks' graphs, and
+// the state of each call.
+type flowStates struct {
 	group      bool
+	job        string
 	res        []Resource
 	hosts      map[int]string
 	states     []string
 	stateOf    map[string]int
 	start, end int64
+}
+
+// rankScan is what a scan of one rank's graph (no event) finds.
+type rankScan struct {
+	rank, thread int
+	start, end   int64
+	calls        []string
+	host         string
+}
+
+func scanRank(r *flowgraph.Rank) rankScan {
+	g := &r.Graph
+	// The closing anchor holds the end of the last event; the sums of
+	// all call and compute times give the same without anchors.
+	var dur int64
+	for _, nd := range g.Nodes {
+		dur += nd.Time.Total
+	}
+	for _, e := range g.Edges {
+		dur += e.Time.Total
+	}
+	if k := len(g.Anchors); k > 0 {
+		dur = max(dur, g.Anchors[k-1].Time)
+	}
+	s := rankScan{rank: r.Rank, thread: r.Thread, start: r.Start, end: r.Start + dur, host: r.Host}
+	for _, nd := range g.Nodes {
+		s.calls = append(s.calls, nd.Key.Call)
+	}
+	return s
+}
+
+// newFlowStates names the resources (a thread of a rank recorded by
+// several is a resource of its own), takes hosts from the header when it
+// has them and from the ranks otherwise, and orders the states: Compute
+// first, then the groups in a fixed order or the calls by name.
+func newFlowStates(h *flowgraph.Header, scans []rankScan, group bool) *flowStates {
+	fs := &flowStates{group: group, job: h.JobID, hosts: map[int]string{}, stateOf: map[string]int{}}
+	threads := map[int]int{}
+	for _, s := range scans {
+		threads[s.rank]++
+	}
+	names := map[string]bool{}
+	for i, s := range scans {
+		name := fmt.Sprintf("rank %d", s.rank)
+		if threads[s.rank] > 1 {
+			name = fmt.Sprintf("rank %d thread %d", s.rank, s.thread)
+		}
+		fs.res = append(fs.res, Resource{Name: name, Rank: s.rank})
+		if i == 0 || s.start < fs.start {
+			fs.start = s.start
+		}
+		if i == 0 || s.end > fs.end {
+			fs.end = s.end
+		}
+		if hs := h.Hosts; s.rank >= 0 && s.rank < len(hs) && hs[s.rank] != "" {
+			fs.hosts[s.rank] = hs[s.rank]
+		} else if s.host != "" {
+			fs.hosts[s.rank] = s.host
+		}
+		for _, c := range s.calls {
+			names[fs.stateName(c)] = true
+		}
+	}
+	if group {
+		for _, g := range groupOrder {
+			if g == ComputeState || names[g] {
+				fs.states = append(fs.states, g)
+			}
+		}
+	} else {
+		delete(names, ComputeState)
+		fs.states = append(fs.states, ComputeState)
+		var calls []string
+		for c := range names {
+			calls = append(calls, c)
+		}
+		slices.Sort(calls)
+		fs.states = append(fs.states, calls...)
+	}
+	for i, s := range fs.states {
+		fs.stateOf[s] = i
+	}
+	return fs
+}
+
+func (fs *flowStates) stateName(call string) string {
+	if fs.group {
+		return CallGroup(call)
+	}
+	return call
+}
+
+// Resources implements Source.
+func (fs *flowStates) Resources() []Resource { return fs.res }
+
+// States implements Source.
+func (fs *flowStates) States() []string { return fs.states }
+
+// Span implements Source.
+func (fs *flowStates) Span() (int64, int64) { return fs.start, fs.end }
+
+// HostOf returns the host of a rank, "" if unknown.
+func (fs *flowStates) HostOf(rank int) string { return fs.hosts[rank] }
+
+// DefaultSpec is the hierarchy rank -> host -> job of the trace.
+func (fs *flowStates) DefaultSpec() *Spec {
+	return HostSpec(fs.job, fs.res, fs.HostOf)
+}
+
+// reader returns the reader of resource i, whose graph is r's.
+func (fs *flowStates) reader(r *flowgraph.Rank, i int) (Reader, error) {
+	st := make([]int, len(r.Graph.Nodes))
+	for k, nd := range r.Graph.Nodes {
+		x, ok := fs.stateOf[fs.stateName(nd.Key.Call)]
+		if !ok {
+			return nil, fmt.Errorf("rank %d: call %q was not seen when the ranks were scanned", r.Rank, nd.Key.Call)
+		}
+		st[k] = x
+	}
+	return &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, nil
+}
+
+// FlowSource is the state trace of an mpiflow file: each rank (thread) is
+// a resource whose states are its MPI calls, reconstructed from the event
+// flow graph, and ComputeState between them. Times are ns since
+// Header.StartUnixNano.
+type FlowSource struct {
+	*flowStates
+	f *flowgraph.File
 }
 
 // NewFlowSource scans every rank of f once (graphs only, no event) for
@@ -92,112 +219,19 @@ func NewFlowSource(f *flowgraph.File, opt FlowOptions) (*FlowSource, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%s: no ranks", f.Path)
 	}
-	type scan struct {
-		start, end int64
-		calls      []string
-		host       string
-	}
-	scans := make([]scan, n)
-	err := parallel(n, opt.Workers, func(i int) error {
+	scans := make([]rankScan, n)
+	err := parallel.For(n, opt.Workers, func(i int) error {
 		r, err := f.ReadRank(i)
 		if err != nil {
 			return err
 		}
-		g := &r.Graph
-		// The closing anchor holds the end of the last event; the sums of
-		// all call and compute times give the same without anchors.
-		var dur int64
-		for _, nd := range g.Nodes {
-			dur += nd.Time.Total
-		}
-		for _, e := range g.Edges {
-			dur += e.Time.Total
-		}
-		if k := len(g.Anchors); k > 0 {
-			dur = max(dur, g.Anchors[k-1].Time)
-		}
-		s := scan{start: r.Start, end: r.Start + dur, host: r.Host}
-		for _, nd := range g.Nodes {
-			s.calls = append(s.calls, nd.Key.Call)
-		}
-		scans[i] = s
+		scans[i] = scanRank(r)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	src := &FlowSource{f: f, group: opt.Group, hosts: map[int]string{}, stateOf: map[string]int{}}
-	threads := map[int]int{}
-	for _, e := range f.Index {
-		threads[e.Rank]++
-	}
-	names := map[string]bool{}
-	for i, s := range scans {
-		e := f.Index[i]
-		name := fmt.Sprintf("rank %d", e.Rank)
-		if threads[e.Rank] > 1 {
-			name = fmt.Sprintf("rank %d thread %d", e.Rank, e.Thread)
-		}
-		src.res = append(src.res, Resource{Name: name, Rank: e.Rank})
-		if i == 0 || s.start < src.start {
-			src.start = s.start
-		}
-		if i == 0 || s.end > src.end {
-			src.end = s.end
-		}
-		if h := f.Header.Hosts; e.Rank >= 0 && e.Rank < len(h) && h[e.Rank] != "" {
-			src.hosts[e.Rank] = h[e.Rank]
-		} else if s.host != "" {
-			src.hosts[e.Rank] = s.host
-		}
-		for _, c := range s.calls {
-			names[src.stateName(c)] = true
-		}
-	}
-	if src.group {
-		for _, g := range groupOrder {
-			if g == ComputeState || names[g] {
-				src.states = append(src.states, g)
-			}
-		}
-	} else {
-		delete(names, ComputeState)
-		src.states = append(src.states, ComputeState)
-		var calls []string
-		for c := range names {
-			calls = append(calls, c)
-		}
-		slices.Sort(calls)
-		src.states = append(src.states, calls...)
-	}
-	for i, s := range src.states {
-		src.stateOf[s] = i
-	}
-	return src, nil
-}
-
-func (s *FlowSource) stateName(call string) string {
-	if s.group {
-		return CallGroup(call)
-	}
-	return call
-}
-
-// Resources implements Source.
-func (s *FlowSource) Resources() []Resource { return s.res }
-
-// States implements Source.
-func (s *FlowSource) States() []string { return s.states }
-
-// Span implements Source.
-func (s *FlowSource) Span() (int64, int64) { return s.start, s.end }
-
-// HostOf returns the host of a rank, "" if unknown.
-func (s *FlowSource) HostOf(rank int) string { return s.hosts[rank] }
-
-// DefaultSpec is the hierarchy rank -> host -> job of the file.
-func (s *FlowSource) DefaultSpec() *Spec {
-	return HostSpec(s.f.Header.JobID, s.res, s.HostOf)
+	return &FlowSource{flowStates: newFlowStates(&f.Header, scans, opt.Group), f: f}, nil
 }
 
 // Open implements Source: it reads the rank's graph and reconstructs its
@@ -207,15 +241,42 @@ func (s *FlowSource) Open(i int) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := make([]int, len(r.Graph.Nodes))
-	for k, nd := range r.Graph.Nodes {
-		x, ok := s.stateOf[s.stateName(nd.Key.Call)]
-		if !ok {
-			return nil, fmt.Errorf("rank %d: call %q was not seen when the file was scanned", r.Rank, nd.Key.Call)
-		}
-		st[k] = x
+	return s.reader(r, i)
+}
+
+// RankSource is the state trace of ranks already read and decoded, the
+// same as the FlowSource of their file, for programs that hold the ranks
+// anyway (the report) and need not read and decode the file again.
+type RankSource struct {
+	*flowStates
+	ranks []*flowgraph.Rank
+}
+
+// NewRankSource is the state trace of ranks, which are resources in this
+// order; h gives the job's name and the ranks' hosts (nil for none). The
+// ranks must not change while the source is in use. Workers in opt is
+// not used: scanning decoded graphs is cheap.
+func NewRankSource(h *flowgraph.Header, ranks []*flowgraph.Rank, opt FlowOptions) (*RankSource, error) {
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("rank source: no ranks")
 	}
-	return &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, nil
+	if h == nil {
+		h = &flowgraph.Header{}
+	}
+	scans := make([]rankScan, len(ranks))
+	for i, r := range ranks {
+		scans[i] = scanRank(r)
+	}
+	return &RankSource{flowStates: newFlowStates(h, scans, opt.Group), ranks: ranks}, nil
+}
+
+// Open implements Source: it reconstructs the events of rank i on the
+// fly.
+func (s *RankSource) Open(i int) (Reader, error) {
+	if i < 0 || i >= len(s.ranks) {
+		return nil, fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
+	}
+	return s.reader(s.ranks[i], i)
 }
 
 // flowReader turns reconstructed events into states: the call itself, and
@@ -256,43 +317,3 @@ func (fr *flowReader) Read(buf []StateEvent) (int, error) {
 }
 
 func (fr *flowReader) Close() error { return nil }
-
-// parallel calls f(0..n-1) on up to workers goroutines and returns the
-// first error.
-func parallel(n, workers int, f func(i int) error) error {
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var (
-		mu    sync.Mutex
-		next  int
-		first error
-		wg    sync.WaitGroup
-	)
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if stop || i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
-}

@@ -174,3 +174,56 @@ func TestFlowSourceThreads(t *testing.T) {
 		assert.Equal(t, m.Cell(0, s), m.Cell(1, s))
 	}
 }
+
+// A RankSource over the decoded ranks of a file is the same trace as the
+// file's FlowSource: same resources, states, span, hosts and model.
+func TestRankSourceMatchesFlowSource(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 5, Events: 800, Anchors: 16}, 4, 2)
+	th := *ranks[1]
+	th.Thread = 1
+	ranks = append(ranks, &th)
+	path := filepath.Join(t.TempDir(), "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	decoded := make([]*flowgraph.Rank, len(f.Index))
+	for i := range f.Index {
+		decoded[i], err = f.ReadRank(i)
+		require.NoError(t, err)
+	}
+	for _, group := range []bool{false, true} {
+		fs, err := NewFlowSource(f, FlowOptions{Group: group})
+		require.NoError(t, err)
+		rs, err := NewRankSource(&f.Header, decoded, FlowOptions{Group: group})
+		require.NoError(t, err)
+		assert.Equal(t, fs.Resources(), rs.Resources())
+		assert.Equal(t, fs.States(), rs.States())
+		fa, fb := fs.Span()
+		ra, rb := rs.Span()
+		assert.Equal(t, [2]int64{fa, fb}, [2]int64{ra, rb})
+		assert.Equal(t, fs.DefaultSpec(), rs.DefaultSpec())
+		fm, err := Build(fs, 11, 2)
+		require.NoError(t, err)
+		rm, err := Build(rs, 11, 2)
+		require.NoError(t, err)
+		for r := range fm.Resources {
+			for s := 0; s < fm.Slices(); s++ {
+				assert.Equal(t, fm.Cell(r, s), rm.Cell(r, s), "group %v resource %d slice %d", group, r, s)
+			}
+		}
+	}
+}
+
+func TestRankSourceBadInput(t *testing.T) {
+	_, err := NewRankSource(nil, nil, FlowOptions{})
+	assert.Error(t, err)
+	_, ranks := flowgen.Run(flowgen.Options{Seed: 6, Events: 50}, 2, 1)
+	rs, err := NewRankSource(nil, ranks, FlowOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "job", rs.DefaultSpec().Name)
+	_, err = rs.Open(2)
+	assert.Error(t, err)
+	_, err = rs.Open(-1)
+	assert.Error(t, err)
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+
+	"mpiflow/internal/parallel"
 )
 
 // DefaultSlices is the default number of time slices of a model.
@@ -197,7 +199,7 @@ func Build(src Source, slices, workers int) (*Model, error) {
 		return nil, err
 	}
 	var pool sync.Pool
-	err = parallel(len(m.Resources), workers, func(r int) error {
+	err = parallel.For(len(m.Resources), workers, func(r int) error {
 		buf, ok := pool.Get().(*[]StateEvent)
 		if !ok {
 			b := make([]StateEvent, readBatch)

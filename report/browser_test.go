@@ -128,15 +128,20 @@ func TestBrowserReport(t *testing.T) {
 	assert.Greater(t, len(uniqSorted(groups)), 1, "the generated ranks have different graphs")
 }
 
-// TestBrowserRunFile checks the report of a recording given in
-// $MPIFLOW_RUN_FILE (e.g. of a real MPI run) the same way.
+// TestBrowserRunFile checks the report of a real 4-rank run the same
+// way: testdata/halo4.mpiflow was recorded by `mpiflow run -- mpirun -np 4`
+// of testdata/apps/halo.c (2x2 ranks, 100 iterations, built with -g);
+// $MPIFLOW_RUN_FILE names another recording to check instead.
 func TestBrowserRunFile(t *testing.T) {
 	in := os.Getenv("MPIFLOW_RUN_FILE")
 	if in == "" {
-		t.Skip("set MPIFLOW_RUN_FILE to an .mpiflow file to check its report")
+		in = filepath.Join("testdata", "halo4.mpiflow")
 	}
 	b := newBrowser(t)
-	out, _ := writeReport(t, in, "run.html", Options{})
+	out, html := writeReport(t, in, "run.html", Options{})
+	// The halo's main loop (two Irecv, two Send, two Wait and an
+	// Allreduce per iteration) runs 100 times.
+	assert.Contains(t, html, "100 it t=", "the main loop's node")
 	checkReport(t, b, out, "run")
 }
 
@@ -160,6 +165,14 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		assert.Greater(t, n, 0, tt.name)
 	}
 	assert.Equal(t, 4, eval[int](t, b, `Array.from(document.querySelectorAll("#stats figure svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "four charts")
+	// The node with the largest time is drawn at the red end of the
+	// gradient, rgb(189,0,38), where black text would be unreadable.
+	assert.Equal(t, "#ffffff", eval[string](t, b, `(function () {
+		var n = Array.from(document.querySelectorAll("#g-levels .level:not([hidden]) g.node")).find(function (g) {
+			return Array.from(g.querySelectorAll("polygon, path")).some(function (p) { return p.getAttribute("fill") === "rgb(189,0,38)"; }); });
+		return n ? n.querySelector("text").getAttribute("fill") : "no node at the red end"; })()`), "white text on the darkest node")
+	// The overview names its resources (ranks, or hosts when rows are thin).
+	assert.Greater(t, eval[int](t, b, `document.querySelectorAll("#o-view svg text.o-label").length`), 0, "overview resource labels")
 	{
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -84,3 +84,21 @@ func Heat(f float64) string {
 	a, b := gradient[i], gradient[i+1]
 	return rgbHex(a[0]+(b[0]-a[0])*t, a[1]+(b[1]-a[1])*t, a[2]+(b[2]-a[2])*t)
 }
+
+// TextColor is the color of text on background bg ("#rrggbb"): white on
+// dark colors such as the red end of the gradient, black otherwise (and
+// for anything that is not "#rrggbb").
+func TextColor(bg string) string {
+	var r, g, b int
+	if len(bg) != 7 || bg[0] != '#' {
+		return "#000000"
+	}
+	if _, err := fmt.Sscanf(bg, "#%02x%02x%02x", &r, &g, &b); err != nil {
+		return "#000000"
+	}
+	// Perceived luminance (ITU-R BT.601 weights), as the page's script.
+	if 0.299*float64(r)+0.587*float64(g)+0.114*float64(b) < 140 {
+		return "#ffffff"
+	}
+	return "#000000"
+}

@@ -96,6 +96,7 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 			fill = heatOf(e.Vals[k], nmax)
 		}
 		n.Attr("fillcolor", fill)
+		n.Attr("fontcolor", TextColor(fill))
 		if e.Kind == KindLoop {
 			n.Attr("shape", "box3d")
 			n.Attr("style", "filled,bold")

@@ -385,7 +385,8 @@ func (e *Elem) Tooltip(metrics []string, lg *LevelGraph) string {
 	var b strings.Builder
 	switch e.Kind {
 	case KindNode:
-		fmt.Fprintf(&b, "%s at %s", e.Call, e.Where)
+		// The call site id links the hover text to the label's cs=N.
+		fmt.Fprintf(&b, "%s at %s", shortName(e), e.Where)
 	case KindLoop:
 		fmt.Fprintf(&b, "%s: header %s at %s; %d entries, %d calls, %.1f%% of the rank's time (click to open)",
 			e.Name, e.Call, e.Where, e.Entries, e.Calls, 100*e.Share)

@@ -103,6 +103,14 @@ func TestHeatAndFormats(t *testing.T) {
 		{Heat(-3), "#ffffb2"},
 		{Heat(7), "#bd0026"},
 		{Heat(math.NaN()), "#eeeeee"},
+		// Luminance 0.299 r + 0.587 g + 0.114 b against 140.
+		{TextColor("#bd0026"), "#ffffff"}, // 60.8
+		{TextColor("#f03b20"), "#ffffff"}, // 110.0
+		{TextColor("#fd8d3c"), "#000000"}, // 165.1
+		{TextColor("#ffffb2"), "#000000"},
+		{TextColor("#2166ac"), "#ffffff"}, // 82.0
+		{TextColor("red"), "#000000"},
+		{TextColor("#zzzzzz"), "#000000"},
 		{FormatSeconds(31.694), "31.69"},
 		{FormatSeconds(0.0123), "0.012"},
 		{FormatSeconds(0.00123), "0.0012"},

@@ -2,10 +2,8 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
-	"sort"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
@@ -47,114 +45,6 @@ type opart struct {
 	N     int     `json:"n"`
 	Cells []int   `json:"cells"`
 }
-
-// rankSource is the state trace of the ranks already in memory, for the
-// aggregation (the same states as aggregate.FlowSource: each MPI call, or
-// its group, and aggregate.ComputeState between calls), so that the file is
-// not read and decoded again.
-type rankSource struct {
-	ranks      []*flowgraph.Rank
-	res        []aggregate.Resource
-	states     []string
-	stateOf    map[string]int
-	group      bool
-	start, end int64
-}
-
-func newRankSource(ranks []*flowgraph.Rank, group bool) *rankSource {
-	s := &rankSource{ranks: ranks, group: group, stateOf: map[string]int{}}
-	threads := map[int]int{}
-	for _, r := range ranks {
-		threads[r.Rank]++
-	}
-	names := map[string]bool{}
-	for i, r := range ranks {
-		name := fmt.Sprintf("rank %d", r.Rank)
-		if threads[r.Rank] > 1 {
-			name = fmt.Sprintf("rank %d thread %d", r.Rank, r.Thread)
-		}
-		s.res = append(s.res, aggregate.Resource{Name: name, Rank: r.Rank})
-		end := rankSpan(r)
-		if i == 0 || r.Start < s.start {
-			s.start = r.Start
-		}
-		if i == 0 || end > s.end {
-			s.end = end
-		}
-		for k := range r.Graph.Nodes {
-			names[s.stateName(r.Graph.Nodes[k].Key.Call)] = true
-		}
-	}
-	delete(names, aggregate.ComputeState)
-	var calls []string
-	for c := range names {
-		calls = append(calls, c)
-	}
-	sort.Strings(calls)
-	s.states = append([]string{aggregate.ComputeState}, calls...)
-	for i, st := range s.states {
-		s.stateOf[st] = i
-	}
-	return s
-}
-
-func (s *rankSource) stateName(call string) string {
-	if s.group {
-		return aggregate.CallGroup(call)
-	}
-	return call
-}
-
-func (s *rankSource) Resources() []aggregate.Resource { return s.res }
-func (s *rankSource) States() []string                { return s.states }
-func (s *rankSource) Span() (int64, int64)            { return s.start, s.end }
-
-func (s *rankSource) Open(i int) (aggregate.Reader, error) {
-	r := s.ranks[i]
-	st := make([]int, len(r.Graph.Nodes))
-	for k := range r.Graph.Nodes {
-		st[k] = s.stateOf[s.stateName(r.Graph.Nodes[k].Key.Call)]
-	}
-	return &stateReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, nil
-}
-
-// stateReader turns reconstructed events into states: the call, and the
-// compute state (0) from the end of the previous call to its start.
-type stateReader struct {
-	it      *flowgraph.EventIter
-	res     int
-	state   []int
-	base    int64
-	prevEnd int64
-	started bool
-}
-
-func (sr *stateReader) Read(buf []aggregate.StateEvent) (int, error) {
-	if len(buf) < 2 {
-		return 0, io.ErrShortBuffer
-	}
-	n := 0
-	for n+2 <= len(buf) && sr.it.Next() {
-		ev := sr.it.Event()
-		s, e := sr.base+ev.Start, sr.base+ev.End
-		if sr.started && s > sr.prevEnd {
-			buf[n] = aggregate.StateEvent{Resource: sr.res, State: 0, Start: sr.prevEnd, End: s}
-			n++
-		}
-		buf[n] = aggregate.StateEvent{Resource: sr.res, State: sr.state[ev.Node], Start: s, End: e}
-		n++
-		sr.prevEnd, sr.started = e, true
-	}
-	if n > 0 {
-		return n, nil
-	}
-	if err := sr.it.Err(); err != nil {
-		return 0, err
-	}
-	return 0, io.EOF
-}
-
-func (sr *stateReader) Close() error { return nil }
 
 // psample is the best partition at one value of p.
 type psample struct {
@@ -215,23 +105,24 @@ func searchP(a *aggregate.Aggregator, budget int, threshold float64) ([]psample,
 // buildOcelotl aggregates the ranks' state trace over slices time slices
 // under the rank -> host -> job hierarchy. States are the MPI calls (or
 // their groups when there are more than maxStates calls) and Compute.
-func buildOcelotl(ranks []*flowgraph.Rank, job string, slices, maxRuns, workers int, colors map[string]string) (*ocelotlData, error) {
+func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRuns, workers int, colors map[string]string) (*ocelotlData, error) {
 	const maxStates = 16
-	src := newRankSource(ranks, false)
+	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("ocelotl: %w", err)
+	}
 	grouped := false
 	if len(src.States()) > maxStates {
 		grouped = true
-		src = newRankSource(ranks, true)
+		if src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true}); err != nil {
+			return nil, fmt.Errorf("ocelotl: %w", err)
+		}
 	}
 	m, err := aggregate.Build(src, slices, workers)
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
-	hosts := map[int]string{}
-	for _, r := range ranks {
-		hosts[r.Rank] = r.Host
-	}
-	h, err := aggregate.NewHierarchy(aggregate.HostSpec(job, src.Resources(), func(r int) string { return hosts[r] }), src.Resources())
+	h, err := aggregate.NewHierarchy(src.DefaultSpec(), src.Resources())
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}

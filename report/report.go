@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/parallel"
 	"mpiflow/loops"
 	"mpiflow/templates"
 )
@@ -59,6 +60,11 @@ type Options struct {
 	Workers int
 	// NoOcelotl skips the spatiotemporal overview.
 	NoOcelotl bool
+	// Progress, if set, is called as the report is built with the stage
+	// ("reading ranks", "finding loops", "drawing graphs", "timeline",
+	// "overview") and how much of it is done, so that a command can show
+	// progress on a terminal; the report itself never prints.
+	Progress func(stage string, done, total int)
 	// NoResolve keeps call sites that the recording left unresolved as
 	// object+offset, instead of looking them up in the objects' debug
 	// information.
@@ -78,6 +84,39 @@ func (o *Options) defaults() {
 	def(&o.TimelineRanks, 128)
 	def(&o.TimelineSegments, 300_000)
 	def(&o.Workers, runtime.GOMAXPROCS(0))
+}
+
+// progress reports a step of the build to opt.Progress, safely from
+// several goroutines: done counts the calls per stage.
+type progress struct {
+	mu   sync.Mutex
+	fn   func(stage string, done, total int)
+	done map[string]int
+}
+
+func newProgress(fn func(string, int, int)) *progress {
+	return &progress{fn: fn, done: map[string]int{}}
+}
+
+// begin reports that stage starts, with nothing done yet.
+func (p *progress) begin(stage string, total int) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fn(stage, 0, total)
+}
+
+// step records one more unit of stage done out of total.
+func (p *progress) step(stage string, total int) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done[stage]++
+	p.fn(stage, p.done[stage], total)
 }
 
 // num is a float64 that encodes as JSON with 5 significant digits, and
@@ -304,11 +343,13 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, bySize: map[string][]float64{}}
 	resolver := flowgraph.NewResolver()
 	var resolveErr error
+	prog := newProgress(opt.Progress)
 	for i := range f.Index {
 		r, err := f.ReadRank(i)
 		if err != nil {
 			return nil, err
 		}
+		prog.step("reading ranks", len(f.Index))
 		if !opt.NoResolve {
 			// Show function, file and line on hover when the objects are
 			// here; the raw object+offset stays otherwise.
@@ -378,7 +419,7 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 	p.Banner = makeBanner(h, sum, infos)
 	p.Charts = []Chart{chartTimePerCall(ct), chartBySize(ct), chartBalance(ct), chartPerRank(ct)}
 
-	if err := buildGraphs(ctx, p, &data, infos, metrics, h.Counters, opt); err != nil {
+	if err := buildGraphs(ctx, p, &data, infos, metrics, h.Counters, opt, prog); err != nil {
 		return nil, err
 	}
 	if resolveErr != nil {
@@ -398,9 +439,10 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 		tl.Note = fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(infos))
 	}
 	tl.Ranks = make([]timeline, ntl)
-	err := parallelDo(ntl, opt.Workers, func(i int) error {
+	err := parallel.For(ntl, opt.Workers, func(i int) error {
 		var err error
 		tl.Ranks[i], err = tb.rank(infos[i].r, infos[i].label)
+		prog.step("timeline", ntl)
 		return err
 	})
 	if err != nil {
@@ -409,9 +451,13 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 		data.Timeline = tl
 		p.TimelineNote = tl.Note
 	}
+	if !opt.NoOcelotl {
+		prog.begin("overview", 1)
+		defer prog.step("overview", 1)
+	}
 	if opt.NoOcelotl {
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
-	} else if oc, err := buildOcelotl(ranksOf(infos), h.JobID, opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
+	} else if oc, err := buildOcelotl(h, ranksOf(infos), opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
 		p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
 	} else {
 		data.Ocelotl = oc
@@ -540,12 +586,13 @@ func elemShort(e *Elem) string {
 	return e.Call
 }
 
-func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, metrics, counters []string, opt *Options) error {
+func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, metrics, counters []string, opt *Options, prog *progress) error {
 	var loopErrs []string
-	err := parallelDo(len(infos), opt.Workers, func(i int) error {
+	err := parallel.For(len(infos), opt.Workers, func(i int) error {
 		ri := infos[i]
 		ri.levels, ri.err = RankLevels(&ri.r.Graph, counters)
 		ri.sig = structure(ri.levels)
+		prog.step("finding loops", len(infos))
 		return nil
 	})
 	if err != nil {
@@ -654,7 +701,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 	data.Groups = make([]jsGroup, len(groups))
 	var dotErr error
 	var mu sync.Mutex
-	err = parallelDo(len(groups), opt.Workers, func(g int) error {
+	err = parallel.For(len(groups), opt.Workers, func(g int) error {
 		members := groups[g]
 		rep := infos[members[0]]
 		mean := make([]LevelGraph, len(rep.levels))
@@ -750,6 +797,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 		}
 		p.Groups[g] = gv
 		data.Groups[g] = jg
+		prog.step("drawing graphs", len(groups))
 		return nil
 	})
 	if err != nil {
@@ -808,38 +856,4 @@ func meanElems(infos []*rankInfo, members []int, l int, edges bool) []Elem {
 		}
 	}
 	return out
-}
-
-// parallelDo runs f(0..n-1) on up to workers goroutines and returns the
-// first error.
-func parallelDo(n, workers int, f func(i int) error) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	next := 0
-	for range min(max(workers, 1), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if i >= n || stop {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }

@@ -1,13 +1,74 @@
 package report
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
 )
 
 func TestReportSmoke(t *testing.T) {
 	in := genJob(t, 4, 3000, nil)
 	_, html := writeReport(t, in, "smoke.html", Options{})
 	assert.Contains(t, html, "<svg")
+}
+
+// Header.Incomplete alone (every rank's block says complete, as when a
+// rank's file was lost) shows the warning first in the job section.
+func TestIncompleteWarning(t *testing.T) {
+	for _, incomplete := range []bool{false, true} {
+		in := genJob(t, 3, 300, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+			h.Incomplete = incomplete
+			for _, r := range ranks {
+				r.Complete = true
+			}
+		})
+		_, html := writeReport(t, in, "incomplete.html", Options{NoOcelotl: true})
+		warn := strings.Index(html, `<p class="warn"`)
+		if !incomplete {
+			assert.Equal(t, -1, warn, "no warning for a complete run")
+			continue
+		}
+		require.GreaterOrEqual(t, warn, 0, "warning shown")
+		assert.Contains(t, html[warn:], "Incomplete run")
+		assert.Less(t, warn, strings.Index(html, `<div class="banner">`), "before the banner's fields")
+	}
+}
+
+// The progress callback sees every stage, counts up to each stage's total
+// and ends with everything done; the number of ranks is known here.
+func TestProgress(t *testing.T) {
+	in := genJob(t, 5, 500, nil)
+	var mu sync.Mutex
+	last := map[string][2]int{}
+	var order []string
+	opt := Options{Progress: func(stage string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := last[stage]; !ok {
+			order = append(order, stage)
+		}
+		prev := last[stage]
+		assert.GreaterOrEqual(t, done, prev[0], "%s counts up", stage)
+		assert.LessOrEqual(t, done, total, "%s within its total", stage)
+		last[stage] = [2]int{done, total}
+	}}
+	f, err := flowgraph.Open(in)
+	require.NoError(t, err)
+	defer f.Close()
+	var sb strings.Builder
+	require.NoError(t, Write(context.Background(), &sb, f, opt))
+	assert.Equal(t, []string{"reading ranks", "finding loops", "drawing graphs", "timeline", "overview"}, order)
+	assert.Equal(t, [2]int{5, 5}, last["reading ranks"])
+	assert.Equal(t, [2]int{5, 5}, last["finding loops"])
+	assert.Equal(t, [2]int{5, 5}, last["timeline"])
+	assert.Equal(t, [2]int{1, 1}, last["overview"])
+	g := last["drawing graphs"]
+	assert.Equal(t, g[1], g[0])
+	assert.GreaterOrEqual(t, g[1], 1)
 }

@@ -57,6 +57,15 @@
     var a = STOPS[i], b = STOPS[i + 1];
     return rgb(a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
   }
+  // dark reports whether text on color c ("rgb(r,g,b)" or "#rrggbb")
+  // should be white, by its perceived luminance.
+  function dark(c) {
+    var m = /^rgb\((\d+),(\d+),(\d+)\)$/.exec(c), v;
+    if (m) v = [+m[1], +m[2], +m[3]];
+    else if (/^#[0-9a-f]{6}$/i.test(c)) v = [1, 3, 5].map(function (i) { return parseInt(c.substr(i, 2), 16); });
+    else return false;
+    return 0.299 * v[0] + 0.587 * v[1] + 0.114 * v[2] < 140;
+  }
   function rgb(r, g, b) {
     return "rgb(" + Math.round(r) + "," + Math.round(g) + "," + Math.round(b) + ")";
   }
@@ -100,6 +109,9 @@
     nodes.forEach(function (n) {
       var c = colorOf(value(key(n)), nmax);
       shapes(n).forEach(function (s) { if (s.getAttribute("fill") !== "none" && s.tagName !== "polyline") s.setAttribute("fill", c); });
+      // Labels stay readable on the dark end of the scales.
+      var txt = dark(c) ? "#ffffff" : "#000000";
+      n.querySelectorAll("text").forEach(function (t) { t.setAttribute("fill", txt); });
     });
     edges.forEach(function (n) {
       var c = colorOf(value(key(n)), emax);
@@ -401,7 +413,7 @@
     }
     function draw() {
       var part = O.parts[+slider.value];
-      var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 4, rowH = H / O.rows;
+      var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 100, rowH = H / O.rows;
       var x = function (t) { return L + (O.bounds[t] - O.bounds[0]) / (O.bounds[nt] - O.bounds[0]) * (W - L - 4); };
       var svg = sel("svg", { width: W, height: H + 20, viewBox: "0 0 " + W + " " + (H + 20) });
       var count = 0, minPx = 4;
@@ -473,6 +485,17 @@
         flush();
       }
       visit(0);
+      // resource axis: the ranks when their rows are tall enough to read,
+      // else the hosts (the hierarchy's second level)
+      O.nodes.forEach(function (nd, i) {
+        var h = nd.rows * rowH, leaf = children[i].length === 0;
+        if (leaf ? h < 9 : nd.depth !== 1 || rowH >= 9 || h < 12) return;
+        var lb = sel("text", { x: L - 4, y: (nd.row + nd.rows / 2) * rowH + 3, "font-size": 10, fill: leaf ? "#333" : "#000",
+          "text-anchor": "end", "class": "o-label" });
+        lb.textContent = nd.name.length > 16 ? nd.name.slice(0, 15) + "\u2026" : nd.name;
+        svg.appendChild(lb);
+        if (!leaf) svg.appendChild(sel("line", { x1: L - 2, y1: nd.row * rowH + 1, x2: L - 2, y2: (nd.row + nd.rows) * rowH - 1, stroke: "#888" }));
+      });
       // time axis
       for (var t = 0; t <= nt; t += Math.max(1, Math.round(nt / 6))) {
         var tx = sel("text", { x: x(t), y: H + 14, "font-size": 10, fill: "#555", "text-anchor": t === 0 ? "start" : t + Math.max(1, Math.round(nt / 6)) > nt ? "end" : "middle" });
@@ -516,7 +539,8 @@
           pts.push(x(pt.p) + "," + y(pt[s[0]]), x(nx) + "," + y(pt[s[0]]));
         });
         svg.appendChild(sel("polyline", { points: pts.join(" "), fill: "none", stroke: s[1], "stroke-width": 2 }));
-        var t = sel("text", { x: W - 60, y: 20 + 14 * j, fill: s[1], "font-size": 11 }); t.textContent = s[2]; svg.appendChild(t);
+        // The legend sits under the axis, where no curve goes.
+        var t = sel("text", { x: W / 2 - 40 + 50 * j, y: H - 2, fill: s[1], "font-size": 11 }); t.textContent = s[2]; svg.appendChild(t);
       });
       svg.appendChild(sel("line", { x1: x(0), y1: y(0), x2: x(1), y2: y(0), stroke: "#888" }));
       svg.appendChild(sel("line", { x1: x(p), y1: y(1), x2: x(p), y2: y(0), stroke: "#000", "stroke-dasharray": "3 2" }));

@@ -82,6 +82,33 @@ func (p *progress) done() {
 	}
 }
 
+// stages shows "stage done/total" on stderr for a build in several stages
+// (report.Options.Progress) when stderr is a terminal.
+type stages struct{ width int }
+
+// stageProgress returns the progress callback for a build in stages and a
+// function that clears the line at the end; the callback is nil when stderr
+// is not a terminal, so piped output stays clean.
+func stageProgress() (func(stage string, done, total int), func()) {
+	if !isTerminal(os.Stderr) {
+		return nil, func() {}
+	}
+	s := &stages{}
+	return s.update, s.clear
+}
+
+func (s *stages) update(stage string, done, total int) {
+	line := fmt.Sprintf("%s %d/%d", stage, done, total)
+	fmt.Fprintf(os.Stderr, "\r%-*s", s.width, line)
+	s.width = max(s.width, len(line))
+}
+
+func (s *stages) clear() {
+	if s.width > 0 {
+		fmt.Fprintf(os.Stderr, "\r%s\r", strings.Repeat(" ", s.width))
+	}
+}
+
 // seconds formats ns as seconds with a precision that suits the value.
 func seconds(ns int64) string {
 	s := float64(ns) / 1e9

@@ -27,7 +27,11 @@ overview and a timeline of the reconstructed events.`,
 				out = reportPath(args[0])
 			}
 			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
-			if err := report.WriteFile(cmd.Context(), out, args[0], opt); err != nil {
+			var clear func()
+			opt.Progress, clear = stageProgress()
+			err := report.WriteFile(cmd.Context(), out, args[0], opt)
+			clear()
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "report written to %s\n", out)

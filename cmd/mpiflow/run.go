@@ -185,7 +185,12 @@ func writeReports(ctx context.Context, files []string, stderr io.Writer) []strin
 	var out []string
 	for _, f := range files {
 		dst := reportPath(f)
-		if err := report.WriteFile(ctx, dst, f, report.Options{}); err != nil {
+		var opt report.Options
+		var clear func()
+		opt.Progress, clear = stageProgress()
+		err := report.WriteFile(ctx, dst, f, opt)
+		clear()
+		if err != nil {
 			fmt.Fprintf(stderr, "mpiflow: no report for %s: %v\n", f, err)
 			continue
 		}
