@@ -22,7 +22,7 @@ MF_SRC       := interpose/recorder.c interpose/partial.c interpose/csrc/core.c i
 MF_HDR       := interpose/recorder.h interpose/partial.h interpose/mpiflow.h interpose/csrc/mf_mpi.h
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
-.PHONY: libs bench-overhead $(LIBDIR)/libmpiflow-go.so
+.PHONY: libs bench-overhead bench-overhead-papi $(LIBDIR)/libmpiflow-go.so
 libs: $(MF_LIBS)
 ifeq ($(OMPI_VERSION),)
 	@echo "note: no Open MPI mpicc found; built only the Go part of the interposer"
@@ -43,7 +43,12 @@ $(LIBDIR)/libmpiflow-go.so:
 
 # Overhead per MPI call: no library, a minimal clock_gettime wrapper, and
 # libmpiflow, alternating in one invocation (see interpose/bench/).
+# bench-overhead-papi does the same with hardware counters requested
+# (where PAPI or the counters are missing, the cost of asking for them).
 BENCH_ITERS ?= 200000
+BENCH_PAPI  ?= PAPI_TOT_INS,PAPI_TOT_CYC
+bench-overhead-papi:
+	$(MAKE) bench-overhead MPIFLOW_PAPI=$(BENCH_PAPI)
 bench-overhead: libs
 	@mkdir -p $(LIBDIR)/bench
 	$(MPICC) -O2 -o $(LIBDIR)/bench/microbench interpose/bench/microbench.c

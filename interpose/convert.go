@@ -31,11 +31,14 @@ import (
 // recGraph converts the C recorder's tables into a Graph, exactly as
 // flowgraph.Builder.Graph would return it for the same calls: nodes, edges
 // and sites in order of first appearance and the closing anchor appended.
-// names maps call numbers to MPI function names.
+// names maps call numbers to MPI function names. A recorder that ran out
+// of memory gives the consistent part of its graph, as its partial file
+// would (mf_rec_view).
 func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 	ncounters := int(r.ncounters)
-	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(r.nevents)}
-	if r.nevents == 0 {
+	view := C.mf_rec_view(r)
+	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(view.nevents)}
+	if view.nevents == 0 {
 		g.Initial = -1
 	}
 	nodes := unsafe.Slice(r.nodes, int(r.nnodes))
@@ -66,13 +69,16 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 		g.Nodes[i] = n
 	}
 	edges := unsafe.Slice(r.edges, int(r.nedges))
+	if view.drop_edges != 0 {
+		edges = nil
+	}
 	g.Edges = make([]flowgraph.Edge, len(edges))
 	for i := range edges {
 		ce := &edges[i]
 		e := flowgraph.Edge{
 			Src:      int(ce.src),
 			Dst:      int(ce.dst),
-			Count:    int64(ce.count),
+			Count:    int64(C.mf_rec_edge_count(r, ce)),
 			Time:     stat(ce.time),
 			Counters: make([]int64, ncounters),
 		}
@@ -91,6 +97,9 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 		g.Sites = append(g.Sites, flowgraph.CallSite{Addr: uint64(a)})
 	}
 	for _, a := range unsafe.Slice(r.anchors, int(r.nanchors)) {
+		if int64(a.event) >= g.NumEvents {
+			break
+		}
 		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: int64(a.event), Time: int64(a.time), MPITime: int64(a.mpitime)})
 	}
 	if g.NumEvents > 0 {

@@ -57,8 +57,16 @@ func finalize(j *job) error {
 	var blk []byte
 	var blocks []blockInfo
 	host := ""
-	for _, r := range j.ranks(start) {
+	// The banner's %MPI is that of mpiflow stats: thread 0's time in MPI
+	// after MPI_Init over its time after MPI_Init.
+	var mpiTime, mpiWall int64
+	for i, r := range j.ranks(start) {
 		host = r.Host
+		if i == 0 {
+			s := flowgraph.NewSummary()
+			s.Add(r)
+			mpiTime, mpiWall = s.Ranks[0].MPI, s.Ranks[0].Wall
+		}
 		b, crc, err := flowgraph.EncodeRank(r)
 		if err != nil {
 			// Keep the collective calls in step: the block is left out
@@ -78,7 +86,7 @@ func finalize(j *job) error {
 		return err
 	}
 	var info rankInfo
-	info.MPITime, info.Wall, info.NBlocks = j.mpiTime, j.wall, int64(len(blocks))
+	info.MPITime, info.Wall, info.NBlocks = mpiTime, mpiWall, int64(len(blocks))
 	copy(info.Host[:], host)
 	var ib bytes.Buffer
 	binary.Write(&ib, binary.LittleEndian, &info) // cannot fail on a bytes.Buffer

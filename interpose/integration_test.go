@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -542,42 +543,108 @@ func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 	}
 }
 
-// TestHaloSizeIndependentOfIterations checks that the recorded graph does
-// not grow with the number of iterations. The time anchors are left out of
-// the comparison: by the data model's design they grow with the number of
-// events up to their budget (flowgraph.MaxAnchors), so 100 iterations (704
-// events) have 705 and 10,000 iterations between 2049 and 4097; their bound
-// is checked instead.
+// TestHaloSizeIndependentOfIterations checks that the recorded file does
+// not grow with the number of iterations. With the default anchor budget
+// the time anchors are left out of the comparison: by the data model's
+// design they grow with the number of events up to their budget
+// (flowgraph.MaxAnchors), so 100 iterations (704 events) have 705 and
+// 10,000 iterations between 2049 and 4097; their bound is checked instead.
+// With MPIFLOW_ANCHORS=2 the whole file is compared.
 func TestHaloSizeIndependentOfIterations(t *testing.T) {
 	dir := needMPI(t)
 	m := available()[0]
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	dir = filepath.Join(dir, m.name)
-	size := map[int]int64{}
-	graph := map[int]int64{}
-	for _, n := range []int{100, 10000} {
-		out := t.TempDir()
-		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, filepath.Join(dir, "halo"), fmt.Sprint(n))
-		require.Equal(t, 0, res.code, res.stderr)
-		path := jobFile(t, out)
-		st, err := os.Stat(path)
-		require.NoError(t, err)
-		size[n] = st.Size()
-		f, err := flowgraph.Open(path)
-		require.NoError(t, err)
-		for i := range f.Index {
-			r, err := f.ReadRank(i)
+	for _, budget := range []int{flowgraph.MaxAnchors, 2} {
+		size := map[int]int64{}
+		graph := map[int]int64{}
+		for _, n := range []int{100, 10000} {
+			out := t.TempDir()
+			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", fmt.Sprintf("MPIFLOW_ANCHORS=%d", budget)}
+			res := mpirun(t, m, out, nil, env, filepath.Join(dir, "halo"), fmt.Sprint(n))
+			require.Equal(t, 0, res.code, res.stderr)
+			path := jobFile(t, out)
+			st, err := os.Stat(path)
 			require.NoError(t, err)
-			assert.LessOrEqual(t, len(r.Graph.Anchors), flowgraph.MaxAnchors+1)
-			r.Graph.Anchors = nil
-			b, _, err := flowgraph.EncodeRank(r)
+			size[n] = st.Size()
+			f, err := flowgraph.Open(path)
 			require.NoError(t, err)
-			graph[n] += int64(len(b))
+			for i := range f.Index {
+				r, err := f.ReadRank(i)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, len(r.Graph.Anchors), budget+1)
+				if n == 10000 {
+					assert.Greater(t, len(r.Graph.Anchors), budget/2, "the budget is used")
+				}
+				r.Graph.Anchors = nil
+				b, _, err := flowgraph.EncodeRank(r)
+				require.NoError(t, err)
+				graph[n] += int64(len(b))
+			}
+			f.Close()
 		}
-		f.Close()
+		t.Logf("MPIFLOW_ANCHORS=%d: halo file %d bytes for 100 iterations, %d for 10000; without anchors %d and %d",
+			budget, size[100], size[10000], graph[100], graph[10000])
+		assert.InEpsilon(t, graph[100], graph[10000], 0.05)
+		if budget == 2 {
+			assert.InEpsilon(t, size[100], size[10000], 0.05, "whole file")
+		}
 	}
-	t.Logf("halo file: %d bytes for 100 iterations, %d for 10000; without anchors %d and %d", size[100], size[10000], graph[100], graph[10000])
-	assert.InEpsilon(t, graph[100], graph[10000], 0.05)
+}
+
+// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY and MPIFLOW_ANCHORS values
+// give one warning each, on rank 0, and the run is recorded with the
+// defaults. The banner's %MPI is that of mpiflow stats.
+func TestBadSettingsWarnOnce(t *testing.T) {
+	dir := needMPI(t)
+	m := available()[0]
+	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
+	out := t.TempDir()
+	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
+		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x"}
+	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
+	f, err := flowgraph.Open(jobFile(t, out))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Equal(t, []string{flowgraph.KeyCall, flowgraph.KeySite}, f.Header.KeyFields)
+
+	var banner float64
+	at := strings.Index(res.stderr, "mpiflow: 4 ranks")
+	require.GreaterOrEqual(t, at, 0, "banner in %s", res.stderr)
+	_, err = fmt.Sscanf(res.stderr[at:], "mpiflow: 4 ranks, wallclock %f s, %f%% in MPI", new(float64), &banner)
+	require.NoError(t, err, res.stderr)
+	s := flowgraph.NewSummary()
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		s.Add(r)
+	}
+	mpi, wall, _ := s.Totals()
+	assert.InDelta(t, 100*float64(mpi)/float64(wall), banner, 0.051)
+}
+
+// TestCheckpointsRemoved: a run that finalizes leaves its job file and
+// none of the checkpoints taken on the way; a bad MPIFLOW_CHECKPOINT warns
+// once.
+func TestCheckpointsRemoved(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		for _, every := range []string{"0.000001", "soon"} {
+			out := t.TempDir()
+			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_CHECKPOINT=" + every}
+			res := mpirun(t, m, out, nil, env, filepath.Join(dir, "ring"), "3")
+			require.Equal(t, 0, res.code, res.stderr)
+			left, err := filepath.Glob(filepath.Join(out, "*partial*"))
+			require.NoError(t, err)
+			assert.Empty(t, left)
+			jobFile(t, out)
+			if every == "soon" {
+				assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_CHECKPOINT=soon"), res.stderr)
+			}
+		}
+	})
 }
 
 // TestPreloadReachesLauncher checks that the library is harmless in the
@@ -734,6 +801,28 @@ func TestPAPICounters(t *testing.T) {
 			}
 		})
 	}
+	// The system's libpapi, where it is installed: the counters it has are
+	// recorded, each one it lacks is warned about once (virtual machines
+	// have none), and the job runs as without counters.
+	t.Run("system", func(t *testing.T) {
+		if _, err := exec.Command("papi_avail").Output(); err != nil {
+			t.Skip("needs PAPI (Debian: apt-get install libpapi7.0 papi-tools)")
+		}
+		prof := t.TempDir()
+		res := mpirun(t, m, prof, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + prof, "-x", "MPIFLOW_QUIET=1",
+			"-x", "MPIFLOW_PAPI=PAPI_TOT_INS,PAPI_TOT_CYC"}, filepath.Join(dir, "ring"), "7")
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.NotContains(t, res.stderr, "cannot use libpapi")
+		f, err := flowgraph.Open(jobFile(t, prof))
+		require.NoError(t, err)
+		defer f.Close()
+		for _, c := range []string{"PAPI_TOT_INS", "PAPI_TOT_CYC"} {
+			if !slices.Contains(f.Header.Counters, c) {
+				assert.Equal(t, 1, strings.Count(res.stderr, "counter "+c+" is not available"), res.stderr)
+			}
+		}
+		t.Logf("counters recorded: %v", f.Header.Counters)
+	})
 }
 
 // fringCheck checks the Fortran ring (testdata/fring.f90, fringmod.f90):
@@ -786,7 +875,7 @@ var crashCases = []struct {
 // handler) leaves a partial file, and the application's exit code is the
 // one it has without the library. Open MPI's launcher sends SIGTERM to the
 // other ranks, so they normally leave data too; MPICH's hydra sends
-// SIGKILL, so only the rank that stopped first is sure to.
+// SIGKILL, so there the other ranks leave their last checkpoint.
 func TestPartialRuns(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		for _, tc := range crashCases {
@@ -795,7 +884,13 @@ func TestPartialRuns(t *testing.T) {
 				app := filepath.Join(dir, "crash")
 				plain := mpirun(t, m, out, nil, nil, app, tc.mode)
 				require.NotZero(t, plain.code)
-				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, app, tc.mode)
+				env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
+				if m.name == "mpich" {
+					// hydra kills the other ranks at once: they leave
+					// their last checkpoint, here taken after every call.
+					env = append(env, "-x", "MPIFLOW_CHECKPOINT=0.000001")
+				}
+				rec := mpirun(t, m, out, nil, env, app, tc.mode)
 				if m.name == "mpich" && tc.mode == "exit" {
 					// hydra reports the first rank to end: exit(5), or
 					// SIGKILL (9) for a rank it killed, with or without
@@ -842,6 +937,9 @@ func TestPartialRuns(t *testing.T) {
 					assert.True(t, ranks[tc.first], "rank %d stopped first and left data", tc.first)
 				} else {
 					assert.NotEmpty(t, ranks)
+				}
+				if m.name == "mpich" {
+					assert.Len(t, ranks, 4, "every rank left data")
 				}
 				if m.name == "openmpi" && len(ranks) < 4 {
 					// Open MPI's launcher sends SIGTERM to the other ranks

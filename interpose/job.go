@@ -151,7 +151,6 @@ type job struct {
 	ranks     func(startUnix int64) []*flowgraph.Rank
 	initReal  int64 // unix ns at MPI_Init
 	wall      int64 // ns from MPI_Init to MPI_Finalize
-	mpiTime   int64 // ns inside MPI (thread 0)
 	keyFields []string
 	counters  []string // hardware counter names, one sum per edge
 	mpiLib    string
@@ -177,7 +176,6 @@ func newJob(ctx *C.mf_ctx) *job {
 		env:      getenv,
 	}
 	if len(threads) > 0 {
-		j.mpiTime = int64(threads[0].rec.mpitime)
 		j.keyFields = keyFields(uint32(threads[0].rec.keyflags))
 	}
 	if cs := C.GoString(ctx.counters); cs != "" {

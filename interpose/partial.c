@@ -206,56 +206,7 @@ static void mp_stat(out *o, const mf_stat *s)
 	mp_int(o, s->max);
 }
 
-/* what to write of a recorder, made consistent if it ran out of memory */
-typedef struct {
-	int64_t nevents;
-	int fallback; /* 1: edges dropped, no events (inconsistent state) */
-} view;
-
-static int64_t seq_len(const mf_edge *e)
-{
-	int64_t n = 0;
-	for (int64_t i = 0; i < e->nruns; i++)
-		n += e->runs[i].count;
-	return n;
-}
-
-static int64_t edge_count(const mf_rec *r, const mf_edge *e)
-{
-	if (!r->failed)
-		return e->count;
-	int64_t s = seq_len(e);
-	return s < e->count ? s : e->count;
-}
-
-/* make_view decides the event count. A recorder that failed stopped inside
- * one event: a new node or edge may have a count of 0, or an edge counted
- * the event without its sequence number (mf_run_grow). Then the last event
- * whose transition is stored ends the graph. */
-static view make_view(const mf_rec *r)
-{
-	view v = {.nevents = r->nevents, .fallback = 0};
-	if (!r->failed || r->nevents == 0)
-		return v;
-	int64_t total = 0;
-	for (int32_t i = 0; i < r->nedges; i++)
-		total += edge_count(r, &r->edges[i]);
-	if (total + 1 < v.nevents)
-		v.nevents = total + 1;
-	for (int32_t i = 0; i < r->nedges; i++) {
-		const mf_edge *e = &r->edges[i];
-		int64_t k = e->nruns;
-		if (edge_count(r, e) != seq_len(e) ||
-		    (k > 0 && e->runs[k - 1].start + (e->runs[k - 1].count - 1) * e->runs[k - 1].stride >= v.nevents)) {
-			v.nevents = 0;
-			v.fallback = 1;
-			break;
-		}
-	}
-	return v;
-}
-
-static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, const view *v)
+static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, const mf_view *v)
 {
 	mp_map(o, 6);
 	mp_key(o, "nodes");
@@ -305,7 +256,7 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 	}
 
 	mp_key(o, "edges");
-	int32_t ne = v->fallback ? 0 : r->nedges;
+	int32_t ne = v->drop_edges ? 0 : r->nedges;
 	int32_t nc = r->ncounters < 0 ? 0 : r->ncounters > MF_MAX_COUNTERS ? MF_MAX_COUNTERS : r->ncounters;
 	mp_arr(o, (uint64_t)ne);
 	for (int32_t i = 0; i < ne; i++) {
@@ -316,7 +267,7 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 		mp_key(o, "dst");
 		mp_int(o, e->dst);
 		mp_key(o, "n");
-		mp_int(o, edge_count(r, e));
+		mp_int(o, mf_rec_edge_count(r, e));
 		mp_key(o, "time");
 		mp_stat(o, &e->time);
 		mp_key(o, "ctr");
@@ -385,7 +336,7 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 
 static void write_rank(out *o, const mf_rec *r, const mf_partial_info *in)
 {
-	view v = make_view(r);
+	mf_view v = mf_rec_view(r);
 	int64_t utime = 0, stime = 0, maxrss = 0;
 	struct rusage ru;
 	/* getrusage is a plain system call, safe in a signal handler in
@@ -633,7 +584,7 @@ int mf_write_partial(const mf_rec *r, const mf_partial_info *info, const char *d
 	file_name(&pf, info, job);
 	pb_raw(&pt, ".", 1);
 	file_name(&pt, info, job);
-	pb_str(&pt, ".tmp");
+	pb_str(&pt, info->checkpoint ? ".ckpt.tmp" : ".tmp");
 	pb_num(&pt, getpid());
 	if (pf.over || pt.over)
 		return -ENAMETOOLONG;

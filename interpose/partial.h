@@ -59,6 +59,9 @@ typedef struct mf_partial_info {
 	const mf_partial_site *sites; /* optional, nsites entries */
 	int nsites;
 	int rusage; /* 1: fill UserTime, SysTime and MaxRSS with getrusage(RUSAGE_SELF) */
+	/* 1: a periodic checkpoint, written through its own temporary name so
+	 * that a crash path interrupting it writes the file independently */
+	int checkpoint;
 	/* Optional output buffer (at least MF_PARTIAL_MINBUF bytes). Without
 	 * one a static buffer is used, which one call at a time may hold: a
 	 * second concurrent call returns -EBUSY. */

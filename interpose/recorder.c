@@ -41,6 +41,7 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget)
 	r->prev = -1;
 	r->budget = budget < 2 ? MF_MAX_ANCHORS : budget;
 	r->trace_fd = -1;
+	r->ckpt_next = INT64_MAX;
 	r->nhashcap = 256;
 	r->ehashcap = 256;
 	r->shashcap = 64;
@@ -400,4 +401,47 @@ int mf_trace_close(mf_rec *r, const char *const *names, int ncalls)
 		return -1;
 	}
 	return 0;
+}
+
+static int64_t seq_len(const mf_edge *e)
+{
+	int64_t n = 0;
+	for (int64_t i = 0; i < e->nruns; i++)
+		n += e->runs[i].count;
+	return n;
+}
+
+int64_t mf_rec_edge_count(const mf_rec *r, const mf_edge *e)
+{
+	if (!r->failed)
+		return e->count;
+	int64_t s = seq_len(e);
+	return s < e->count ? s : e->count;
+}
+
+/* A recorder that failed stopped inside one event: a new node or edge may
+ * have a count of 0, or an edge counted the event without its sequence
+ * number (mf_run_grow). Then the last event whose transition is stored ends
+ * the graph. */
+mf_view mf_rec_view(const mf_rec *r)
+{
+	mf_view v = {.nevents = r->nevents, .drop_edges = 0};
+	if (!r->failed || r->nevents == 0)
+		return v;
+	int64_t total = 0;
+	for (int32_t i = 0; i < r->nedges; i++)
+		total += mf_rec_edge_count(r, &r->edges[i]);
+	if (total + 1 < v.nevents)
+		v.nevents = total + 1;
+	for (int32_t i = 0; i < r->nedges; i++) {
+		const mf_edge *e = &r->edges[i];
+		int64_t k = e->nruns;
+		if (mf_rec_edge_count(r, e) != seq_len(e) ||
+		    (k > 0 && e->runs[k - 1].start + (e->runs[k - 1].count - 1) * e->runs[k - 1].stride >= v.nevents)) {
+			v.nevents = 0;
+			v.drop_edges = 1;
+			break;
+		}
+	}
+	return v;
 }

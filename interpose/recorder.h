@@ -114,6 +114,12 @@ typedef struct mf_rec {
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
 	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
 
+	/* checkpoint: after the first event that ends at or after ckpt_next,
+	 * mf_record calls ckpt(r) (which sets the next due time). mf_rec_init
+	 * leaves it off (INT64_MAX, NULL). */
+	int64_t ckpt_next;
+	void (*ckpt)(struct mf_rec *r);
+
 	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
 	int64_t last_counts[MF_MAX_COUNTERS]; /* counters at the last exit */
 
@@ -130,6 +136,21 @@ typedef struct mf_rec {
 int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget);
 /* mf_rec_free releases every table (not r itself). */
 void mf_rec_free(mf_rec *r);
+/* mf_view is what to write of a recorder: all of it, or, after it ran out
+ * of memory (failed), the longest consistent prefix of events. */
+typedef struct mf_view {
+	int64_t nevents; /* events to write */
+	int drop_edges;  /* 1: edges are inconsistent, write none (and no events) */
+} mf_view;
+
+/* mf_rec_view returns the view of r to write. Pure: safe in a signal
+ * handler. */
+mf_view mf_rec_view(const mf_rec *r);
+
+/* mf_rec_edge_count is the count of edge e to write: after a failure, no
+ * more than its stored sequence numbers. */
+int64_t mf_rec_edge_count(const mf_rec *r, const mf_edge *e);
+
 /* mf_parse_key parses an MPIFLOW_KEY value ("call,site,bytes,...") into key
  * flags; it returns -1 on an unknown field. NULL or "" gives the default. */
 int mf_parse_key(const char *s, uint32_t *flags);
@@ -274,6 +295,8 @@ static inline void mf_record(mf_rec *r, const mf_event *ev)
 	mf_record_(r, ev);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->busy = 0;
+	if (__builtin_expect(ev->exit >= r->ckpt_next, 0))
+		r->ckpt(r);
 }
 
 #ifdef __cplusplus

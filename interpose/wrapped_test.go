@@ -14,16 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// mpiHeader finds the mpi.h that mpicc uses.
-func mpiHeader(t *testing.T) string {
+// mpiHeaders finds the mpi.h that the compiler wrapper cc uses, and the
+// headers beside it that it includes (MPICH declares its functions in
+// mpi_proto.h and mpio.h).
+func mpiHeaders(t *testing.T, cc string) []string {
 	t.Helper()
-	if _, err := exec.LookPath("mpicc"); err != nil {
-		t.Skip("needs mpicc to find mpi.h (Debian: apt-get install libopenmpi-dev)")
-	}
 	var dirs []string
-	if out, err := exec.Command("mpicc", "--showme:incdirs").Output(); err == nil {
+	if out, err := exec.Command(cc, "--showme:incdirs").Output(); err == nil {
 		dirs = strings.Fields(string(out))
-	} else if out, err := exec.Command("mpicc", "-show").Output(); err == nil {
+	} else if out, err := exec.Command(cc, "-show").Output(); err == nil {
 		for _, f := range strings.Fields(string(out)) {
 			if strings.HasPrefix(f, "-I") {
 				dirs = append(dirs, f[2:])
@@ -32,28 +31,40 @@ func mpiHeader(t *testing.T) string {
 	}
 	for _, d := range dirs {
 		p := filepath.Join(d, "mpi.h")
-		if _, err := os.Stat(p); err == nil {
-			return p
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
 		}
+		out := []string{p}
+		for _, m := range includeRE.FindAllSubmatch(b, -1) {
+			q := filepath.Join(d, string(m[1]))
+			if _, err := os.Stat(q); err == nil {
+				out = append(out, q)
+			}
+		}
+		return out
 	}
-	t.Skipf("no mpi.h in mpicc's include directories %v", dirs)
-	return ""
+	t.Skipf("no mpi.h in %s's include directories %v", cc, dirs)
+	return nil
 }
 
 var (
+	includeRE = regexp.MustCompile(`(?m)^\s*#\s*include\s*[<"](\w+\.h)[>"]`)
 	pmpiRE    = regexp.MustCompile(`\b(?:int|double)\s+PMPI_(\w+)\s*\(`)
 	commentRE = regexp.MustCompile(`(?s)/\*.*?\*/`)
 )
 
-// pmpiFunctions lists the MPI functions that mpi.h declares a PMPI_
+// pmpiFunctions lists the MPI functions that the headers declare a PMPI_
 // prototype for.
-func pmpiFunctions(t *testing.T, path string) []string {
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	src := commentRE.ReplaceAll(b, nil)
+func pmpiFunctions(t *testing.T, paths []string) []string {
 	seen := map[string]bool{}
-	for _, m := range pmpiRE.FindAllSubmatch(src, -1) {
-		seen["MPI_"+string(m[1])] = true
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		src := commentRE.ReplaceAll(b, nil)
+		for _, m := range pmpiRE.FindAllSubmatch(src, -1) {
+			seen["MPI_"+string(m[1])] = true
+		}
 	}
 	var names []string
 	for n := range seen {
@@ -64,10 +75,19 @@ func pmpiFunctions(t *testing.T, path string) []string {
 }
 
 // TestEveryMPIFunctionIsWrappedOrExcluded parses the PMPI_ prototypes of
-// the mpi.h in use: each must be wrapped or deliberately excluded in
-// gen/mpi.spec, so nothing is silently missed.
+// the mpi.h of each MPI installed: each must be wrapped or deliberately
+// excluded in gen/mpi.spec, so nothing is silently missed.
 func TestEveryMPIFunctionIsWrappedOrExcluded(t *testing.T) {
-	fns := pmpiFunctions(t, mpiHeader(t))
+	if len(available()) == 0 {
+		t.Skip("needs Open MPI or MPICH to find mpi.h (Debian: apt-get install libopenmpi-dev libmpich-dev)")
+	}
+	for _, m := range available() {
+		t.Run(m.name, func(t *testing.T) { testWrappedOrExcluded(t, m.cc) })
+	}
+}
+
+func testWrappedOrExcluded(t *testing.T, cc string) {
+	fns := pmpiFunctions(t, mpiHeaders(t, cc))
 	require.Greater(t, len(fns), 300, "parsed too few prototypes")
 	wrapped := map[string]bool{}
 	for _, w := range wrappedCalls() {

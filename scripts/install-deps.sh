@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what mpiflow needs on Debian 12 (run as root): Open MPI and MPICH
-# with their compilers, Graphviz, OTF2, PajeNG and Chromium for tests.
+# with their compilers, PAPI, Graphviz, OTF2, PajeNG and Chromium for tests.
 # Go must be on the machine already (/usr/local/go or on PATH).
 set -euo pipefail
 pkgs=(
@@ -8,6 +8,7 @@ pkgs=(
 	libopenmpi-dev openmpi-bin
 	libmpich-dev mpich
 	graphviz
+	libpapi7.0 papi-tools
 	libotf2-trace-dev otf2-tools pajeng
 	chromium
 )

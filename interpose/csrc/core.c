@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ mf_ginfo mf_null_info = {.id = -1, .identity = 1, .outdeg = -1};
 typedef struct mf_thr {
 	mf_rec rec;
 	int index; /* 0: the thread that initialized MPI */
+	uint8_t *ckpt_buf; /* output buffer of its checkpoints */
+	int ckpt_written;  /* a checkpoint file of this thread exists */
 	char trace_tmp[PATH_MAX];
 	int trace_err;
 } mf_thr;
@@ -41,6 +44,8 @@ static struct {
 	int threads; /* more than one thread may call MPI */
 	pthread_mutex_t mu;
 	uint32_t keyflags;
+	int anchors; /* time anchor budget per graph, MPIFLOW_ANCHORS */
+	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
 	int trace;
 	int active;
 	int rank, size;
@@ -552,6 +557,32 @@ static void job_id(char *out, size_t n)
 	snprintf(out, n, "%d", pid);
 }
 
+/* write_partial writes the partial file of thread t. safe: outside a
+ * signal handler, so dladdr and malloc may be used to locate call sites. */
+static void write_partial(mf_thr *t, mf_partial_info in, int safe)
+{
+	mf_rec snap = t->rec;
+	if (snap.busy)
+		snap.failed = 1; /* the writer then keeps to what is consistent */
+	in.thread = t->index;
+	mf_partial_site *sites = NULL;
+	if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
+		for (int k = 0; k < snap.nsites; k++) {
+			Dl_info di;
+			if (!dladdr((void *)(uintptr_t)snap.sites[k], &di) || !di.dli_fname)
+				continue;
+			sites[k].obj = di.dli_fname[0] == '/' ? di.dli_fname : P.exe_path;
+			sites[k].off = snap.sites[k] - (uint64_t)(uintptr_t)di.dli_fbase;
+		}
+	}
+	in.sites = sites;
+	in.nsites = sites ? snap.nsites : 0;
+	int rc = mf_write_partial(&snap, &in, P.dir);
+	free(sites);
+	if (rc < 0 && safe)
+		fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
+}
+
 void mf_partial_now(int safe)
 {
 	if (__atomic_exchange_n(&P.done, 1, __ATOMIC_ACQ_REL) || !P.ready || !G.active)
@@ -561,29 +592,63 @@ void mf_partial_now(int safe)
 	static uint8_t buf[MF_PARTIAL_STATICBUF];
 	in.buf = buf;
 	in.buflen = sizeof buf;
-	for (int i = 0; i < G.nthr; i++) {
-		mf_thr *t = G.thr[i];
-		mf_rec snap = t->rec;
-		if (snap.busy)
-			snap.failed = 1; /* the writer then keeps to what is consistent */
-		in.thread = t->index;
-		mf_partial_site *sites = NULL;
-		if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
-			for (int k = 0; k < snap.nsites; k++) {
-				Dl_info di;
-				if (!dladdr((void *)(uintptr_t)snap.sites[k], &di) || !di.dli_fname)
-					continue;
-				sites[k].obj = di.dli_fname[0] == '/' ? di.dli_fname : P.exe_path;
-				sites[k].off = snap.sites[k] - (uint64_t)(uintptr_t)di.dli_fbase;
-			}
-		}
-		in.sites = sites;
-		in.nsites = sites ? snap.nsites : 0;
-		int rc = mf_write_partial(&snap, &in, P.dir);
-		free(sites);
-		if (rc < 0 && safe)
-			fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
+	for (int i = 0; i < G.nthr; i++)
+		write_partial(G.thr[i], in, safe);
+}
+
+/* checkpoint writes the partial file of the calling thread's recorder now
+ * and then (MPIFLOW_CHECKPOINT), so that a rank killed without a chance to
+ * run its exit path (SIGKILL: MPICH's launcher kills the other ranks of a
+ * failed job at once) still leaves what it recorded until then. A normal
+ * MPI_Finalize removes the checkpoints; a crash path overwrites them. */
+static void checkpoint(mf_rec *r)
+{
+	mf_thr *t = (mf_thr *)(void *)((char *)r - offsetof(mf_thr, rec));
+	int64_t now = mf_now();
+	r->ckpt_next = now + G.ckpt_every;
+	if (P.done || !P.ready || !G.active)
+		return;
+	if (!t->ckpt_buf && !(t->ckpt_buf = malloc(MF_PARTIAL_STATICBUF))) {
+		r->ckpt_next = INT64_MAX;
+		return;
 	}
+	mf_partial_info in = P.info;
+	in.wall = now - G.init_mono;
+	in.buf = t->ckpt_buf;
+	in.buflen = MF_PARTIAL_STATICBUF;
+	in.checkpoint = 1;
+	write_partial(t, in, 1);
+	t->ckpt_written = 1;
+}
+
+/* checkpoint_every parses MPIFLOW_CHECKPOINT, seconds between checkpoints
+ * (default 60; 0 or off: none). */
+static int64_t checkpoint_every(const char *v)
+{
+	const int64_t def = 60 * 1000000000LL;
+	if (!v || !*v)
+		return def;
+	if (!strcmp(v, "off"))
+		return 0;
+	char *end;
+	errno = 0;
+	double sec = strtod(v, &end);
+	if (errno || *end || !(sec >= 0 && sec <= 1e9)) {
+		if (G.rank == 0)
+			fprintf(stderr, "mpiflow: MPIFLOW_CHECKPOINT=%s: use seconds (0 or off: none); using 60\n", v);
+		return def;
+	}
+	return sec > 0 && sec < 1e-9 ? 1 : (int64_t)(sec * 1e9);
+}
+
+/* start_checkpoints arms the checkpoints of r, the first one due after
+ * one interval. */
+static void start_checkpoints(mf_rec *r)
+{
+	if (!P.ready || G.ckpt_every <= 0)
+		return;
+	r->ckpt = checkpoint;
+	r->ckpt_next = mf_now() + G.ckpt_every;
 }
 
 static void at_exit(void) { mf_partial_now(1); }
@@ -693,6 +758,26 @@ static void partial_setup(void)
 	install_crash_paths();
 }
 
+/* anchor_budget parses MPIFLOW_ANCHORS, the number of time anchors kept per
+ * graph: more anchors restore timestamps more closely and cost a few bytes
+ * each in the file. Unset or invalid means the default (with a warning on
+ * rank 0 for an invalid value). */
+static int anchor_budget(const char *v)
+{
+	if (!v || !*v)
+		return MF_MAX_ANCHORS;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || *end || n < 2 || n > (1L << 24)) {
+		if (G.rank == 0)
+			fprintf(stderr, "mpiflow: MPIFLOW_ANCHORS=%s: use a number from 2 to 16777216; using %d\n",
+				v, MF_MAX_ANCHORS);
+		return MF_MAX_ANCHORS;
+	}
+	return (int)n;
+}
+
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
 	const char *dis = getenv("MPIFLOW_DISABLE");
@@ -710,7 +795,8 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 				getenv("MPIFLOW_KEY"));
 		G.keyflags = MF_KEY_SITE;
 	}
-	if (mf_rec_init(&G.main.rec, G.keyflags, 0) || add_thread(&G.main)) {
+	G.anchors = anchor_budget(getenv("MPIFLOW_ANCHORS"));
+	if (mf_rec_init(&G.main.rec, G.keyflags, G.anchors) || add_thread(&G.main)) {
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
@@ -723,6 +809,8 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.threads = provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE;
 	G.active = 1;
 	partial_setup();
+	G.ckpt_every = checkpoint_every(getenv("MPIFLOW_CHECKPOINT"));
+	start_checkpoints(&G.main.rec);
 	mf_tls_rec = &G.main.rec;
 }
 
@@ -731,7 +819,7 @@ mf_rec *mf_thread_rec(void)
 	if (!G.threads || !G.active)
 		return NULL;
 	mf_thr *t = calloc(1, sizeof *t);
-	if (!t || mf_rec_init(&t->rec, G.keyflags, 0)) {
+	if (!t || mf_rec_init(&t->rec, G.keyflags, G.anchors)) {
 		free(t);
 		return NULL;
 	}
@@ -745,6 +833,7 @@ mf_rec *mf_thread_rec(void)
 		return NULL;
 	}
 	open_trace(t);
+	start_checkpoints(&t->rec);
 	mf_tls_rec = &t->rec;
 	return &t->rec;
 }
@@ -880,6 +969,25 @@ static mf_finalize_fn go_part(char *err, size_t errlen)
 	return f;
 }
 
+/* remove_checkpoints removes the checkpoint files once the job file is
+ * written: the run finished, they are stale. */
+static void remove_checkpoints(void)
+{
+	for (int i = 0; i < G.nthr; i++) {
+		mf_thr *t = G.thr[i];
+		free(t->ckpt_buf);
+		t->ckpt_buf = NULL;
+		if (!t->ckpt_written)
+			continue;
+		mf_partial_info in = P.info;
+		in.thread = t->index;
+		char path[PATH_MAX];
+		if (mf_partial_path(&in, P.dir, path, sizeof path) > 0)
+			unlink(path);
+		t->ckpt_written = 0;
+	}
+}
+
 void mf_finish(void)
 {
 	if (!G.active)
@@ -940,6 +1048,7 @@ void mf_finish(void)
 			.counters = papi.names,
 		};
 		fn(&ctx);
+		remove_checkpoints();
 	} else {
 		for (int i = 0; i < G.nthr; i++)
 			if (G.thr[i]->trace_tmp[0])
