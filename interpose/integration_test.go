@@ -713,6 +713,11 @@ func TestRunCommand(t *testing.T) {
 		defer f.Close()
 		assert.Len(t, f.Index, 4)
 		assert.False(t, f.Header.Incomplete)
+		html := strings.TrimSuffix(file, ".mpiflow") + ".html"
+		assert.Contains(t, res.stderr, html, "the report is written beside the profile")
+		b, err := os.ReadFile(html)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "MPI_Allreduce")
 	})
 }
 
