@@ -28,6 +28,7 @@ typedef struct mf_thr {
 	mf_rec rec;
 	int index; /* 0: the thread that initialized MPI */
 	uint8_t *ckpt_buf; /* output buffer of its checkpoints */
+	int64_t ckpt_gap;  /* ns to the next checkpoint: 1 s, doubling up to G.ckpt_every */
 	int ckpt_written;  /* a checkpoint file of this thread exists */
 	char trace_tmp[PATH_MAX];
 	int trace_err;
@@ -597,15 +598,18 @@ void mf_partial_now(int safe)
 }
 
 /* checkpoint writes the partial file of the calling thread's recorder now
- * and then (MPIFLOW_CHECKPOINT), so that a rank killed without a chance to
- * run its exit path (SIGKILL: MPICH's launcher kills the other ranks of a
- * failed job at once) still leaves what it recorded until then. A normal
- * MPI_Finalize removes the checkpoints; a crash path overwrites them. */
+ * and then, so that a rank killed without a chance to run its exit path
+ * (SIGKILL: MPICH's launcher kills the other ranks of a failed job at once)
+ * still leaves what it recorded until then: 1 s after MPI_Init, then at
+ * doubling intervals up to MPIFLOW_CHECKPOINT, so short runs are covered
+ * and long ones write rarely. A normal MPI_Finalize removes the
+ * checkpoints; a crash path overwrites them. */
 static void checkpoint(mf_rec *r)
 {
 	mf_thr *t = (mf_thr *)(void *)((char *)r - offsetof(mf_thr, rec));
 	int64_t now = mf_now();
-	r->ckpt_next = now + G.ckpt_every;
+	t->ckpt_gap = t->ckpt_gap * 2 < G.ckpt_every ? t->ckpt_gap * 2 : G.ckpt_every;
+	r->ckpt_next = now + t->ckpt_gap;
 	if (P.done || !P.ready || !G.active)
 		return;
 	if (!t->ckpt_buf && !(t->ckpt_buf = malloc(MF_PARTIAL_STATICBUF))) {
@@ -621,8 +625,8 @@ static void checkpoint(mf_rec *r)
 	t->ckpt_written = 1;
 }
 
-/* checkpoint_every parses MPIFLOW_CHECKPOINT, seconds between checkpoints
- * (default 60; 0 or off: none). */
+/* checkpoint_every parses MPIFLOW_CHECKPOINT, the longest interval in
+ * seconds between checkpoints (default 60; 0 or off: none). */
 static int64_t checkpoint_every(const char *v)
 {
 	const int64_t def = 60 * 1000000000LL;
@@ -641,14 +645,15 @@ static int64_t checkpoint_every(const char *v)
 	return sec > 0 && sec < 1e-9 ? 1 : (int64_t)(sec * 1e9);
 }
 
-/* start_checkpoints arms the checkpoints of r, the first one due after
- * one interval. */
-static void start_checkpoints(mf_rec *r)
+/* start_checkpoints arms the checkpoints of thread t, the first one due
+ * after 1 s (or MPIFLOW_CHECKPOINT if shorter). */
+static void start_checkpoints(mf_thr *t)
 {
 	if (!P.ready || G.ckpt_every <= 0)
 		return;
-	r->ckpt = checkpoint;
-	r->ckpt_next = mf_now() + G.ckpt_every;
+	t->ckpt_gap = G.ckpt_every < 1000000000 ? G.ckpt_every : 1000000000;
+	t->rec.ckpt = checkpoint;
+	t->rec.ckpt_next = mf_now() + t->ckpt_gap;
 }
 
 static void at_exit(void) { mf_partial_now(1); }
@@ -810,7 +815,7 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.active = 1;
 	partial_setup();
 	G.ckpt_every = checkpoint_every(getenv("MPIFLOW_CHECKPOINT"));
-	start_checkpoints(&G.main.rec);
+	start_checkpoints(&G.main);
 	mf_tls_rec = &G.main.rec;
 }
 
@@ -833,7 +838,7 @@ mf_rec *mf_thread_rec(void)
 		return NULL;
 	}
 	open_trace(t);
-	start_checkpoints(&t->rec);
+	start_checkpoints(t);
 	mf_tls_rec = &t->rec;
 	return &t->rec;
 }

@@ -13,6 +13,14 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "exit";
 	for (int i = 0; i < 5; i++)
 		MPI_Barrier(MPI_COMM_WORLD);
+	/* argv[2]: seconds to go on with barriers before stopping */
+	double t0 = MPI_Wtime(), wait = argc > 2 ? atof(argv[2]) : 0;
+	int go = wait > 0;
+	while (go) {
+		usleep(10000);
+		go = MPI_Wtime() - t0 < wait;
+		MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	}
 	if (!strcmp(mode, "exit"))
 		exit(5);
 	if (!strcmp(mode, "abort")) {
