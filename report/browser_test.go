@@ -171,6 +171,17 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		var n = Array.from(document.querySelectorAll("#g-levels .level:not([hidden]) g.node")).find(function (g) {
 			return Array.from(g.querySelectorAll("polygon, path")).some(function (p) { return p.getAttribute("fill") === "rgb(189,0,38)"; }); });
 		return n ? n.querySelector("text").getAttribute("fill") : "no node at the red end"; })()`), "white text on the darkest node")
+	// MPI_Init nodes are grey, outside the scale: [grey, other colors].
+	inits := eval[[]int](t, b, `(function () { var out = [0, 0];
+		document.querySelectorAll("#g-levels .level:not([hidden]) g.node").forEach(function (g) {
+			var t = g.querySelector("text"), p = g.querySelector("polygon, path");
+			if (t && p && /^MPI_Init /.test(t.textContent)) out[p.getAttribute("fill") === "#e4e4e4" ? 0 : 1]++; });
+		return out; })()`)
+	require.Len(t, inits, 2)
+	assert.Zero(t, inits[1], "MPI_Init nodes are grey")
+	if prefix == "run" {
+		assert.Positive(t, inits[0], "a recorded run's top level has its MPI_Init")
+	}
 	// The overview names its resources (ranks, or hosts when rows are thin).
 	assert.Greater(t, eval[int](t, b, `document.querySelectorAll("#o-view svg text.o-label").length`), 0, "overview resource labels")
 	{

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/emicklei/dot"
+
+	"mpiflow/flowgraph"
 )
 
 // DOTOptions shape the DOT text of a level graph.
@@ -30,10 +32,22 @@ type DOTOptions struct {
 	NoLegend bool
 }
 
-// maxOf returns the largest non-NaN value of metric k over elems (0 if none).
+// startUpColor fills MPI_Init nodes: their start-up cost is outside the
+// color scale, as it is outside the shares of mpiflow stats and loops, so
+// that one long MPI_Init does not turn every other node yellow.
+const startUpColor = "#e4e4e4"
+
+// StartUp reports whether e is an MPI_Init or MPI_Init_thread node.
+func (e *Elem) StartUp() bool { return e.Kind == KindNode && flowgraph.IsInit(e.Call) }
+
+// maxOf returns the largest non-NaN value of metric k over elems (0 if
+// none), start-up nodes left out.
 func maxOf(elems []Elem, k int) float64 {
 	m := 0.0
 	for i := range elems {
+		if elems[i].StartUp() {
+			continue
+		}
 		if v := elems[i].Vals[k]; !math.IsNaN(v) && v > m {
 			m = v
 		}
@@ -77,7 +91,7 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 	if k >= 0 {
 		nmax, emax = maxOf(lg.Nodes, k), maxOf(lg.Edges, k)
 	}
-	legend := fmt.Sprintf("color: %s, yellow = 0, red = %s (nodes), %s (edges)", opt.Metric,
+	legend := fmt.Sprintf("color: %s, yellow = 0, red = %s (nodes), %s (edges); MPI_Init grey", opt.Metric,
 		formatMetric(opt.Metric, nmax), formatMetric(opt.Metric, emax))
 	if opt.Title != "" {
 		legend = opt.Title + "\n" + legend
@@ -92,7 +106,10 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 		n.Attr("label", e.Label(metrics))
 		n.Attr("tooltip", e.Tooltip(metrics, lg))
 		fill := "#ffffff"
-		if k >= 0 {
+		switch {
+		case e.StartUp():
+			fill = startUpColor
+		case k >= 0:
 			fill = heatOf(e.Vals[k], nmax)
 		}
 		n.Attr("fillcolor", fill)

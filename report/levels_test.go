@@ -78,6 +78,14 @@ func TestLevelsAndLabels(t *testing.T) {
 	// Recv (6 ms) is the hottest node: red; Send (3 ms) half way.
 	assert.Contains(t, d, `fillcolor="`+Heat(1)+`"`)
 	assert.Contains(t, d, `fillcolor="`+Heat(0.5)+`"`)
+
+	// A long MPI_Init is grey and outside the scale: the loop stays red.
+	tk := metricIndex(metrics, MetricTime)
+	top.Nodes[top.Initial].Vals[tk] = 100
+	d = top.DOT(metrics, DOTOptions{Metric: MetricTime})
+	assert.Regexp(t, `fillcolor="`+startUpColor+`"[^]]*label="MPI_Init`, d)
+	assert.Regexp(t, `\[[^]]*fillcolor="`+Heat(1)+`"[^]]*label="Loop 1`, d)
+	assert.Contains(t, d, "red = 0.014 s (nodes)")
 }
 
 func TestMetricsFromCounters(t *testing.T) {

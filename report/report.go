@@ -206,7 +206,8 @@ type jsData struct {
 	Ranks    []jsRank        `json:"ranks"`
 	Groups   []jsGroup       `json:"groups"`
 	Elems    []string        `json:"elems"`
-	Vals     []map[int][]num `json:"vals"` // per rank: element key -> value per metric
+	StartUp  []int           `json:"startup"` // keys of MPI_Init nodes, outside the color scales
+	Vals     []map[int][]num `json:"vals"`    // per rank: element key -> value per metric
 	Compare  [2]int          `json:"cmp"`
 	Ocelotl  *ocelotlData    `json:"ocelotl"`
 	Timeline *timelineData   `json:"timeline"`
@@ -606,6 +607,9 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 			k = len(data.Elems)
 			keyIdx[e.Key] = k
 			data.Elems = append(data.Elems, elemName(e, lg))
+			if e.StartUp() {
+				data.StartUp = append(data.StartUp, k)
+			}
 		}
 		return k
 	}

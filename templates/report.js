@@ -100,14 +100,18 @@
   function shapes(g) { return g.querySelectorAll("polygon, path, ellipse, polyline"); }
   // recolor sets node fills and edge strokes of svg (group g, level l) by
   // value(key) and returns the maxima used.
+  // MPI_Init nodes are grey and outside the scale: their start-up cost
+  // would otherwise leave every other node at the yellow end.
+  var startUp = {};
+  (D.startup || []).forEach(function (k) { startUp[k] = true; });
   function recolor(svg, g, value, colorOf) {
     var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge");
     var key = function (e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; };
     var nmax = 0, emax = 0;
-    nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > nmax) nmax = Math.abs(v); });
+    nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && !startUp[key(n)] && Math.abs(v) > nmax) nmax = Math.abs(v); });
     edges.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > emax) emax = Math.abs(v); });
     nodes.forEach(function (n) {
-      var c = colorOf(value(key(n)), nmax);
+      var c = startUp[key(n)] ? "#e4e4e4" : colorOf(value(key(n)), nmax);
       shapes(n).forEach(function (s) { if (s.getAttribute("fill") !== "none" && s.tagName !== "polyline") s.setAttribute("fill", c); });
       // Labels stay readable on the dark end of the scales.
       var txt = dark(c) ? "#ffffff" : "#000000";
@@ -175,7 +179,7 @@
       var v = vals[k]; return v ? v[m] : null;
     }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); });
     var name = gMetric.value;
-    $("g-legend").textContent = name + ": yellow 0, red = " + fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges)";
+    $("g-legend").textContent = name + ": yellow 0, red = " + fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges); MPI_Init grey (start-up)";
   }
   gRank.addEventListener("change", function () {
     var g = D.ranks[gRank.value].group;
