@@ -1096,3 +1096,108 @@ func TestFortranApps(t *testing.T) {
 		}
 	})
 }
+
+// TestMPI4Calls runs testdata/mpi4.c (MPI-4.0: Isendrecv, a persistent
+// Allreduce, Send_c/Recv_c, Alltoallv_c with MPI_Count counts, partitioned
+// Psend_init/Precv_init with Pready, Pready_range, Pready_list, Parrived)
+// under MPICH, whose mpi.h is MPI-4.0: every call is recorded with its
+// count, bytes and partner, and the program's output and exit code are
+// unchanged. Open MPI 4.1 (MPI-3.1) has no such functions.
+func TestMPI4Calls(t *testing.T) {
+	dir := needMPI(t)
+	var m mpiImpl
+	for _, a := range available() {
+		if a.name == "mpich" {
+			m = a
+		}
+	}
+	if m.name == "" {
+		t.Skip("needs MPICH 4 (MPI-4.0 mpi.h)")
+	}
+	lib := filepath.Join(dir, "lib", "libmpiflow-mpich.so")
+	app := filepath.Join(dir, m.name, "mpi4")
+	out := t.TempDir()
+	plain := mpirun(t, m, out, nil, nil, app)
+	if plain.code == 77 {
+		t.Skipf("mpi4: %s", plain.stdout)
+	}
+	require.Equal(t, 0, plain.code, "mpi4 fails without the library: %s", plain.stderr)
+	assert.Equal(t, "mpi4: 4 ranks, 3 iterations, 0 errors\n", plain.stdout)
+	rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+	assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+	assert.Equal(t, plain.code, rec.code, "exit code unchanged")
+	assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")
+	checkJob(t, m, jobFile(t, out), appCase{app: "mpi4", check: func(t *testing.T, r *flowgraph.Rank) {
+		rank, g := r.Rank, &r.Graph
+		right, pair := (rank+1)%4, rank^1
+		calls := map[string]int64{}
+		for _, n := range g.Nodes {
+			calls[n.Key.Call] += n.Count
+		}
+		want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 9,
+			"MPI_Allreduce_init": 1, "MPI_Start": 6, "MPI_Request_free": 2, "MPI_Send_c": 3, "MPI_Recv_c": 3,
+			"MPI_Alltoallv_c": 3, "MPI_Reduce": 1, "MPI_Finalize": 1}
+		if rank%2 == 0 {
+			want["MPI_Psend_init"] = 1
+			want["MPI_Pready"] = 6
+			want["MPI_Pready_range"] = 3
+			want["MPI_Pready_list"] = 3
+		} else {
+			want["MPI_Precv_init"] = 1
+			// Parrived polls until the last partition is there.
+			assert.GreaterOrEqual(t, calls["MPI_Parrived"], int64(3), "rank %d", rank)
+			delete(calls, "MPI_Parrived")
+		}
+		assert.Equal(t, want, calls, "rank %d", rank)
+
+		one := func(call string) flowgraph.Node {
+			t.Helper()
+			ns := nodesOf(g, call)
+			require.Len(t, ns, 1, "rank %d %s", rank, call)
+			return ns[0]
+		}
+		isr := one("MPI_Isendrecv")
+		assert.EqualValues(t, 128, isr.Bytes.Max, "8 doubles sent + 8 received")
+		assert.EqualValues(t, 3*128, isr.Bytes.Total)
+		assert.Equal(t, []int{right}, partners(isr))
+		assert.Equal(t, 4, isr.CommSize)
+		waits := nodesOf(g, "MPI_Wait")
+		require.NotEmpty(t, waits)
+		// The Wait of an Isendrecv takes its partner from the status, like
+		// every Wait; MPICH 4.0.2 leaves MPI_SOURCE 0 in that status (its
+		// Isendrecv is a schedule), so the partner is not checked here.
+		assert.EqualValues(t, 3, waits[0].Count)
+
+		ar := one("MPI_Allreduce_init")
+		assert.EqualValues(t, 16, ar.Bytes.Total, "4 ints")
+		assert.Empty(t, ar.Partners)
+		assert.Equal(t, 4, ar.CommSize)
+
+		for _, c := range []string{"MPI_Send_c", "MPI_Recv_c"} {
+			n := one(c)
+			assert.EqualValues(t, 40, n.Bytes.Max, "%s: 5 doubles", c)
+			assert.EqualValues(t, 120, n.Bytes.Total, c)
+			assert.Equal(t, []int{pair}, partners(n), c)
+		}
+		av := one("MPI_Alltoallv_c")
+		assert.EqualValues(t, 40, av.Bytes.Max, "1+2+3+4 ints sent (MPI_Count counts)")
+		assert.EqualValues(t, 120, av.Bytes.Total)
+		assert.Empty(t, av.Partners)
+
+		if rank%2 == 0 {
+			ps := one("MPI_Psend_init")
+			assert.EqualValues(t, 32, ps.Bytes.Total, "4 partitions of 2 ints")
+			assert.Equal(t, []int{pair}, partners(ps))
+			for _, c := range []string{"MPI_Pready", "MPI_Pready_range", "MPI_Pready_list"} {
+				for _, n := range nodesOf(g, c) {
+					assert.Empty(t, n.Partners, c)
+					assert.Zero(t, n.Bytes.Total, c)
+				}
+			}
+		} else {
+			pr := one("MPI_Precv_init")
+			assert.EqualValues(t, 32, pr.Bytes.Total, "4 partitions of 2 ints")
+			assert.Equal(t, []int{pair}, partners(pr))
+		}
+	}})
+}

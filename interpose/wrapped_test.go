@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,7 +53,41 @@ var (
 	includeRE = regexp.MustCompile(`(?m)^\s*#\s*include\s*[<"](\w+\.h)[>"]`)
 	pmpiRE    = regexp.MustCompile(`\b(?:int|double)\s+PMPI_(\w+)\s*\(`)
 	commentRE = regexp.MustCompile(`(?s)/\*.*?\*/`)
+	versionRE = regexp.MustCompile(`(?m)^\s*#\s*define\s+MPI_VERSION\s+(\d+)\s*$`)
+	subverRE  = regexp.MustCompile(`(?m)^\s*#\s*define\s+MPI_SUBVERSION\s+(\d+)\s*$`)
 )
+
+// mpiVersion returns MPI_VERSION and MPI_SUBVERSION as the headers define
+// them.
+func mpiVersion(t *testing.T, paths []string) (major, minor int) {
+	t.Helper()
+	major, minor = -1, 0
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		if m := versionRE.FindSubmatch(b); m != nil && major < 0 {
+			major, _ = strconv.Atoi(string(m[1]))
+			if m := subverRE.FindSubmatch(b); m != nil {
+				minor, _ = strconv.Atoi(string(m[1]))
+			}
+		}
+	}
+	require.GreaterOrEqual(t, major, 1, "no #define MPI_VERSION in %v", paths)
+	return major, minor
+}
+
+// versionAtLeast reports whether MPI version major.minor is v ("4.0") or
+// newer.
+func versionAtLeast(t *testing.T, major, minor int, v string) bool {
+	t.Helper()
+	a, b, ok := strings.Cut(v, ".")
+	require.True(t, ok, "bad version %q", v)
+	vm, err := strconv.Atoi(a)
+	require.NoError(t, err)
+	vn, err := strconv.Atoi(b)
+	require.NoError(t, err)
+	return major > vm || (major == vm && minor >= vn)
+}
 
 // pmpiFunctions lists the MPI functions that the headers declare a PMPI_
 // prototype for.
@@ -87,7 +122,9 @@ func TestEveryMPIFunctionIsWrappedOrExcluded(t *testing.T) {
 }
 
 func testWrappedOrExcluded(t *testing.T, cc string) {
-	fns := pmpiFunctions(t, mpiHeaders(t, cc))
+	headers := mpiHeaders(t, cc)
+	fns := pmpiFunctions(t, headers)
+	major, minor := mpiVersion(t, headers)
 	require.Greater(t, len(fns), 300, "parsed too few prototypes")
 	wrapped := map[string]bool{}
 	for _, w := range wrappedCalls() {
@@ -105,9 +142,31 @@ func testWrappedOrExcluded(t *testing.T, cc string) {
 	for _, f := range fns {
 		have[f] = true
 	}
+	// Functions of a newer MPI than the header's are wrapped only where
+	// mpi.h is of that version (#if MPI_VERSION in wrappers_gen.c); all
+	// others must be declared.
+	since := wrappedSince()
+	newer := 0
 	for w := range wrapped {
-		assert.True(t, have[w], "%s is wrapped but mpi.h does not declare it", w)
+		if v, ok := since[w]; ok && !versionAtLeast(t, major, minor, v) {
+			newer++
+			assert.False(t, have[w], "%s is MPI-%s but the MPI-%d.%d mpi.h declares it", w, v, major, minor)
+		} else {
+			assert.True(t, have[w], "%s is wrapped but the MPI-%d.%d mpi.h does not declare it", w, major, minor)
+		}
 		assert.Empty(t, excluded[w], "%s is both wrapped and excluded", w)
+	}
+	for w := range since {
+		assert.True(t, wrapped[w], "%s has a version but is not wrapped", w)
+	}
+	t.Logf("MPI %d.%d: %d functions declared, %d wrapped, %d of them newer than the header", major, minor, len(fns), len(wrapped), newer)
+	if major >= 4 {
+		for _, f := range []string{"MPI_Isendrecv", "MPI_Isendrecv_replace", "MPI_Allreduce_init", "MPI_Bcast_init", "MPI_Barrier_init",
+			"MPI_Neighbor_alltoallw_init", "MPI_Psend_init", "MPI_Precv_init", "MPI_Pready", "MPI_Pready_range", "MPI_Pready_list",
+			"MPI_Parrived", "MPI_Send_c", "MPI_Allreduce_c", "MPI_Alltoallv_c", "MPI_File_write_at_c"} {
+			assert.True(t, wrapped[f], f)
+			assert.Equal(t, "4.0", since[f], f)
+		}
 	}
 	// The API of the issue is covered.
 	for _, f := range []string{"MPI_Send", "MPI_Irecv", "MPI_Send_init", "MPI_Mprobe", "MPI_Improbe", "MPI_Waitall",

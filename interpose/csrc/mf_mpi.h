@@ -154,30 +154,34 @@ static inline int64_t mf_tsize(MPI_Datatype t)
 /* Number of peers of a collective: the remote group for intercommunicators. */
 #define MF_N(g) ((g)->inter ? (g)->rsize : (g)->size)
 
-static inline int64_t mf_vsum(const int *counts, int n, MPI_Datatype t)
-{
-	if (!counts || n <= 0)
-		return 0;
-	int64_t s = 0;
-	for (int i = 0; i < n; i++)
-		s += counts[i] > 0 ? counts[i] : 0;
-	return s > 0 ? s * mf_tsize(t) : 0;
-}
-
-static inline int64_t mf_wsum(const int *counts, const MPI_Datatype *types, int n)
-{
-	if (!counts || !types || n <= 0)
-		return 0;
-	int64_t s = 0;
-	for (int i = 0; i < n; i++)
-		s += MF_CB(counts[i], types[i]);
-	return s;
-}
-
-static inline int64_t mf_at(const int *counts, int i)
-{
-	return counts && i >= 0 ? counts[i] : 0;
-}
+/* mf_vsum, mf_wsum and mf_at sum or pick the counts of vector calls;
+ * mf_vsum_c, mf_wsum_c and mf_at_c do the same for the MPI-4.0 large-count
+ * (_c) calls, whose counts are MPI_Count. */
+#define MF_COUNT_HELPERS(sfx, T)                                                        \
+	static inline int64_t mf_vsum##sfx(const T *counts, int n, MPI_Datatype t)        \
+	{                                                                                 \
+		if (!counts || n <= 0)                                                    \
+			return 0;                                                         \
+		int64_t s = 0;                                                            \
+		for (int i = 0; i < n; i++)                                               \
+			s += counts[i] > 0 ? (int64_t)counts[i] : 0;                      \
+		return s > 0 ? s * mf_tsize(t) : 0;                                       \
+	}                                                                                 \
+	static inline int64_t mf_wsum##sfx(const T *counts, const MPI_Datatype *types, int n) \
+	{                                                                                 \
+		if (!counts || !types || n <= 0)                                          \
+			return 0;                                                         \
+		int64_t s = 0;                                                            \
+		for (int i = 0; i < n; i++)                                               \
+			s += MF_CB(counts[i], types[i]);                                  \
+		return s;                                                                 \
+	}                                                                                 \
+	static inline int64_t mf_at##sfx(const T *counts, int i)                          \
+	{                                                                                 \
+		return counts && i >= 0 ? (int64_t)counts[i] : 0;                         \
+	}
+MF_COUNT_HELPERS(, int)
+MF_COUNT_HELPERS(_c, MPI_Count)
 
 /* ---- Fortran entry points ----
  * Fortran passes MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and

@@ -4,6 +4,8 @@
  * unchanged and records the call (see ../recorder.h). */
 #include "mf_mpi.h"
 
+/* The call names and numbers are the same whatever the mpi.h: wrappers of
+ * newer functions (MPI-4.0) are compiled only where mpi.h declares them. */
 const char *const mf_call_names[] = {
 	"MPI_Finalize",
 	"MPI_Init",
@@ -200,8 +202,167 @@ const char *const mf_call_names[] = {
 	"MPI_Group_union",
 	"MPI_Intercomm_create",
 	"MPI_Intercomm_merge",
+	"MPI_Isendrecv",
+	"MPI_Isendrecv_replace",
+	"MPI_Psend_init",
+	"MPI_Precv_init",
+	"MPI_Pready",
+	"MPI_Pready_range",
+	"MPI_Pready_list",
+	"MPI_Parrived",
+	"MPI_Allgather_init",
+	"MPI_Allgatherv_init",
+	"MPI_Allreduce_init",
+	"MPI_Alltoall_init",
+	"MPI_Alltoallv_init",
+	"MPI_Alltoallw_init",
+	"MPI_Barrier_init",
+	"MPI_Bcast_init",
+	"MPI_Exscan_init",
+	"MPI_Gather_init",
+	"MPI_Gatherv_init",
+	"MPI_Neighbor_allgather_init",
+	"MPI_Neighbor_allgatherv_init",
+	"MPI_Neighbor_alltoall_init",
+	"MPI_Neighbor_alltoallv_init",
+	"MPI_Neighbor_alltoallw_init",
+	"MPI_Reduce_init",
+	"MPI_Reduce_scatter_init",
+	"MPI_Reduce_scatter_block_init",
+	"MPI_Scan_init",
+	"MPI_Scatter_init",
+	"MPI_Scatterv_init",
+	"MPI_Bsend_c",
+	"MPI_Bsend_init_c",
+	"MPI_Buffer_attach_c",
+	"MPI_Buffer_detach_c",
+	"MPI_Ibsend_c",
+	"MPI_Imrecv_c",
+	"MPI_Irecv_c",
+	"MPI_Irsend_c",
+	"MPI_Isend_c",
+	"MPI_Issend_c",
+	"MPI_Mrecv_c",
+	"MPI_Recv_init_c",
+	"MPI_Recv_c",
+	"MPI_Rsend_c",
+	"MPI_Rsend_init_c",
+	"MPI_Send_init_c",
+	"MPI_Send_c",
+	"MPI_Sendrecv_c",
+	"MPI_Sendrecv_replace_c",
+	"MPI_Ssend_init_c",
+	"MPI_Ssend_c",
+	"MPI_Isendrecv_c",
+	"MPI_Isendrecv_replace_c",
+	"MPI_Allgather_c",
+	"MPI_Allgather_init_c",
+	"MPI_Iallgather_c",
+	"MPI_Allgatherv_c",
+	"MPI_Allgatherv_init_c",
+	"MPI_Iallgatherv_c",
+	"MPI_Allreduce_c",
+	"MPI_Allreduce_init_c",
+	"MPI_Iallreduce_c",
+	"MPI_Alltoall_c",
+	"MPI_Alltoall_init_c",
+	"MPI_Ialltoall_c",
+	"MPI_Alltoallv_c",
+	"MPI_Alltoallv_init_c",
+	"MPI_Ialltoallv_c",
+	"MPI_Alltoallw_c",
+	"MPI_Alltoallw_init_c",
+	"MPI_Ialltoallw_c",
+	"MPI_Bcast_c",
+	"MPI_Bcast_init_c",
+	"MPI_Ibcast_c",
+	"MPI_Exscan_c",
+	"MPI_Exscan_init_c",
+	"MPI_Iexscan_c",
+	"MPI_Gather_c",
+	"MPI_Gather_init_c",
+	"MPI_Igather_c",
+	"MPI_Gatherv_c",
+	"MPI_Gatherv_init_c",
+	"MPI_Igatherv_c",
+	"MPI_Neighbor_allgather_c",
+	"MPI_Ineighbor_allgather_c",
+	"MPI_Neighbor_allgather_init_c",
+	"MPI_Neighbor_allgatherv_c",
+	"MPI_Ineighbor_allgatherv_c",
+	"MPI_Neighbor_allgatherv_init_c",
+	"MPI_Neighbor_alltoall_c",
+	"MPI_Ineighbor_alltoall_c",
+	"MPI_Neighbor_alltoall_init_c",
+	"MPI_Neighbor_alltoallv_c",
+	"MPI_Ineighbor_alltoallv_c",
+	"MPI_Neighbor_alltoallv_init_c",
+	"MPI_Neighbor_alltoallw_c",
+	"MPI_Ineighbor_alltoallw_c",
+	"MPI_Neighbor_alltoallw_init_c",
+	"MPI_Reduce_c",
+	"MPI_Ireduce_c",
+	"MPI_Reduce_init_c",
+	"MPI_Reduce_local_c",
+	"MPI_Reduce_scatter_c",
+	"MPI_Ireduce_scatter_c",
+	"MPI_Reduce_scatter_init_c",
+	"MPI_Reduce_scatter_block_c",
+	"MPI_Ireduce_scatter_block_c",
+	"MPI_Reduce_scatter_block_init_c",
+	"MPI_Scan_c",
+	"MPI_Iscan_c",
+	"MPI_Scan_init_c",
+	"MPI_Scatter_c",
+	"MPI_Iscatter_c",
+	"MPI_Scatter_init_c",
+	"MPI_Scatterv_c",
+	"MPI_Iscatterv_c",
+	"MPI_Scatterv_init_c",
+	"MPI_Accumulate_c",
+	"MPI_Get_c",
+	"MPI_Get_accumulate_c",
+	"MPI_Put_c",
+	"MPI_Raccumulate_c",
+	"MPI_Rget_c",
+	"MPI_Rget_accumulate_c",
+	"MPI_Rput_c",
+	"MPI_Win_allocate_c",
+	"MPI_Win_allocate_shared_c",
+	"MPI_Win_create_c",
+	"MPI_File_read_at_c",
+	"MPI_File_read_at_all_c",
+	"MPI_File_write_at_c",
+	"MPI_File_write_at_all_c",
+	"MPI_File_iread_at_c",
+	"MPI_File_iwrite_at_c",
+	"MPI_File_iread_at_all_c",
+	"MPI_File_iwrite_at_all_c",
+	"MPI_File_read_c",
+	"MPI_File_read_all_c",
+	"MPI_File_write_c",
+	"MPI_File_write_all_c",
+	"MPI_File_iread_c",
+	"MPI_File_iwrite_c",
+	"MPI_File_iread_all_c",
+	"MPI_File_iwrite_all_c",
+	"MPI_File_read_shared_c",
+	"MPI_File_write_shared_c",
+	"MPI_File_iread_shared_c",
+	"MPI_File_iwrite_shared_c",
+	"MPI_File_read_ordered_c",
+	"MPI_File_write_ordered_c",
+	"MPI_File_read_at_all_begin_c",
+	"MPI_File_write_at_all_begin_c",
+	"MPI_File_read_all_begin_c",
+	"MPI_File_write_all_begin_c",
+	"MPI_File_read_ordered_begin_c",
+	"MPI_File_write_ordered_begin_c",
+	"MPI_Comm_create_from_group",
+	"MPI_Comm_idup_with_info",
+	"MPI_Intercomm_create_from_groups",
 };
-const int mf_ncalls = 195;
+const int mf_ncalls = 354;
 
 static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 {
@@ -888,7 +1049,7 @@ MF_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 	return mf_Sendrecv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 
-static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf_site, void * buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf_site, void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -913,7 +1074,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	return mf_rc;
 }
 
-MF_EXPORT int MPI_Sendrecv_replace(void * buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+MF_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	return mf_Sendrecv_replace((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
@@ -5188,6 +5349,4019 @@ MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newint
 {
 	return mf_Intercomm_merge((uint64_t)(uintptr_t)__builtin_return_address(0), intercomm, high, newintercomm);
 }
+
+#if MPI_VERSION >= 4
+
+static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 195, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isendrecv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t mf_site, void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 2*MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 196, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isendrecv_replace((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site, const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 197, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Psend_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, partitions, count, datatype, dest, tag, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 198, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Precv_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, partitions, count, datatype, source, tag, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int partition, MPI_Request request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Pready(partition, request);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Pready(partition, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 199, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Pready(int partition, MPI_Request request)
+{
+	return mf_Pready((uint64_t)(uintptr_t)__builtin_return_address(0), partition, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_site, int partition_low, int partition_high, MPI_Request request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Pready_range(partition_low, partition_high, request);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 200, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
+{
+	return mf_Pready_range((uint64_t)(uintptr_t)__builtin_return_address(0), partition_low, partition_high, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site, int length, int array_of_partitions[], MPI_Request request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Pready_list(length, array_of_partitions, request);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 201, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request)
+{
+	return mf_Pready_list((uint64_t)(uintptr_t)__builtin_return_address(0), length, array_of_partitions, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, MPI_Request request, int partition, int *flag)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Parrived(request, partition, flag);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Parrived(request, partition, flag);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 202, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
+{
+	return mf_Parrived((uint64_t)(uintptr_t)__builtin_return_address(0), request, partition, flag);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 203, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allgather_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 204, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allgatherv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 205, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allreduce_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 206, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoall_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 207, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoallv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 208, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoallw_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Barrier_init(comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Barrier_init(comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 209, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Barrier_init((uint64_t)(uintptr_t)__builtin_return_address(0), comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 210, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Bcast_init((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 211, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Exscan_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 212, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Gather_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 213, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Gatherv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 214, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_allgather_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 215, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_allgatherv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 216, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoall_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 217, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoallv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 218, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoallw_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 219, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 220, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_scatter_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 221, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_scatter_block_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 222, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scan_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 223, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scatter_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_site, const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 224, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scatterv_init((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 225, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Bsend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 226, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Bsend_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_site, void *buffer, MPI_Count size)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Buffer_attach_c(buffer, size);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Buffer_attach_c(buffer, size);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 227, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+	return mf_Buffer_attach_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_site, void *buffer_addr, MPI_Count *size)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Buffer_detach_c(buffer_addr, size);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 228, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+	return mf_Buffer_detach_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer_addr, size);
+}
+
+static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 229, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ibsend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Imrecv_c(buf, count, datatype, message, request);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 230, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	return mf_Imrecv_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, message, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 231, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Irecv_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 232, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Irsend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 233, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 234, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Issend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Mrecv_c(buf, count, datatype, message, status);
+	MPI_Status mf_st;
+	if (status == MPI_STATUS_IGNORE) {
+		mf_st.MPI_SOURCE = MPI_PROC_NULL;
+		status = &mf_st;
+	}
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 235, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	return mf_Mrecv_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, message, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 236, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Recv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+	MPI_Status mf_st;
+	if (status == MPI_STATUS_IGNORE) {
+		mf_st.MPI_SOURCE = MPI_PROC_NULL;
+		status = &mf_st;
+	}
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 237, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Recv_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, source, tag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 238, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Rsend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 239, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Rsend_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 240, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Send_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 241, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Send_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	MPI_Status mf_st;
+	if (status == MPI_STATUS_IGNORE) {
+		mf_st.MPI_SOURCE = MPI_PROC_NULL;
+		status = &mf_st;
+	}
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 242, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Sendrecv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	MPI_Status mf_st;
+	if (status == MPI_STATUS_IGNORE) {
+		mf_st.MPI_SOURCE = MPI_PROC_NULL;
+		status = &mf_st;
+	}
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 2*MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 243, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	return mf_Sendrecv_replace_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 244, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ssend_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 245, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	return mf_Ssend_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 246, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isendrecv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t mf_site, void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 2*MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 247, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
+		mf_req_track(MF_H(*request), mf_g);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Isendrecv_replace_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 248, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Allgather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 249, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allgather_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 250, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallgather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 251, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Allgatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 252, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allgatherv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 253, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallgatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 254, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Allreduce_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 255, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Allreduce_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 256, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iallreduce_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 257, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Alltoall_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 258, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoall_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 259, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoall_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 260, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Alltoallv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 261, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoallv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 262, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoallv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 263, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	return mf_Alltoallw_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 264, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Alltoallw_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 265, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ialltoallw_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Bcast_c(buffer, count, datatype, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 266, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	return mf_Bcast_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_site, void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 267, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Bcast_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 268, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ibcast_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 269, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Exscan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 270, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Exscan_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 271, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iexscan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 272, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Gather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 273, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Gather_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 274, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Igather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 275, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Gatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 276, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Gatherv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 277, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Igatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 278, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_allgather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 279, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_allgather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 280, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_allgather_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 281, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_allgatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 282, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_allgatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 283, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_allgatherv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 284, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_alltoall_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 285, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoall_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 286, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoall_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 287, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return mf_Neighbor_alltoallv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 288, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoallv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 289, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoallv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 290, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	return mf_Neighbor_alltoallw_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 291, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ineighbor_alltoallw_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 292, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Neighbor_alltoallw_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 293, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	return mf_Reduce_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 294, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 295, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_site, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 296, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
+{
+	return mf_Reduce_local_c((uint64_t)(uintptr_t)__builtin_return_address(0), inbuf, inoutbuf, count, datatype, op);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 297, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Reduce_scatter_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 298, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce_scatter_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 299, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_scatter_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 300, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Reduce_scatter_block_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 301, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Ireduce_scatter_block_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 302, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Reduce_scatter_block_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 303, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return mf_Scan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 304, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 305, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scan_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 306, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Scatter_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 307, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscatter_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 308, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scatter_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 309, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return mf_Scatterv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 310, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	return mf_Iscatterv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_site, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 311, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	return mf_Scatterv_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 312, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	return mf_Accumulate_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 313, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	return mf_Get_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 314, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	return mf_Get_accumulate_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 315, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	return mf_Put_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 316, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	return mf_Raccumulate_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 317, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rget_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 318, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rget_accumulate_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	mf_ginfo *mf_g = mf_win(win);
+	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 319, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	return mf_Rput_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 320, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return mf_Win_allocate_c((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 321, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return mf_Win_allocate_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+}
+
+static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_site, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = size;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 322, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	return mf_Win_create_c((uint64_t)(uintptr_t)__builtin_return_address(0), base, size, disp_unit, info, comm, win);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 323, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 324, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 325, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 326, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 327, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iread_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 328, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iwrite_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 329, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 330, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 331, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_all_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 332, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 333, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_all_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 334, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iread_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 335, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iread_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 336, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iwrite_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 337, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iread_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 338, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+	return mf_File_iwrite_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 339, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 340, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 341, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iread_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 342, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+{
+	return mf_File_iwrite_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 343, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_read_ordered_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 344, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+	return mf_File_write_ordered_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 345, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_read_at_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 346, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_write_at_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 347, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_read_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 348, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_write_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 349, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_read_ordered_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+	mf_ginfo *mf_g = mf_file(fh);
+	int64_t mf_bytes = MF_CB(count,datatype);
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 350, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+	return mf_File_write_ordered_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint64_t mf_site, MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 351, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+	return mf_Comm_create_from_group((uint64_t)(uintptr_t)__builtin_return_address(0), group, stringtag, info, errhandler, newcomm);
+}
+
+static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 352, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+	return mf_Comm_idup_with_info((uint64_t)(uintptr_t)__builtin_return_address(0), comm, info, newcomm, request);
+}
+
+static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups(uint64_t mf_site, MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cin);
+	int64_t mf_t0 = mf_now();
+	int mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	int64_t mf_t1 = mf_now();
+	if (mf_r->ncounters)
+		mf_counters_read(mf_cout);
+	mf_event mf_ev = {.call = 353, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
+	mf_record(mf_r, &mf_ev);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+	return mf_Intercomm_create_from_groups((uint64_t)(uintptr_t)__builtin_return_address(0), local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+}
+
+#endif /* MPI 4.0 */
 
 /* ---- Fortran entry points (mpif.h and `use mpi`) ---- */
 

@@ -58,3 +58,62 @@ Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 	assert.Contains(t, string(g), `"MPI_Wtime": "clock"`)
 	assert.Contains(t, string(s.Markdown()), "| MPI_Recv | `MF_CB(count,datatype)` |")
 }
+
+func TestSinceGroup(t *testing.T) {
+	spec := `## P2P
+Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype) peer=@dest
+## MPI-4.0: large count | since=4.0
+Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype) peer=@dest
+Pready(int partition, MPI_Request request)
+## Later
+Barrier(MPI_Comm comm) | comm=comm
+Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) | comm=comm since=4.1
+`
+	s, err := Parse(strings.NewReader(spec))
+	require.NoError(t, err)
+	require.Len(t, s.Funcs, 5)
+	assert.Equal(t, []string{"", "4.0", "4.0", "", "4.1"}, []string{s.Funcs[0].Since, s.Funcs[1].Since, s.Funcs[2].Since, s.Funcs[3].Since, s.Funcs[4].Since})
+	assert.Equal(t, "MPI-4.0: large count", s.Funcs[1].Group)
+	c := string(s.C())
+	// The name table is unconditional, the wrappers are not.
+	names := strings.Index(c, `"MPI_Send",`+"\n\t"+`"MPI_Send_c",`+"\n\t"+`"MPI_Pready",`+"\n\t"+`"MPI_Barrier",`+"\n\t"+`"MPI_Barrier_init",`)
+	require.Positive(t, names)
+	assert.Contains(t, c, "const int mf_ncalls = 5;")
+	open4, close4 := strings.Index(c, "#if MPI_VERSION >= 4\n"), strings.Index(c, "#endif /* MPI 4.0 */")
+	require.Greater(t, open4, names)
+	require.Greater(t, close4, open4)
+	for _, f := range []string{"MF_EXPORT int MPI_Send_c(", "MF_EXPORT int MPI_Pready("} {
+		i := strings.Index(c, f)
+		assert.True(t, i > open4 && i < close4, "%s inside #if", f)
+	}
+	assert.Less(t, strings.Index(c, "MF_EXPORT int MPI_Send("), open4)
+	b := strings.Index(c, "MF_EXPORT int MPI_Barrier(")
+	assert.True(t, b > close4, "MPI-3.1 group after the MPI-4.0 one is not conditional")
+	assert.Contains(t, c, "#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)\n")
+	assert.Less(t, strings.Count(c, "#if "), 3)
+	assert.Equal(t, strings.Count(c, "#if "), strings.Count(c, "#endif"))
+	// Call numbers follow the spec in every build.
+	assert.Contains(t, c, ".call = 1,")
+	// No Fortran entry points for the newer functions.
+	assert.Contains(t, c, "mpi_send_(")
+	assert.NotContains(t, c, "mpi_send_c_(")
+	assert.NotContains(t, c, "mpi_pready_(")
+	g, err := s.Go()
+	require.NoError(t, err)
+	assert.Regexp(t, `"MPI_Send_c":\s+"4.0"`, string(g))
+	assert.Regexp(t, `"MPI_Barrier_init":\s+"4.1"`, string(g))
+	assert.NotContains(t, string(g), `"MPI_Send": "`)
+	md := string(s.Markdown())
+	assert.Contains(t, md, "### MPI-4.0: large count\n")
+	assert.Contains(t, md, "### Later\n")
+	assert.Contains(t, md, "(2 of MPI-3.1, 2 added by\nMPI-4.0, 1 added by MPI-4.1)")
+	assert.NotContains(t, md, "MPI_Pready,", "not listed among the functions without Fortran entry point")
+}
+
+func TestSinceErrors(t *testing.T) {
+	for _, spec := range []string{"## G | since=4\nSend(int a)\n", "## G | colour=red\n", "Send(int a) | since=four\n"} {
+		_, err := Parse(strings.NewReader(spec))
+		require.Error(t, err, spec)
+		assert.Contains(t, err.Error(), "since=MAJOR.MINOR")
+	}
+}
