@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mf_mpi.h"
@@ -523,6 +525,7 @@ static struct {
 	mf_partial_info info;
 	int ready;
 	volatile sig_atomic_t done; /* a partial file was written, or MPI_Finalize ran */
+	volatile pid_t writer;      /* the thread writing the partial files, 0 when none */
 	char host[256], job[128], lib[MPI_MAX_LIBRARY_VERSION_STRING], ver[32];
 	char dir[PATH_MAX], exe[PATH_MAX], exe_path[PATH_MAX];
 	char cmd[8192];
@@ -584,10 +587,27 @@ static void write_partial(mf_thr *t, mf_partial_info in, int safe)
 		fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
 }
 
+/* mf_partial_now writes the partial files, once. A second call from
+ * another thread while the first writes (a launcher that sends SIGTERM
+ * twice, the signal then delivered to another thread) waits for it, up to
+ * 3 s: returning would hand the signal on, and the process would end in
+ * the middle of the write. Only async-signal-safe calls when !safe. */
 void mf_partial_now(int safe)
 {
-	if (__atomic_exchange_n(&P.done, 1, __ATOMIC_ACQ_REL) || !P.ready || !G.active)
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	if (__atomic_exchange_n(&P.done, 1, __ATOMIC_ACQ_REL)) {
+		struct timespec ms = {0, 1000000};
+		for (int i = 0; i < 3000; i++) {
+			pid_t w = __atomic_load_n(&P.writer, __ATOMIC_ACQUIRE);
+			if (w == 0 || w == me)
+				break;
+			nanosleep(&ms, NULL);
+		}
 		return;
+	}
+	if (!P.ready || !G.active)
+		return;
+	__atomic_store_n(&P.writer, me, __ATOMIC_RELEASE);
 	mf_partial_info in = P.info;
 	in.wall = mf_now() - G.init_mono;
 	static uint8_t buf[MF_PARTIAL_STATICBUF];
@@ -595,6 +615,7 @@ void mf_partial_now(int safe)
 	in.buflen = sizeof buf;
 	for (int i = 0; i < G.nthr; i++)
 		write_partial(G.thr[i], in, safe);
+	__atomic_store_n(&P.writer, 0, __ATOMIC_RELEASE);
 }
 
 /* checkpoint writes the partial file of the calling thread's recorder now
