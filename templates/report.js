@@ -503,7 +503,7 @@
       // time axis
       for (var t = 0; t <= nt; t += Math.max(1, Math.round(nt / 6))) {
         var tx = sel("text", { x: x(t), y: H + 14, "font-size": 10, fill: "#555", "text-anchor": t === 0 ? "start" : t + Math.max(1, Math.round(nt / 6)) > nt ? "end" : "middle" });
-        tx.textContent = (+O.bounds[t].toPrecision(4)) + " s";
+        tx.textContent = (+O.bounds[t].toPrecision(3)) + " s"; // slice bounds: not round numbers
         svg.appendChild(tx);
       }
       svg.setAttribute("data-count", count);
