@@ -682,10 +682,12 @@ func TestExitCodeAndUnwritableDir(t *testing.T) {
 func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 	out := t.TempDir()
 	missing := filepath.Join(out, "does-not-exist")
-	res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing}, filepath.Join(dir, "halo"), "3", "fail")
+	res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing, "-x", "MPIFLOW_CHECKPOINT=0.000001"},
+		filepath.Join(dir, "halo"), "3", "fail")
 	assert.Equal(t, 3, res.code)
 	assert.Contains(t, res.stdout, "halo:")
 	assert.Contains(t, res.stderr, "mpiflow: output directory")
+	assert.Equal(t, 1, strings.Count(res.stderr, "cannot write a checkpoint"), "checkpoints warn once: %s", res.stderr)
 	files, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
 	assert.Empty(t, files)
 }

@@ -561,9 +561,10 @@ static void job_id(char *out, size_t n)
 	snprintf(out, n, "%d", pid);
 }
 
-/* write_partial writes the partial file of thread t. safe: outside a
- * signal handler, so dladdr and malloc may be used to locate call sites. */
-static void write_partial(mf_thr *t, mf_partial_info in, int safe)
+/* write_partial writes the partial file of thread t and returns 0 or a
+ * negative errno. safe: outside a signal handler, so dladdr and malloc may
+ * be used to locate call sites. */
+static int write_partial(mf_thr *t, mf_partial_info in, int safe)
 {
 	mf_rec snap = t->rec;
 	if (snap.busy)
@@ -583,8 +584,7 @@ static void write_partial(mf_thr *t, mf_partial_info in, int safe)
 	in.nsites = sites ? snap.nsites : 0;
 	int rc = mf_write_partial(&snap, &in, P.dir);
 	free(sites);
-	if (rc < 0 && safe)
-		fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
+	return rc;
 }
 
 /* mf_partial_now writes the partial files, once. A second call from
@@ -613,8 +613,11 @@ void mf_partial_now(int safe)
 	static uint8_t buf[MF_PARTIAL_STATICBUF];
 	in.buf = buf;
 	in.buflen = sizeof buf;
-	for (int i = 0; i < G.nthr; i++)
-		write_partial(G.thr[i], in, safe);
+	for (int i = 0; i < G.nthr; i++) {
+		int rc = write_partial(G.thr[i], in, safe);
+		if (rc < 0 && safe)
+			fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
+	}
 	__atomic_store_n(&P.writer, 0, __ATOMIC_RELEASE);
 }
 
@@ -642,8 +645,15 @@ static void checkpoint(mf_rec *r)
 	in.buf = t->ckpt_buf;
 	in.buflen = MF_PARTIAL_STATICBUF;
 	in.checkpoint = 1;
-	write_partial(t, in, 1);
+	int rc = write_partial(t, in, 1);
 	t->ckpt_written = 1;
+	if (rc < 0) {
+		/* No more checkpoints of this thread; one warning per job. */
+		r->ckpt_next = INT64_MAX;
+		if (G.rank == 0 && t->index == 0)
+			fprintf(stderr, "mpiflow: cannot write a checkpoint in %s: %s; no more checkpoints (MPIFLOW_CHECKPOINT)\n",
+				P.dir, strerror(-rc));
+	}
 }
 
 /* checkpoint_every parses MPIFLOW_CHECKPOINT, the longest interval in
