@@ -37,20 +37,27 @@ var p2p = map[string]bool{
 	"bsend": true, "ibsend": true, "rsend": true, "irsend": true, "sendrecv": true,
 	"sendrecv_replace": true, "probe": true, "iprobe": true, "mprobe": true, "improbe": true,
 	"mrecv": true, "imrecv": true, "start": true, "startall": true,
+	"isendrecv": true, "isendrecv_replace": true,
+	// Partitioned communication (MPI-4.0).
+	"psend": true, "precv": true, "pready": true, "pready_range": true, "pready_list": true,
 	// One-sided communication moves data between two ranks too.
 	"put": true, "get": true, "accumulate": true, "get_accumulate": true, "fetch_and_op": true,
 	"compare_and_swap": true, "rput": true, "rget": true, "raccumulate": true, "rget_accumulate": true,
 }
 
 // CallGroup returns the group of an MPI call name: p2p (point-to-point and
-// one-sided), collective (blocking or not), wait (MPI_Wait*, MPI_Test* and
-// RMA synchronization), io (MPI_File_*) or other.
+// one-sided), collective (blocking, nonblocking or persistent), wait
+// (MPI_Wait*, MPI_Test*, MPI_Parrived and RMA synchronization), io
+// (MPI_File_*) or other. Large-count (_c) calls are grouped with their int
+// forms, persistent (_init) ones with the calls they start.
 func CallGroup(call string) string {
 	name := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(call, "MPI_"), "PMPI_"))
+	name = strings.TrimSuffix(name, "_c")
+	name = strings.TrimSuffix(name, "_init")
 	switch {
 	case strings.HasPrefix(name, "file_"):
 		return GroupIO
-	case strings.HasPrefix(name, "wait"), strings.HasPrefix(name, "test"),
+	case strings.HasPrefix(name, "wait"), strings.HasPrefix(name, "test"), name == "parrived",
 		name == "win_fence", name == "win_wait", name == "win_complete", name == "win_flush",
 		name == "win_flush_all", name == "win_unlock", name == "win_unlock_all":
 		return GroupWait

@@ -29,6 +29,18 @@ func TestCallGroup(t *testing.T) {
 		{"MPI_Init", GroupOther},
 		{"MPI_Comm_rank", GroupOther},
 		{"MPI_Isomething", GroupOther},
+		{"MPI_Send_init", GroupP2P},
+		{"MPI_Recv_c", GroupP2P},
+		{"MPI_Isendrecv", GroupP2P},
+		{"MPI_Isendrecv_replace_c", GroupP2P},
+		{"MPI_Psend_init", GroupP2P},
+		{"MPI_Pready_list", GroupP2P},
+		{"MPI_Parrived", GroupWait},
+		{"MPI_Allreduce_init", GroupCollective},
+		{"MPI_Neighbor_alltoallw_init_c", GroupCollective},
+		{"MPI_Ialltoallv_c", GroupCollective},
+		{"MPI_File_write_at_all_c", GroupIO},
+		{"MPI_Comm_create_from_group", GroupOther},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, CallGroup(tt.call), tt.call)

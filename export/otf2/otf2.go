@@ -149,9 +149,15 @@ var collectiveOps = map[string]struct {
 }
 
 // classify maps an MPI call name to its OTF2 kind, region role and
-// collective operation.
+// collective operation. A large-count (_c) call is classified as its int
+// form; a persistent (_init) one only by role, as its communication happens
+// at MPI_Start.
 func classify(call string) callInfo {
 	name := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(call, "P"), "MPI_"))
+	name = strings.TrimSuffix(name, "_c")
+	if base, ok := strings.CutSuffix(name, "_init"); ok {
+		return callInfo{kind: KindOther, role: classify("MPI_" + base).role}
+	}
 	if c, ok := collectiveOps[name]; ok {
 		return callInfo{kind: KindCollective, role: c.role, op: c.op}
 	}
@@ -165,7 +171,8 @@ func classify(call string) callInfo {
 		return callInfo{kind: KindRecv, role: C.OTF2_REGION_ROLE_POINT2POINT}
 	case "sendrecv", "sendrecv_replace":
 		return callInfo{kind: KindSendRecv, role: C.OTF2_REGION_ROLE_POINT2POINT}
-	case "isend", "issend", "ibsend", "irsend", "irecv", "probe", "iprobe", "mprobe", "improbe", "mrecv", "imrecv":
+	case "isend", "issend", "ibsend", "irsend", "irecv", "probe", "iprobe", "mprobe", "improbe", "mrecv", "imrecv",
+		"isendrecv", "isendrecv_replace", "psend", "precv", "pready", "pready_range", "pready_list", "parrived":
 		return callInfo{kind: KindOther, role: C.OTF2_REGION_ROLE_POINT2POINT}
 	}
 	if strings.HasPrefix(name, "file_") {

@@ -152,6 +152,14 @@ func TestClassify(t *testing.T) {
 	assert.Equal(t, KindOther, classify("MPI_Iallreduce").kind)
 	assert.Equal(t, KindOther, classify("MPI_Isend").kind)
 	assert.Equal(t, KindOther, classify("MPI_File_write_at_all").kind)
+	// MPI-4.0: large-count calls as their int forms, persistent ones by role.
+	assert.Equal(t, KindSend, classify("MPI_Send_c").kind)
+	assert.Equal(t, KindCollective, classify("MPI_Allreduce_c").kind)
+	assert.Equal(t, classify("MPI_Allreduce").role, classify("MPI_Allreduce_init").role)
+	assert.Equal(t, KindOther, classify("MPI_Allreduce_init").kind)
+	assert.Equal(t, KindOther, classify("MPI_Send_init").kind)
+	assert.Equal(t, classify("MPI_Send").role, classify("MPI_Psend_init").role)
+	assert.Equal(t, classify("MPI_Send").role, classify("MPI_Isendrecv").role)
 }
 
 func BenchmarkExportOTF2(b *testing.B) {
