@@ -452,17 +452,17 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 		data.Timeline = tl
 		p.TimelineNote = tl.Note
 	}
-	if !opt.NoOcelotl {
-		prog.begin("overview", 1)
-		defer prog.step("overview", 1)
-	}
 	if opt.NoOcelotl {
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
-	} else if oc, err := buildOcelotl(h, ranksOf(infos), opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
-		p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
 	} else {
-		data.Ocelotl = oc
-		p.OcelotlNote = strings.Join(oc.Notes, "; ")
+		prog.begin("overview", 1)
+		if oc, err := buildOcelotl(h, ranksOf(infos), opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
+			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
+		} else {
+			data.Ocelotl = oc
+			p.OcelotlNote = strings.Join(oc.Notes, "; ")
+		}
+		prog.step("overview", 1)
 	}
 	p.Data = data
 	return p, ctx.Err()
