@@ -154,6 +154,17 @@ static inline int64_t mf_tsize(MPI_Datatype t)
 /* Number of peers of a collective: the remote group for intercommunicators. */
 #define MF_N(g) ((g)->inter ? (g)->rsize : (g)->size)
 
+/* mf_got is the bytes a completed receive got, from its status; the
+ * posted count's when the MPI cannot tell (a count that is no whole number
+ * of elements, or beyond int). */
+static inline int64_t mf_got(const MPI_Status *st, MPI_Datatype t, int64_t posted)
+{
+	int n = MPI_UNDEFINED;
+	if (PMPI_Get_count(st, t, &n) == MPI_SUCCESS && n != MPI_UNDEFINED)
+		return MF_CB(n, t);
+	return MF_CB(posted, t);
+}
+
 /* mf_vsum, mf_wsum and mf_at sum or pick the counts of vector calls;
  * mf_vsum_c, mf_wsum_c and mf_at_c do the same for the MPI-4.0 large-count
  * (_c) calls, whose counts are MPI_Count. */

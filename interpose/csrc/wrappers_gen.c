@@ -822,6 +822,8 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = mf_got(status,type,count);
 	mf_event mf_ev = {.call = 17, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -909,6 +911,8 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = mf_got(status,datatype,count);
 	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -1039,6 +1043,8 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount);
 	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -1069,6 +1075,8 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = MF_CB(count,datatype)+mf_got(status,datatype,count);
 	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6380,6 +6388,8 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = mf_got(status,datatype,count);
 	mf_event mf_ev = {.call = 235, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6437,6 +6447,8 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = mf_got(status,datatype,count);
 	mf_event mf_ev = {.call = 237, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6567,6 +6579,8 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount);
 	mf_event mf_ev = {.call = 242, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6597,6 +6611,8 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
+	if (mf_rc == MPI_SUCCESS)
+		mf_bytes = MF_CB(count,datatype)+mf_got(status,datatype,count);
 	mf_event mf_ev = {.call = 243, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;

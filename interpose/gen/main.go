@@ -47,7 +47,7 @@ type Spec struct {
 	Excluded []Excluded
 }
 
-var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true}
+var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true, "got": true}
 
 var sinceRE = regexp.MustCompile(`^([1-9][0-9]*)\.([0-9]+)$`)
 
@@ -269,6 +269,9 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\tint mf_rc = PMPI_%s(%s);\n", f.Name, f.args())
 	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_now();\n")
 	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
+	if e := d["got"]; e != "" {
+		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_bytes = %s;\n", e)
+	}
 	peer := "-1"
 	if e := d["peer"]; e != "" {
 		peer = peerRE.ReplaceAllString(e, "mf_peer(mf_g, $1)")
@@ -427,8 +430,10 @@ func (s *Spec) Markdown() []byte {
 		"Request_get_status the partner is the status's source, translated to a world "+
 		"rank through the request's communicator (receives posted on communicators whose "+
 		"ranks are not world ranks are tracked until they complete); Waitall, Waitsome, "+
-		"Testall and Testsome record no partner. Receives record the posted size "+
-		"(count x type size), not the received size.", len(s.Funcs), api)))
+		"Testall and Testsome record no partner. Blocking receives (Recv, Mrecv and the "+
+		"receive half of Sendrecv) record the size received, from the status "+
+		"(MPI_Get_count); nonblocking ones the posted size (count x type size), as "+
+		"the message has not arrived when they return.", len(s.Funcs), api)))
 	b.WriteString("\n")
 	for _, v := range newer {
 		b.WriteString(wrapText(fmt.Sprintf("The functions of the groups marked MPI-%s are wrapped only when the "+
@@ -458,6 +463,9 @@ func (s *Spec) Markdown() []byte {
 			fmt.Fprintf(&b, "\n### %s\n\n| Function | Bytes | Partner |\n|---|---|---|\n", title)
 		}
 		by, pe := f.Dir["bytes"], f.Dir["peer"]
+		if g := f.Dir["got"]; g != "" {
+			by = g
+		}
 		if by == "" {
 			by = "-"
 		} else {
