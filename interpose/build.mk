@@ -45,7 +45,7 @@ $(LIBDIR)/libmpiflow-go.so:
 # libmpiflow, alternating in one invocation (see interpose/bench/).
 # bench-overhead-papi does the same with hardware counters requested
 # (where PAPI or the counters are missing, the cost of asking for them).
-BENCH_ITERS ?= 200000
+BENCH_ITERS ?= 400000
 BENCH_PAPI  ?= PAPI_TOT_INS,PAPI_TOT_CYC
 bench-overhead-papi:
 	$(MAKE) bench-overhead MPIFLOW_PAPI=$(BENCH_PAPI)

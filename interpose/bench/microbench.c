@@ -1,18 +1,93 @@
 /* microbench: time per MPI call for the overhead benchmark (make
- * bench-overhead). Run with 2 ranks; rank 0 prints "<test> <ns per call>"
- * for each test, the best of several repetitions. */
+ * bench-overhead). Run with 2 ranks. Each test runs in BLOCKS blocks that
+ * alternate between the MPI_ functions (which a preloaded library
+ * intercepts) and the PMPI_ ones (which it does not), so the difference is
+ * what the library adds, measured within the same process and the same few
+ * milliseconds: a shared machine's speed changes between runs (2-core
+ * virtual machines here run ping-pong 3x faster now and then) but hardly
+ * between neighboring blocks. Rank 0 prints "<test> <MPI_ ns> <PMPI_ ns>"
+ * per call, each the median over its blocks. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
-#define REPS 5
+#define BLOCKS 40 /* even: as many blocks of each kind */
 
-static double best(double a, double b) { return a < b ? a : b; }
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int rank, peer, r;
+static char buf[8], rbuf[8];
+static double x = 1, y;
+
+/* TESTS(P, V) defines the tests <name>_V, each running m iterations
+ * through the P##MPI_ functions (P empty or P) and returning the number of
+ * calls per iteration. */
+#define TESTS(P, V)                                                                                  \
+	static int comm_rank_##V(int m)                                                             \
+	{                                                                                           \
+		for (int i = 0; i < m; i++)                                                         \
+			P##MPI_Comm_rank(MPI_COMM_WORLD, &r);                                       \
+		return 1;                                                                           \
+	}                                                                                           \
+	static int pingpong_##V(int m)                                                              \
+	{                                                                                           \
+		for (int i = 0; i < m; i++) {                                                       \
+			if (rank == 0) {                                                            \
+				P##MPI_Send(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);             \
+				P##MPI_Recv(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); \
+			} else {                                                                    \
+				P##MPI_Recv(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); \
+				P##MPI_Send(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);             \
+			}                                                                           \
+		}                                                                                   \
+		return 2;                                                                           \
+	}                                                                                           \
+	static int isend_irecv_waitall_##V(int m)                                                   \
+	{                                                                                           \
+		MPI_Request rq[2];                                                                  \
+		for (int i = 0; i < m; i++) {                                                       \
+			P##MPI_Irecv(rbuf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);           \
+			P##MPI_Isend(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);            \
+			P##MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);                                 \
+		}                                                                                   \
+		return 3;                                                                           \
+	}                                                                                           \
+	static int allreduce_##V(int m)                                                             \
+	{                                                                                           \
+		for (int i = 0; i < m; i++)                                                         \
+			P##MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);           \
+		return 1;                                                                           \
+	}
+TESTS(, mpi)
+TESTS(P, pmpi)
+
+struct test {
+	const char *name;
+	int (*wrapped)(int), (*pmpi)(int);
+	int div; /* iterations per block: n / BLOCKS / div */
+};
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 100000;
-	int rank, size, r;
+	int n = argc > 1 ? atoi(argv[1]) : 100000, size;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -22,56 +97,34 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 1;
 	}
-	int peer = 1 - rank;
-	double t_rank = 1e30, t_pp = 1e30, t_nb = 1e30, t_ar = 1e30;
-	char buf[8] = {0}, rbuf[8];
-	double x = 1, y;
-	for (int rep = 0; rep < REPS; rep++) {
-		/* MPI_Comm_rank: 1 call per iteration */
-		MPI_Barrier(MPI_COMM_WORLD);
-		double t = MPI_Wtime();
-		for (int i = 0; i < n; i++)
-			MPI_Comm_rank(MPI_COMM_WORLD, &r);
-		t_rank = best(t_rank, (MPI_Wtime() - t) / n);
-
-		/* 0-byte ping-pong: 2 calls per iteration on each rank */
-		int m = n / 10;
-		MPI_Barrier(MPI_COMM_WORLD);
-		t = MPI_Wtime();
-		for (int i = 0; i < m; i++) {
-			if (rank == 0) {
-				MPI_Send(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-				MPI_Recv(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else {
-				MPI_Recv(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(buf, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-			}
+	peer = 1 - rank;
+	struct test tests[] = {
+		{"comm_rank", comm_rank_mpi, comm_rank_pmpi, 1},
+		{"pingpong", pingpong_mpi, pingpong_pmpi, 10},
+		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, 10},
+		{"allreduce", allreduce_mpi, allreduce_pmpi, 10},
+	};
+	for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {
+		struct test *tt = &tests[k];
+		int m = n / BLOCKS / tt->div;
+		if (m < 1)
+			m = 1;
+		double w[BLOCKS / 2], p[BLOCKS / 2];
+		tt->wrapped(m); /* warm up both paths */
+		tt->pmpi(m);
+		for (int b = 0; b < BLOCKS; b++) {
+			int wrapped = b % 2 == 0;
+			PMPI_Barrier(MPI_COMM_WORLD);
+			double t = now();
+			int calls = wrapped ? tt->wrapped(m) : tt->pmpi(m);
+			double ns = (now() - t) * 1e9 / ((double)m * calls);
+			if (wrapped)
+				w[b / 2] = ns;
+			else
+				p[b / 2] = ns;
 		}
-		t_pp = best(t_pp, (MPI_Wtime() - t) / (2.0 * m));
-
-		/* Isend/Irecv/Waitall: 3 calls per iteration */
-		MPI_Request rq[2];
-		MPI_Barrier(MPI_COMM_WORLD);
-		t = MPI_Wtime();
-		for (int i = 0; i < m; i++) {
-			MPI_Irecv(rbuf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
-			MPI_Isend(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
-			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		}
-		t_nb = best(t_nb, (MPI_Wtime() - t) / (3.0 * m));
-
-		/* 8-byte Allreduce: 1 call per iteration */
-		MPI_Barrier(MPI_COMM_WORLD);
-		t = MPI_Wtime();
-		for (int i = 0; i < m; i++)
-			MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-		t_ar = best(t_ar, (MPI_Wtime() - t) / m);
-	}
-	if (rank == 0) {
-		printf("comm_rank %.1f\n", t_rank * 1e9);
-		printf("pingpong %.1f\n", t_pp * 1e9);
-		printf("isend_irecv_waitall %.1f\n", t_nb * 1e9);
-		printf("allreduce %.1f\n", t_ar * 1e9);
+		if (rank == 0)
+			printf("%s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
 	}
 	MPI_Finalize();
 	return 0;
