@@ -926,19 +926,9 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	} else {
 		assert.Equal(t, plain.code, rec.code, "exit code unchanged")
 	}
-	files, err := filepath.Glob(filepath.Join(out, "*.partial.mpiflow"))
-	require.NoError(t, err)
+	files, partials := readPartials(t, out)
 	ranks := map[int]bool{}
-	for _, p := range files {
-		f, err := flowgraph.Open(p)
-		require.NoError(t, err)
-		assert.True(t, f.Header.Incomplete)
-		assert.Equal(t, 4, f.Header.NumRanks)
-		require.Len(t, f.Index, 1)
-		r, err := f.ReadRank(0)
-		require.NoError(t, err)
-		f.Close()
-		assert.False(t, r.Complete)
+	for _, r := range partials {
 		ranks[r.Rank] = true
 		calls := map[string]int64{}
 		for _, n := range r.Graph.Nodes {
@@ -968,9 +958,9 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 		assert.Len(t, ranks, 4, "every rank left data")
 	} else if len(ranks) < 4 {
 		// Open MPI's launcher sends SIGTERM to the other ranks
-		// and SIGKILL 1 s later; every rank normally leaves
-		// data, but about 1 run in 10 one does not (cause not
-		// found yet), so this is reported, not failed.
+		// and SIGKILL 1 s later, but its teardown sometimes kills
+		// one within a millisecond, mid-write (interpose/README.md),
+		// so this is reported, not failed.
 		t.Logf("only ranks %v left data", ranks)
 	}
 	merged := filepath.Join(out, "merged.mpiflow")
@@ -982,6 +972,28 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	assert.Len(t, f.Index, len(ranks))
 }
 
+// readPartials returns the partial files in dir and their ranks, checking
+// that each is a one-rank, incomplete file of a 4-rank job.
+func readPartials(t *testing.T, dir string) ([]string, []*flowgraph.Rank) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.partial.mpiflow"))
+	require.NoError(t, err)
+	var ranks []*flowgraph.Rank
+	for _, p := range files {
+		f, err := flowgraph.Open(p)
+		require.NoError(t, err)
+		assert.True(t, f.Header.Incomplete)
+		assert.Equal(t, 4, f.Header.NumRanks)
+		require.Len(t, f.Index, 1)
+		r, err := f.ReadRank(0)
+		require.NoError(t, err)
+		f.Close()
+		assert.False(t, r.Complete)
+		ranks = append(ranks, r)
+	}
+	return files, ranks
+}
+
 // TestDefaultCheckpoint: a rank killed more than 1 s after MPI_Init leaves
 // its first checkpoint without any setting. Rank 2 segfaults after 1.5 s;
 // under MPICH the others are killed with SIGKILL.
@@ -991,15 +1003,9 @@ func TestDefaultCheckpoint(t *testing.T) {
 		env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
 		res := mpirun(t, m, out, nil, env, filepath.Join(dir, "crash"), "segv", "1.5")
 		require.NotZero(t, res.code)
-		files, err := filepath.Glob(filepath.Join(out, "*.partial.mpiflow"))
-		require.NoError(t, err)
+		_, partials := readPartials(t, out)
 		ranks := map[int]bool{}
-		for _, p := range files {
-			f, err := flowgraph.Open(p)
-			require.NoError(t, err)
-			r, err := f.ReadRank(0)
-			require.NoError(t, err)
-			f.Close()
+		for _, r := range partials {
 			ranks[r.Rank] = true
 			var bcasts int64
 			for _, n := range r.Graph.Nodes {
