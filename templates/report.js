@@ -98,15 +98,15 @@
 
   // ---- event flow graphs
   function shapes(g) { return g.querySelectorAll("polygon, path, ellipse, polyline"); }
-  // recolor sets node fills and edge strokes of svg (group g, level l) by
-  // value(key) and returns the maxima used.
   // MPI_Init nodes are grey and outside the scale: their start-up cost
   // would otherwise leave every other node at the yellow end.
   var startUp = {};
   (D.startup || []).forEach(function (k) { startUp[k] = true; });
+  function elemKey(e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; }
+  // recolor sets node fills and edge strokes of svg (group g, level l) by
+  // value(key) and returns the maxima used.
   function recolor(svg, g, value, colorOf) {
-    var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge");
-    var key = function (e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; };
+    var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge"), key = elemKey;
     var nmax = 0, emax = 0;
     nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && !startUp[key(n)] && Math.abs(v) > nmax) nmax = Math.abs(v); });
     edges.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > emax) emax = Math.abs(v); });
@@ -128,7 +128,6 @@
     return [nmax, emax];
   }
   var MI = { time: D.metrics.indexOf("time"), count: D.metrics.indexOf("count"), bytes: D.metrics.indexOf("bytes") };
-  function elemKey(e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; }
   // relabel rewrites the labels and hover texts of a group's drawing with
   // the values of one rank (vals: element key -> value per metric), in the
   // formats of the paper: "MPI_Allreduce 8B cs=68 t=31.69", "200 (0.01)".
@@ -222,8 +221,8 @@
         function (v, max) { return diverge(max > 0 ? v / max : 0); });
       var mname = cM.options[cM.selectedIndex].text;
       svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
-        var mm = /^x\d+_(\d+)$/.exec(n.id); if (!mm) return;
-        var k = +mm[1], t = n.querySelector("title");
+        var k = elemKey(n), t = n.querySelector("title");
+        if (k < 0) return;
         if (t) t.textContent = D.elems[k] + "\n" + mname + ": A " + fmtV(mname, get(va, k)) + ", B " + fmtV(mname, get(vb, k)) +
           ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k));
       });

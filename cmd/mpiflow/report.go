@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -27,11 +28,7 @@ overview and a timeline of the reconstructed events.`,
 				out = reportPath(args[0])
 			}
 			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
-			var clear func()
-			opt.Progress, clear = stageProgress()
-			err := report.WriteFile(cmd.Context(), out, args[0], opt)
-			clear()
-			if err != nil {
+			if err := writeReport(cmd.Context(), out, args[0], opt); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "report written to %s\n", out)
@@ -44,4 +41,13 @@ overview and a timeline of the reconstructed events.`,
 	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
 	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
 	return cmd
+}
+
+// writeReport writes the report of the profile in to out, with progress on
+// a terminal.
+func writeReport(ctx context.Context, out, in string, opt report.Options) error {
+	var clear func()
+	opt.Progress, clear = stageProgress()
+	defer clear()
+	return report.WriteFile(ctx, out, in, opt)
 }

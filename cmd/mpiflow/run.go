@@ -185,12 +185,7 @@ func writeReports(ctx context.Context, files []string, stderr io.Writer) []strin
 	var out []string
 	for _, f := range files {
 		dst := reportPath(f)
-		var opt report.Options
-		var clear func()
-		opt.Progress, clear = stageProgress()
-		err := report.WriteFile(ctx, dst, f, opt)
-		clear()
-		if err != nil {
+		if err := writeReport(ctx, dst, f, report.Options{}); err != nil {
 			fmt.Fprintf(stderr, "mpiflow: no report for %s: %v\n", f, err)
 			continue
 		}

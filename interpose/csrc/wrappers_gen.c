@@ -813,7 +813,6 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	int64_t mf_bytes = MF_CB(count,type);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -822,8 +821,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = mf_got(status,type,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
 	mf_event mf_ev = {.call = 17, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -902,7 +900,6 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -911,8 +908,7 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = mf_got(status,datatype,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -1034,7 +1030,6 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1043,8 +1038,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -1066,7 +1060,6 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = 2*MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -1075,8 +1068,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = MF_CB(count,datatype)+mf_got(status,datatype,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6379,7 +6371,6 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -6388,8 +6379,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = mf_got(status,datatype,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 235, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6438,7 +6428,6 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -6447,8 +6436,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = mf_got(status,datatype,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 237, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6570,7 +6558,6 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -6579,8 +6566,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	mf_event mf_ev = {.call = 242, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;
@@ -6602,7 +6588,6 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_bytes = 2*MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
@@ -6611,8 +6596,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	int64_t mf_t1 = mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	if (mf_rc == MPI_SUCCESS)
-		mf_bytes = MF_CB(count,datatype)+mf_got(status,datatype,count);
+	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 243, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 	mf_record(mf_r, &mf_ev);
 	return mf_rc;

@@ -253,7 +253,9 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	if e := d["bytes"]; e != "" {
 		bytesExpr = e
 	}
-	fmt.Fprintf(b, "\tint64_t mf_bytes = %s;\n", bytesExpr)
+	if d["got"] == "" {
+		fmt.Fprintf(b, "\tint64_t mf_bytes = %s;\n", bytesExpr)
+	}
 	fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
 	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 	fmt.Fprintf(b, "\tint64_t mf_t0 = mf_now();\n")
@@ -270,7 +272,9 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_now();\n")
 	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
 	if e := d["got"]; e != "" {
-		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_bytes = %s;\n", e)
+		// The posted size only when the call failed: counts and types
+		// are passed by value, so it can be computed after the call.
+		fmt.Fprintf(b, "\tint64_t mf_bytes = mf_rc == MPI_SUCCESS ? %s : %s;\n", e, bytesExpr)
 	}
 	peer := "-1"
 	if e := d["peer"]; e != "" {
@@ -364,17 +368,6 @@ func wrapText(s string) string {
 	return b.String()
 }
 
-// sinceFuncs returns the functions newer than MPI-3.1.
-func (s *Spec) sinceFuncs() []*Func {
-	var fs []*Func
-	for i := range s.Funcs {
-		if s.Funcs[i].Since != "" {
-			fs = append(fs, &s.Funcs[i])
-		}
-	}
-	return fs
-}
-
 // Go returns the generated Go file listing wrapped and excluded calls.
 func (s *Spec) Go() ([]byte, error) {
 	var b bytes.Buffer
@@ -404,17 +397,19 @@ func (s *Spec) Markdown() []byte {
 	b.WriteString("## What mpiflow records\n\n")
 	var newer []string
 	versions := map[string]int{}
+	older := len(s.Funcs)
 	for _, f := range s.Funcs {
 		if f.Since != "" {
 			if versions[f.Since] == 0 {
 				newer = append(newer, f.Since)
 			}
 			versions[f.Since]++
+			older--
 		}
 	}
 	api := "the MPI-3.1 C API"
 	if len(newer) > 0 {
-		api = fmt.Sprintf("the MPI C API (%d of MPI-3.1", len(s.Funcs)-len(s.sinceFuncs()))
+		api = fmt.Sprintf("the MPI C API (%d of MPI-3.1", older)
 		for _, v := range newer {
 			api += fmt.Sprintf(", %d added by MPI-%s", versions[v], v)
 		}
