@@ -887,10 +887,10 @@ var crashCases = []struct {
 // SIGKILL, so there the other ranks leave their last checkpoint.
 func TestPartialRuns(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
-		// With checkpoints after every call (the runs last less than
-		// the first default checkpoint, 1 s), every rank must leave data;
-		// without, Open MPI's crash paths alone are tested. hydra kills
-		// the other ranks at once, so MPICH runs with checkpoints only.
+		// With checkpoints after every call, every rank must leave its
+		// data up to the barriers; with checkpoints off, Open MPI's crash
+		// paths alone are tested. hydra kills the other ranks at once,
+		// so MPICH runs with checkpoints only.
 		ckpts := []bool{false, true}
 		if m.name == "mpich" {
 			ckpts = []bool{true}
@@ -915,6 +915,8 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
 	if ckpt {
 		env = append(env, "-x", "MPIFLOW_CHECKPOINT=0.000001")
+	} else {
+		env = append(env, "-x", "MPIFLOW_CHECKPOINT=off")
 	}
 	rec := mpirun(t, m, out, nil, env, app, mode)
 	if m.name == "mpich" && mode == "exit" {
@@ -994,28 +996,34 @@ func readPartials(t *testing.T, dir string) ([]string, []*flowgraph.Rank) {
 	return files, ranks
 }
 
-// TestDefaultCheckpoint: a rank killed more than 1 s after MPI_Init leaves
-// its first checkpoint without any setting. Rank 2 segfaults after 1.5 s;
-// under MPICH the others are killed with SIGKILL.
+// TestDefaultCheckpoint: with no setting, a rank killed without a chance
+// to write (MPICH's launcher SIGKILLs the other ranks) leaves its last
+// checkpoint: the first is taken after the first call that follows
+// MPI_Init, the next 1 s later. Rank 2 segfaults at once, or after 1.5 s.
 func TestDefaultCheckpoint(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
-		out := t.TempDir()
-		env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
-		res := mpirun(t, m, out, nil, env, filepath.Join(dir, "crash"), "segv", "1.5")
-		require.NotZero(t, res.code)
-		_, partials := readPartials(t, out)
-		ranks := map[int]bool{}
-		for _, r := range partials {
-			ranks[r.Rank] = true
-			var bcasts int64
-			for _, n := range r.Graph.Nodes {
-				if n.Key.Call == "MPI_Bcast" {
-					bcasts += n.Count
+		for _, wait := range []string{"0", "1.5"} {
+			out := t.TempDir()
+			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
+			res := mpirun(t, m, out, nil, env, filepath.Join(dir, "crash"), "segv", wait)
+			require.NotZero(t, res.code)
+			_, partials := readPartials(t, out)
+			ranks := map[int]bool{}
+			for _, r := range partials {
+				ranks[r.Rank] = true
+				if wait == "0" {
+					continue
 				}
+				var bcasts int64
+				for _, n := range r.Graph.Nodes {
+					if n.Key.Call == "MPI_Bcast" {
+						bcasts += n.Count
+					}
+				}
+				assert.Greater(t, bcasts, int64(10), "rank %d recorded the first second", r.Rank)
 			}
-			assert.Greater(t, bcasts, int64(10), "rank %d recorded the first second", r.Rank)
+			assert.Len(t, ranks, 4, "every rank left data (segv after %s s)", wait)
 		}
-		assert.Len(t, ranks, 4, "every rank left data")
 	})
 }
 

@@ -624,10 +624,11 @@ void mf_partial_now(int safe)
 /* checkpoint writes the partial file of the calling thread's recorder now
  * and then, so that a rank killed without a chance to run its exit path
  * (SIGKILL: MPICH's launcher kills the other ranks of a failed job at once)
- * still leaves what it recorded until then: 1 s after MPI_Init, then at
- * doubling intervals up to MPIFLOW_CHECKPOINT, so short runs are covered
- * and long ones write rarely. A normal MPI_Finalize removes the
- * checkpoints; a crash path overwrites them. */
+ * still leaves what it recorded until then: after the first call that
+ * follows MPI_Init, 1 s later, then at doubling intervals up to
+ * MPIFLOW_CHECKPOINT, so short runs are covered and long ones write rarely.
+ * A normal MPI_Finalize removes the checkpoints; a crash path overwrites
+ * them. */
 static void checkpoint(mf_rec *r)
 {
 	mf_thr *t = (mf_thr *)(void *)((char *)r - offsetof(mf_thr, rec));
@@ -676,15 +677,16 @@ static int64_t checkpoint_every(const char *v)
 	return sec > 0 && sec < 1e-9 ? 1 : (int64_t)(sec * 1e9);
 }
 
-/* start_checkpoints arms the checkpoints of thread t, the first one due
- * after 1 s (or MPIFLOW_CHECKPOINT if shorter). */
+/* start_checkpoints arms the checkpoints of thread t: the first one at
+ * its next call, the second 1 s later (or MPIFLOW_CHECKPOINT if shorter;
+ * checkpoint doubles the gap before using it). */
 static void start_checkpoints(mf_thr *t)
 {
 	if (!P.ready || G.ckpt_every <= 0)
 		return;
-	t->ckpt_gap = G.ckpt_every < 1000000000 ? G.ckpt_every : 1000000000;
+	t->ckpt_gap = G.ckpt_every < 1000000000 ? G.ckpt_every / 2 : 500000000;
 	t->rec.ckpt = checkpoint;
-	t->rec.ckpt_next = mf_now() + t->ckpt_gap;
+	t->rec.ckpt_next = mf_now();
 }
 
 static void at_exit(void) { mf_partial_now(1); }
