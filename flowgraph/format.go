@@ -379,7 +379,7 @@ func (g *Graph) Validate() error {
 		if n := e.Seq.Len(); n != e.Count {
 			return fmt.Errorf("edge %d: count %d but %d sequence numbers", i, e.Count, n)
 		}
-		if k := len(e.Seq); k > 0 && (e.Seq[0].Start < 1 || e.Seq[k-1].Last() >= g.NumEvents) {
+		if e.Count > 0 && (e.Seq.First() < 1 || e.Seq.Last() >= g.NumEvents) {
 			return fmt.Errorf("edge %d: sequence numbers outside 1..%d", i, g.NumEvents-1)
 		}
 		total += e.Count

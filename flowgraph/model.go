@@ -13,8 +13,9 @@
 package flowgraph
 
 // FormatVersion is the version of the file format written by this package.
-// Readers accept files of this version or older.
-const FormatVersion = 1
+// Readers accept files of this version or older. Version 2 stores sequence
+// numbers as nested progressions (Seq); version 1 stored arithmetic runs.
+const FormatVersion = 2
 
 // Key fields that a recording can use to split nodes. The default key is
 // call and site.
@@ -156,7 +157,7 @@ type Edge struct {
 	Counters []int64 `msgpack:"ctr"`
 	// Seq holds the sequence numbers of every traversal (the index of the
 	// destination event), in ascending order.
-	Seq SeqRuns `msgpack:"seq"`
+	Seq Seq `msgpack:"seq"`
 }
 
 // MeanTime is the average duration of one traversal in ns.

@@ -26,7 +26,7 @@ type Event struct {
 type EventIter struct {
 	g        *Graph
 	out      [][]int // out-edges per node
-	cur      []edgeCursor
+	cur      []SeqCursor
 	nodeMean []float64 // mean duration per node
 	edgeMean []float64 // mean duration per edge
 
@@ -47,12 +47,6 @@ type EventIter struct {
 	ev       Event
 }
 
-type edgeCursor struct {
-	run  int   // index into Seq
-	left int64 // numbers left in the run
-	val  int64 // next sequence number, math.MaxInt64 when exhausted
-}
-
 // Events returns an iterator over the graph's events. The graph must be
 // valid (see Validate); files read with Open are.
 func (g *Graph) Events() *EventIter {
@@ -62,7 +56,7 @@ func (g *Graph) Events() *EventIter {
 		return it
 	}
 	it.out = make([][]int, len(g.Nodes))
-	it.cur = make([]edgeCursor, len(g.Edges))
+	it.cur = make([]SeqCursor, len(g.Edges))
 	it.nodeMean = make([]float64, len(g.Nodes))
 	it.edgeMean = make([]float64, len(g.Edges))
 	for i := range g.Nodes {
@@ -72,12 +66,7 @@ func (g *Graph) Events() *EventIter {
 		e := &g.Edges[i]
 		it.edgeMean[i] = e.MeanTime()
 		it.out[e.Src] = append(it.out[e.Src], i)
-		c := &it.cur[i]
-		c.val = math.MaxInt64
-		if len(e.Seq) > 0 {
-			c.left = e.Seq[0].Count
-			c.val = e.Seq[0].Start
-		}
+		it.cur[i].Init(&e.Seq)
 	}
 	if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
 		// Without anchors there is no real time: use the means alone.
@@ -111,17 +100,7 @@ func (it *EventIter) step(ev *Event) bool {
 		it.walkDone = true
 		return true
 	}
-	c := &it.cur[found]
-	seq := it.g.Edges[found].Seq
-	c.left--
-	if c.left > 0 {
-		c.val += seq[c.run].Stride
-	} else if c.run++; c.run < len(seq) {
-		c.left = seq[c.run].Count
-		c.val = seq[c.run].Start
-	} else {
-		c.val = math.MaxInt64
-	}
+	it.cur[found].Next()
 	it.node = it.g.Edges[found].Dst
 	it.inEdge = found
 	return true

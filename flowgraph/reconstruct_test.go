@@ -117,7 +117,7 @@ func TestReconstructBrokenSequence(t *testing.T) {
 	require.NoError(t, g.Validate())
 	// Trade the first sequence number of two edges out of different nodes:
 	// every count stays valid but the walk must fail.
-	expand := func(r flowgraph.SeqRuns) (v []int64) {
+	expand := func(r flowgraph.Seq) (v []int64) {
 		r.All(func(n int64) bool { v = append(v, n); return true })
 		return v
 	}
@@ -137,10 +137,7 @@ func TestReconstructBrokenSequence(t *testing.T) {
 		e *flowgraph.Edge
 		v []int64
 	}{{&g.Edges[a], va}, {&g.Edges[b], vb}} {
-		p.e.Seq = nil
-		for _, n := range p.v {
-			p.e.Seq.Append(n)
-		}
+		p.e.Seq = flowgraph.SeqOf(p.v...)
 	}
 	require.NoError(t, g.Validate())
 	it := g.Events()

@@ -5,7 +5,17 @@ package main
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 #include "mpiflow.h"
+
+// mf_buf is a byte buffer that mf_seqv_encode fills.
+typedef struct { uint8_t *p; size_t n; } mf_buf;
+static void mf_buf_put(void *ctx, const uint8_t *b, size_t n) {
+	mf_buf *w = ctx;
+	memcpy(w->p + w->n, b, n);
+	w->n += n;
+}
+static void (*mf_buf_put_fn(void))(void *, const uint8_t *, size_t) { return mf_buf_put; }
 
 // site_object finds the object file holding addr and its load base.
 static const char *site_object(uint64_t addr, uint64_t *base) {
@@ -85,11 +95,7 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 		for c := range e.Counters {
 			e.Counters[c] = int64(ce.counters[c])
 		}
-		runs := unsafe.Slice(ce.runs, int(ce.nruns))
-		e.Seq = make(flowgraph.SeqRuns, len(runs))
-		for j, cr := range runs {
-			e.Seq[j] = flowgraph.SeqRun{Start: int64(cr.start), Stride: int64(cr.stride), Count: int64(cr.count)}
-		}
+		e.Seq = recSeq(r, ce)
 		g.Edges[i] = e
 	}
 	sites := unsafe.Slice(r.sites, int(r.nsites))
@@ -106,6 +112,22 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: g.NumEvents, Time: int64(r.last_exit - r.t0), MPITime: int64(r.mpitime)})
 	}
 	return g
+}
+
+// recSeq converts the sequence numbers of edge e through their encoding,
+// which the C recorder writes as partial files do, so the conversion and
+// the partial files share one path. A sequence that does not decode is
+// left empty; the graph then fails Validate and the caller reports it.
+func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
+	v := C.mf_rec_seq(r, e)
+	n := C.mf_seqv_encode(&v, nil, nil)
+	buf := C.malloc(C.size_t(n))
+	defer C.free(buf)
+	w := C.mf_buf{p: (*C.uint8_t)(buf)}
+	C.mf_seqv_encode(&v, C.mf_buf_put_fn(), unsafe.Pointer(&w))
+	var s flowgraph.Seq
+	s.UnmarshalBinary(C.GoBytes(buf, C.int(n)))
+	return s
 }
 
 func stat(s C.mf_stat) flowgraph.Stat {

@@ -5,8 +5,9 @@
  * The msgpack encoding is written by hand to decode with
  * github.com/vmihailenco/msgpack/v5 into the Go structs of flowgraph: maps
  * keyed by the msgpack tag names, nil where the Go conversion (convert.go)
- * leaves a slice nil and an empty array where it makes one, SeqRuns and
- * Anchors as flat delta-coded integer arrays (flowgraph/seq.go). Integers
+ * leaves a slice nil and an empty array where it makes one, sequence
+ * numbers as a bin (mf_seqv_encode) and Anchors as a flat delta-coded
+ * integer array (flowgraph/seq.go). Integers
  * use the shortest msgpack form; the decoder accepts every form.
  */
 #include "partial.h"
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MF_FORMAT_VERSION 1 /* flowgraph.FormatVersion */
+#define MF_FORMAT_VERSION 2 /* flowgraph.FormatVersion */
 #define MF_PATH_MAX 4096
 
 /* CRC-32 (IEEE, reflected polynomial 0xEDB88320) as hash/crc32. The table
@@ -168,6 +169,23 @@ static void mp_len(out *o, uint64_t n, uint8_t fix, uint64_t fixmax, uint8_t c16
 	}
 }
 
+static void mp_bin(out *o, uint64_t n)
+{
+	if (n <= 0xff) {
+		put1(o, 0xc4);
+		put_be(o, n, 1);
+	} else if (n <= 0xffff) {
+		put1(o, 0xc5);
+		put_be(o, n, 2);
+	} else {
+		put1(o, 0xc6);
+		put_be(o, n, 4);
+	}
+}
+
+/* put_cb is put for mf_seqv_encode. */
+static void put_cb(void *o, const uint8_t *b, size_t n) { put(o, b, n); }
+
 static void mp_map(out *o, uint64_t n) { mp_len(o, n, 0x80, 15, 0xde); }
 static void mp_arr(out *o, uint64_t n) { mp_len(o, n, 0x90, 15, 0xdc); }
 static void mp_nil(out *o) { put1(o, 0xc0); }
@@ -275,15 +293,9 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 		for (int32_t c = 0; c < nc; c++)
 			mp_int(o, e->counters[c]);
 		mp_key(o, "seq");
-		mp_arr(o, 3 * (uint64_t)e->nruns);
-		int64_t prev = 0;
-		for (int64_t k = 0; k < e->nruns; k++) {
-			const mf_run *run = &e->runs[k];
-			mp_int(o, run->start - prev);
-			mp_int(o, run->stride);
-			mp_int(o, run->count);
-			prev = run->start + (run->count - 1) * run->stride;
-		}
+		mf_seqv sv = mf_rec_seq(r, e);
+		mp_bin(o, mf_seqv_encode(&sv, NULL, NULL));
+		mf_seqv_encode(&sv, put_cb, o);
 	}
 
 	mp_key(o, "sites");

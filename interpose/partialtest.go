@@ -37,21 +37,16 @@ static int pt_write_in_handler(const mf_rec *r, const mf_partial_info *in, const
 	return pt_sig_rc;
 }
 
-// pt_drop_last_seq imitates a recorder whose mf_run_grow failed on the
+// pt_drop_last_seq imitates a recorder whose mf_seq_close failed on the
 // last event: that edge counted the event but lost its sequence number.
 static int pt_drop_last_seq(mf_rec *r) {
 	int64_t last = r->nevents - 1;
 	for (int32_t i = 0; i < r->nedges; i++) {
 		mf_edge *e = &r->edges[i];
-		if (e->nruns == 0)
+		if (e->ocount == 0 || e->ostart + (e->ocount - 1) * e->ostride != last)
 			continue;
-		mf_run *run = &e->runs[e->nruns - 1];
-		if (run->start + (run->count - 1) * run->stride != last)
-			continue;
-		if (run->count == 1)
-			e->nruns--;
-		else
-			run->count--;
+		if (--e->ocount == 0)
+			e->ostart = e->ostride = 0;
 		r->failed = 1;
 		return 0;
 	}

@@ -10,8 +10,11 @@
  *
  * The hot path (mf_record) is inline: a successor cache per node hits for
  * every loop iteration after the first, so a repeated event costs a key
- * compare, a few stat updates and one sequence-run extension. Memory is
- * bounded by the number of distinct nodes, edges and sequence runs.
+ * compare, a few stat updates and one sequence-run extension. Sequence
+ * numbers are nested progressions (flowgraph.Seq): a run that ends is
+ * folded into repeats of the edge's earlier terms (mf_seq_close), so memory
+ * is bounded by the number of distinct nodes and edges and by the terms
+ * that periodic loop nests do not repeat.
  *
  * All state lives in one mf_rec so that a thread-local recorder per thread
  * (MPI_THREAD_MULTIPLE) only has to change how the wrappers find it.
@@ -37,8 +40,16 @@ enum {
 #define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
 #define MF_MAX_ANCHORS 4096 /* flowgraph.MaxAnchors */
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
+#define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
 
-typedef struct { int64_t start, stride, count; } mf_run;
+/* mf_term is a flowgraph.SeqTerm: a leaf (body 0) is an arithmetic run;
+ * a repeat is the body terms after it, repeated count times at offsets of
+ * stride, their starts relative to each repetition's base. size counts the
+ * terms of the subtree. Terms are stored in prefix order. */
+typedef struct {
+	int64_t start, stride, count;
+	int32_t body, size;
+} mf_term;
 typedef struct { int64_t total, min, max; } mf_stat;
 typedef struct { int64_t rank, count; } mf_partner;
 
@@ -63,11 +74,16 @@ typedef struct {
 } mf_node;
 
 typedef struct {
-	int32_t src, dst;
+	/* hot: one cache line */
 	int64_t count;
 	mf_stat time;
-	mf_run *runs;
-	int64_t nruns, capruns;
+	int64_t ostart, ostride, ocount; /* the open run of sequence numbers */
+	int32_t src, dst;
+	/* closed terms (prefix order) and the positions of the top-level ones */
+	mf_term *terms;
+	int32_t nterms, capterms;
+	int32_t *roots;
+	int32_t nroots, caproots;
 	int64_t counters[MF_MAX_COUNTERS]; /* sums over the compute phases */
 } mf_edge;
 
@@ -111,6 +127,15 @@ typedef struct mf_rec {
 	int32_t nanchors, budget;
 	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
 
+	/* While mf_seq_close folds the terms of edge bk_edge (-1: none), a
+	 * signal handler must see them as they were before the close: terms
+	 * [0, bk_from) of the edge, then bk[bk_from, bk_n), then the run
+	 * bk_o*. Positions the fold is about to change are copied to bk
+	 * first. */
+	int32_t bk_edge, bk_from, bk_n, bk_cap;
+	mf_term *bk;
+	int64_t bk_ostart, bk_ostride, bk_ocount;
+
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
 	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
 
@@ -151,6 +176,28 @@ mf_view mf_rec_view(const mf_rec *r);
  * more than its stored sequence numbers. */
 int64_t mf_rec_edge_count(const mf_rec *r, const mf_edge *e);
 
+/* mf_seqv is what to write of an edge's sequence numbers: terms a[0, na),
+ * then b[0, nb), then the open run if ocount > 0. */
+typedef struct mf_seqv {
+	const mf_term *a, *b;
+	int32_t na, nb;
+	int64_t ostart, ostride, ocount;
+} mf_seqv;
+
+/* mf_rec_seq returns the view of edge e's sequence numbers: as recorded,
+ * or as before the close in progress when a signal interrupts a fold.
+ * Pure: safe in a signal handler. */
+mf_seqv mf_rec_seq(const mf_rec *r, const mf_edge *e);
+/* mf_seqv_term is the k-th term of v (k < na + nb). */
+const mf_term *mf_seqv_term(const mf_seqv *v, int32_t k);
+/* mf_seqv_len is the number of sequence numbers in v, mf_seqv_last the
+ * last one (-1 if none). */
+int64_t mf_seqv_len(const mf_seqv *v);
+int64_t mf_seqv_last(const mf_seqv *v);
+/* mf_seqv_encode writes the encoding of flowgraph.Seq.AppendBinary through
+ * put (NULL: only count) and returns its length. Signal-safe. */
+uint64_t mf_seqv_encode(const mf_seqv *v, void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx);
+
 /* mf_parse_key parses an MPIFLOW_KEY value ("call,site,bytes,...") into key
  * flags; it returns -1 on an unknown field. NULL or "" gives the default. */
 int mf_parse_key(const char *s, uint32_t *flags);
@@ -164,7 +211,7 @@ int mf_trace_close(mf_rec *r, const char *const *names, int ncalls);
 /* Slow paths of mf_record. */
 int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kbytes, int32_t kpartner, int32_t kcomm);
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
-void mf_run_grow(mf_rec *r, mf_edge *e, int64_t n);
+void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
 void mf_anchor_add(mf_rec *r, int64_t idx, int64_t time);
 void mf_trace_flush(mf_rec *r);
@@ -251,16 +298,14 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		for (int32_t c = 0; c < r->ncounters; c++)
 			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
-		/* SeqRuns.Append */
-		int64_t k = e->nruns;
-		mf_run *run = k > 0 ? &e->runs[k - 1] : NULL;
-		if (run && run->count == 1) {
-			run->stride = idx - run->start;
-			run->count = 2;
-		} else if (run && idx == run->start + run->count * run->stride) {
-			run->count++;
+		/* Seq.Append */
+		if (e->ocount == 1) {
+			e->ostride = idx - e->ostart;
+			e->ocount = 2;
+		} else if (idx == e->ostart + e->ocount * e->ostride) { /* ocount 0: ostart 0 < idx */
+			e->ocount++;
 		} else {
-			mf_run_grow(r, e, idx);
+			mf_seq_close(r, e, idx);
 		}
 	}
 	if ((idx & r->spacing_mask) == 0)

@@ -46,6 +46,89 @@ func genEvents(rng *rand.Rand, n int) []recEvent {
 	return evs
 }
 
+// genLoopNest makes the calls of a random structured program run for iters
+// iterations: loops with constant trip counts, nested up to 3 deep, and
+// branches taken when the iteration number modulo k is j, so the sequence
+// numbers fold into nested repeats.
+func genLoopNest(rng *rand.Rand, iters int) []recEvent {
+	type stmt struct {
+		call, trips, mod, rem int
+		body                  []stmt
+	}
+	var gen func(depth int) []stmt
+	gen = func(depth int) []stmt {
+		var b []stmt
+		for range 1 + rng.IntN(4) {
+			s := stmt{call: 1 + rng.IntN(4), trips: 1, mod: 1}
+			switch rng.IntN(4) {
+			case 0:
+				if depth < 3 {
+					s.trips = 2 + rng.IntN(4)
+					s.body = gen(depth + 1)
+				}
+			case 1:
+				s.mod = 2 + rng.IntN(3)
+				s.rem = rng.IntN(s.mod)
+			}
+			b = append(b, s)
+		}
+		return b
+	}
+	prog := gen(0)
+	var evs []recEvent
+	t := int64(1000)
+	add := func(call int, site uint64) {
+		evs = append(evs, recEvent{Call: call, Site: site, Partner: -1, Comm: -1, Enter: t, Exit: t + 10})
+		t += 20
+	}
+	var run func(b []stmt, i int, site uint64)
+	run = func(b []stmt, i int, site uint64) {
+		for k, s := range b {
+			if i%s.mod != s.rem {
+				continue
+			}
+			add(s.call, site+uint64(k))
+			for j := range s.trips - 1 {
+				run(s.body, j, (site+uint64(k))*8)
+			}
+		}
+	}
+	add(0, 0x1000)
+	for i := range iters {
+		run(prog, i, 0x2000)
+	}
+	add(5, 0x4000)
+	return evs
+}
+
+// TestRecorderSeqMatchesBuilder drives the C recorder and Builder with loop
+// nests whose sequence numbers fold deeply, and checks that the terms stay
+// as few for 10 times more iterations.
+func TestRecorderSeqMatchesBuilder(t *testing.T) {
+	for seed := range uint64(40) {
+		terms := func(iters int) int {
+			evs := genLoopNest(rand.New(rand.NewPCG(seed, 7)), iters)
+			r, err := newRecorder("", 0, 0)
+			require.NoError(t, err)
+			defer r.free()
+			for _, e := range evs {
+				r.add(e)
+			}
+			got := r.graph(testNames)
+			want := builderGraph(evs, r.keyFlags(), 0, 0)
+			require.NoError(t, got.Validate())
+			require.Equal(t, want.Edges, got.Edges, "seed %d", seed)
+			n := 0
+			for i := range got.Edges {
+				n += got.Edges[i].Seq.NumTerms()
+			}
+			return n
+		}
+		small, big := terms(240), terms(2400)
+		assert.Equal(t, small, big, "seed %d: terms for 240 and 2400 iterations", seed)
+	}
+}
+
 // builderGraph records evs with flowgraph.Builder, keyed like the C
 // recorder with key flags f.
 func builderGraph(evs []recEvent, f uint32, budget, ncounters int) flowgraph.Graph {

@@ -22,7 +22,7 @@ func bigGraph(seed uint64, n, m int) *flowgraph.Graph {
 	g.Edges = make([]flowgraph.Edge, 0, m)
 	add := func(u, v int) {
 		g.Edges = append(g.Edges, flowgraph.Edge{Src: u, Dst: v, Count: 1, Time: flowgraph.Stat{Total: r.Int64N(1000)},
-			Seq: flowgraph.SeqRuns{{Start: 1 + r.Int64N(int64(10*m)), Count: 1}}})
+			Seq: flowgraph.SeqOf(1 + r.Int64N(int64(10*m)))})
 	}
 	for i := 0; i+1 < n; i++ {
 		add(i, i+1)
@@ -88,7 +88,7 @@ func tangledGraph(seed uint64, n, m int) *flowgraph.Graph {
 	g.Edges = make([]flowgraph.Edge, 0, m)
 	add := func(u, v int) {
 		g.Edges = append(g.Edges, flowgraph.Edge{Src: u, Dst: v, Count: 1, Time: flowgraph.Stat{Total: r.Int64N(1000)},
-			Seq: flowgraph.SeqRuns{{Start: 1 + r.Int64N(int64(10*m)), Count: 1}}})
+			Seq: flowgraph.SeqOf(1 + r.Int64N(int64(10*m)))})
 	}
 	for i := 0; i+1 < n; i++ {
 		add(i, i+1)

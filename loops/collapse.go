@@ -323,8 +323,8 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		if len(e.Seq) > 0 && e.Seq[0].Start < first[e.Dst] {
-			first[e.Dst] = e.Seq[0].Start
+		if f := e.Seq.First(); f >= 0 && f < first[e.Dst] {
+			first[e.Dst] = f
 		}
 	}
 	tfirst := make([]int64, nl)

@@ -281,7 +281,7 @@ func attributeIterations(g *flowgraph.Graph, l *Loop) {
 	// spans. Traversals before the first entry belong to the start of the
 	// rank (InitialInside) and to no entry edge.
 	for _, b := range l.BackEdges {
-		for _, r := range g.Edges[b].Seq {
+		g.Edges[b].Seq.Runs(func(r flowgraph.SeqRun) bool {
 			i := sort.Search(len(evs), func(i int) bool { return evs[i].seq >= r.Start }) - 1
 			var done int64 // elements of r already attributed
 			for done < r.Count {
@@ -299,7 +299,8 @@ func attributeIterations(g *flowgraph.Graph, l *Loop) {
 				done = max(done, upto)
 				i++
 			}
-		}
+			return true
+		})
 	}
 }
 
