@@ -211,6 +211,7 @@ type File struct {
 	Path   string
 	Header Header
 	Index  []IndexEntry
+	Size   int64 // bytes
 	r      io.ReaderAt
 	c      io.Closer
 }
@@ -289,7 +290,7 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 		}
 		prevEnd = e.Offset + e.Length
 	}
-	return &File{Path: name, Header: ft.Header, Index: ft.Index, r: r}, nil
+	return &File{Path: name, Header: ft.Header, Index: ft.Index, Size: size, r: r}, nil
 }
 
 // ReadRank reads and decodes the i-th block of the index.
@@ -316,6 +317,56 @@ func (f *File) ReadRank(i int) (*Rank, error) {
 		return nil, fail(formatErr("block holds rank %d thread %d, index says rank %d thread %d", r.Rank, r.Thread, e.Rank, e.Thread))
 	}
 	return r, nil
+}
+
+// FileBytes divides the bytes of a file among its parts: the graphs (nodes,
+// edges, statistics, call sites), the sequence numbers that order the
+// events, the timing that restores their timestamps, and the rest
+// (preamble, footer with header and index, trailer).
+type FileBytes struct {
+	Graph     int64 `json:"graph"`
+	Sequences int64 `json:"sequences"`
+	Timing    int64 `json:"timing"`
+	Other     int64 `json:"other"`
+}
+
+// Add adds the bytes of o to b.
+func (b *FileBytes) Add(o FileBytes) {
+	b.Graph += o.Graph
+	b.Sequences += o.Sequences
+	b.Timing += o.Timing
+	b.Other += o.Other
+}
+
+// Total is the number of bytes of all parts.
+func (b FileBytes) Total() int64 { return b.Graph + b.Sequences + b.Timing + b.Other }
+
+// FrameBytes are the bytes of the file outside the rank blocks.
+func (f *File) FrameBytes() FileBytes {
+	n := f.Size
+	for _, e := range f.Index {
+		n -= e.Length
+	}
+	return FileBytes{Other: n}
+}
+
+// BlockBytes divides the bytes of block i, whose decoded rank is r.
+func (f *File) BlockBytes(i int, r *Rank) FileBytes {
+	seq, timing := r.Graph.partBytes()
+	return FileBytes{Graph: f.Index[i].Length - seq - timing, Sequences: seq, Timing: timing}
+}
+
+// partBytes returns the encoded sizes of g's sequence numbers and timing.
+func (g *Graph) partBytes() (seq, timing int64) {
+	for i := range g.Edges {
+		if b, err := msgpack.Marshal(g.Edges[i].Seq); err == nil {
+			seq += int64(len(b))
+		}
+	}
+	if b, err := msgpack.Marshal(g.Anchors); err == nil {
+		timing += int64(len(b))
+	}
+	return seq, timing
 }
 
 // FindRank returns the index position of the block of rank and thread, or -1.

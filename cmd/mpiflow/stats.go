@@ -34,6 +34,7 @@ bytes) and a table of MPI calls sorted by total time over the selected ranks.`,
 			}
 			defer f.Close()
 			s := flowgraph.NewSummary()
+			fb := f.FrameBytes()
 			prog := newProgress("reading ranks", len(f.Index))
 			for i, e := range f.Index {
 				prog.step(i + 1)
@@ -45,15 +46,16 @@ bytes) and a table of MPI calls sorted by total time over the selected ranks.`,
 					return err
 				}
 				s.Add(r)
+				fb.Add(f.BlockBytes(i, r))
 			}
 			prog.done()
 			if len(s.Ranks) == 0 {
 				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), statsJSON(&f.Header, s))
+				return writeJSON(cmd.OutOrStdout(), statsJSON(&f.Header, s, fb))
 			}
-			return printStats(cmd.OutOrStdout(), &f.Header, s)
+			return printStats(cmd.OutOrStdout(), &f.Header, s, fb)
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")
@@ -72,15 +74,19 @@ type statsOutput struct {
 	Hosts       []string             `json:"hosts"`
 	Incomplete  bool                 `json:"incomplete"`
 	RanksInFile int                  `json:"ranks_in_file"`
+	// FileBytes are the bytes of the selected ranks' blocks by part, and
+	// of the rest of the file.
+	FileBytes flowgraph.FileBytes `json:"file_bytes"`
 }
 
-func statsJSON(h *flowgraph.Header, s *flowgraph.Summary) statsOutput {
+func statsJSON(h *flowgraph.Header, s *flowgraph.Summary, fb flowgraph.FileBytes) statsOutput {
 	mpi, wall, bytes := s.Totals()
 	return statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: pct(mpi, wall), TotalBytes: bytes,
-		Calls: s.SortedCalls(), Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks}
+		Calls: s.SortedCalls(), Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
+		FileBytes: fb}
 }
 
-func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary) error {
+func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary, fb flowgraph.FileBytes) error {
 	mpi, wall, bytes := s.Totals()
 	hosts := h.DistinctHosts()
 	line := strings.Repeat("#", 78)
@@ -95,6 +101,8 @@ func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary) error {
 	if len(h.Counters) > 0 {
 		fmt.Fprintf(w, "# counters  : %s\n", strings.Join(h.Counters, ","))
 	}
+	fmt.Fprintf(w, "# file      : %s (graph %s, sequences %s, timing %s, other %s)\n", byteSize(fb.Total()),
+		byteSize(fb.Graph), byteSize(fb.Sequences), byteSize(fb.Timing), byteSize(fb.Other))
 	selected := make(map[int]bool)
 	for _, r := range s.Ranks {
 		selected[r.Rank] = true
