@@ -356,12 +356,15 @@ func (f *File) BlockBytes(i int, r *Rank) FileBytes {
 	return FileBytes{Graph: f.Index[i].Length - seq - timing, Sequences: seq, Timing: timing}
 }
 
-// partBytes returns the encoded sizes of g's sequence numbers and timing.
+// partBytes returns the encoded sizes of g's sequence numbers and timing,
+// as this version writes them (for files of version 1: as it would).
 func (g *Graph) partBytes() (seq, timing int64) {
+	var raw []byte
 	for i := range g.Edges {
-		if b, err := msgpack.Marshal(g.Edges[i].Seq); err == nil {
-			seq += int64(len(b))
-		}
+		raw = g.Edges[i].Seq.AppendBinary(raw)
+	}
+	if b, err := msgpack.Marshal(packSeqs(raw)); err == nil && len(g.Edges) > 0 {
+		seq = int64(len(b))
 	}
 	if b, err := msgpack.Marshal(g.Anchors); err == nil {
 		timing += int64(len(b))

@@ -156,8 +156,9 @@ type Edge struct {
 	// Counters holds one sum per Header.Counters entry.
 	Counters []int64 `msgpack:"ctr"`
 	// Seq holds the sequence numbers of every traversal (the index of the
-	// destination event), in ascending order.
-	Seq Seq `msgpack:"seq"`
+	// destination event), in ascending order. Files store them per edge
+	// (format version 1, partial files) or all together (see graphWire).
+	Seq Seq `msgpack:"seq,omitempty"`
 }
 
 // MeanTime is the average duration of one traversal in ns.

@@ -170,6 +170,9 @@ func (s *Seq) Terms() []SeqTerm {
 	return append(s.terms[:len(s.terms):len(s.terms)], s.open)
 }
 
+// IsZero reports whether s holds no numbers.
+func (s Seq) IsZero() bool { return s.open.Count == 0 && len(s.terms) == 0 }
+
 // NumTerms is the number of terms stored.
 func (s *Seq) NumTerms() int {
 	if s.open.Count == 0 {
@@ -414,6 +417,18 @@ var errSeqOverflow = errors.New("sequence numbers overflow")
 
 // UnmarshalBinary reads what AppendBinary wrote; all of b must be used.
 func (s *Seq) UnmarshalBinary(b []byte) error {
+	rest, err := s.decode(b)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("sequence: %d bytes after the sequence", len(rest))
+	}
+	if err != nil {
+		*s = Seq{}
+	}
+	return err
+}
+
+// decode reads one sequence from the front of b and returns the rest.
+func (s *Seq) decode(b []byte) ([]byte, error) {
 	d := seqDecoder{b: b}
 	n := d.uvarint()
 	*s = Seq{}
@@ -425,15 +440,12 @@ func (s *Seq) UnmarshalBinary(b []byte) error {
 		s.terms, last = d.term(s.terms, lo, 0)
 		lo = last + 1
 	}
-	if d.err == nil && len(d.b) > 0 {
-		d.err = fmt.Errorf("%d bytes after the sequence", len(d.b))
-	}
 	if d.err != nil {
 		*s = Seq{}
-		return fmt.Errorf("sequence: %w", d.err)
+		return nil, fmt.Errorf("sequence: %w", d.err)
 	}
 	s.canonical()
-	return nil
+	return d.b, nil
 }
 
 // canonical moves a final leaf into the open run, as Append leaves it.
