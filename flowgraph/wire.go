@@ -125,7 +125,7 @@ func unpackSeqs(b []byte) ([]byte, error) {
 			return nil, errors.New("sequences: bad length")
 		}
 		var h zstd.Header
-		if err := h.Decode(b[1+k:]); err != nil || !h.HasFCS || h.FrameContentSize != n || h.WindowSize > max(n, 1<<20) {
+		if err := h.Decode(b[1+k:]); err != nil || (h.HasFCS && h.FrameContentSize != n) || h.WindowSize > max(n, 1<<20) {
 			return nil, errors.New("sequences: bad compressed frame")
 		}
 		d := zstdDecoder()

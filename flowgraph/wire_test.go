@@ -1,0 +1,60 @@
+package flowgraph
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// irregularSeqs returns the first n bytes of the encoded sequences of the
+// edges of a poll loop whose polls succeed after a varying number of
+// tries, the kind of sequences that dominate large files.
+func irregularSeqs(n int) []byte {
+	x := uint64(1)
+	var raw []byte
+	for len(raw) < n {
+		var s Seq
+		e := int64(1)
+		for range 100 {
+			x = x*6364136223846793005 + 1442695040888963407
+			tries := int64(x>>59) + 1
+			for range tries {
+				s.Append(e)
+				e++
+			}
+			e += 3
+		}
+		raw = s.AppendBinary(raw)
+	}
+	return raw[:n]
+}
+
+func TestPackSeqs(t *testing.T) {
+	for _, n := range []int{0, 1, 64, 65, 200, 1000, 100_000, 3 << 20} {
+		raw := irregularSeqs(n)
+		b := packSeqs(raw)
+		if n > 200 {
+			assert.Equal(t, byte(seqsZstd), b[0], "%d bytes compress", n)
+			assert.Less(t, len(b), n)
+		}
+		got, err := unpackSeqs(b)
+		require.NoError(t, err, "%d bytes", n)
+		assert.Equal(t, string(raw), string(got), "%d bytes", n)
+	}
+	// a crafted frame: far more bytes than a real graph compresses from
+	_, err := unpackSeqs(packSeqs(make([]byte, 3<<20)))
+	assert.ErrorContains(t, err, "bad length")
+	packed := packSeqs(make([]byte, 5000))
+	for name, b := range map[string][]byte{
+		"empty":         {},
+		"unknown codec": {7, 1, 2},
+		"no length":     {seqsZstd},
+		"huge length":   {seqsZstd, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"wrong length":  append([]byte{seqsZstd, 0x80, 0x20}, packed[3:]...),
+		"truncated":     packed[:len(packed)-3],
+	} {
+		_, err := unpackSeqs(b)
+		assert.Error(t, err, name)
+	}
+}
