@@ -15,7 +15,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(bw, "%s: %d rank block(s), %d events, %d time slices\n", rep.File, len(rep.Ranks), rep.Events, rep.Slices)
 	fmt.Fprintln(bw, "Rebuilt trace against the recorded one; errors are |rebuilt - recorded|, shares in percentage points of a slice.")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RANK\tTHREAD\tEVENTS\tORDER\tSTART p50\tp90\tp99\tmax\tEND p50\tp90\tp99\tmax\tMPI SHARE\t(slice)\tCALL SHARE\t(call, slice)\t")
+	fmt.Fprintln(tw, "RANK\tTHREAD\tEVENTS\tORDER\tSTART ERR p50\tp90\tp99\tmax\tEND ERR p50\tp90\tp99\tmax\tMPI SHARE ERR\t(slice)\tCALL SHARE ERR\t(call, slice)\t")
 	for _, r := range rep.Ranks {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%.2f pp\t%d\t%.2f pp\t%s, %d\t\n", r.Rank, r.Thread, r.Events, order(r),
 			pctl(r.StartError), pctl(r.EndError), r.MaxMPIShareErrorPP, r.WorstMPISlice, r.MaxCallShareErrorPP, r.WorstCall, r.WorstSlice)
