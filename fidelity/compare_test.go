@@ -16,7 +16,7 @@ import (
 // compared with itself has no error.
 func TestCompareGenerated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gen.mpiflow")
-	opt := flowgen.Options{Seed: 11, Events: 20000, Depth: 3, Sites: 12, Branchy: true, Realistic: true, Anchors: 64}
+	opt := flowgen.Options{Seed: 11, Events: 20000, Depth: 3, Sites: 12, Branchy: true, Anchors: 64}
 	_, ranks, err := flowgen.WriteJob(path, opt, 4, 2)
 	require.NoError(t, err)
 	for _, r := range ranks {

@@ -85,7 +85,7 @@ func checkFidelity(t *testing.T, path string, nranks int, args ...string) fideli
 
 func TestFidelityCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gen.mpiflow")
-	_, _, err := flowgen.WriteJob(path, flowgen.Options{Seed: 3, Events: 5000, Depth: 3, Sites: 10, Branchy: true, Realistic: true, Anchors: 64}, 4, 2)
+	_, _, err := flowgen.WriteJob(path, flowgen.Options{Seed: 3, Events: 5000, Depth: 3, Sites: 10, Branchy: true, Anchors: 64}, 4, 2)
 	require.NoError(t, err)
 
 	got := checkFidelity(t, path, 4)
@@ -158,7 +158,7 @@ func checkTruthCSV(t *testing.T, path string, args ...string) {
 
 func TestTraceTruth(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gen.mpiflow")
-	_, ranks, err := flowgen.WriteJob(path, flowgen.Options{Seed: 4, Events: 1500, Depth: 3, Sites: 10, Branchy: true, Realistic: true, Anchors: 32}, 3, 2)
+	_, ranks, err := flowgen.WriteJob(path, flowgen.Options{Seed: 4, Events: 1500, Depth: 3, Sites: 10, Branchy: true, Anchors: 32}, 3, 2)
 	require.NoError(t, err)
 	checkTruthCSV(t, path)
 

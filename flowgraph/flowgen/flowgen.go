@@ -1,6 +1,8 @@
 // Package flowgen generates synthetic MPI event sequences and the event flow
 // graphs they produce, for tests and benchmarks: a random program of nested
-// loops, data-dependent branches and MPI calls, executed with random timings.
+// loops, data-dependent branches and MPI calls, executed with heavy-tailed,
+// phase- and rank-dependent timings (see Options.Uniform). The calls can
+// be had too (RunTruth, WriteJob): the ground truth of the graphs.
 package flowgen
 
 import (
@@ -23,16 +25,17 @@ type Options struct {
 	Counters  int   // counters per edge
 	Anchors   int   // anchor budget (0: flowgraph.MaxAnchors)
 	SlowRanks []int // ranks whose compute phases are 3x slower (for Run)
-	// Realistic draws durations the way real runs spread them instead of
-	// uniformly with the same spread everywhere (whose errors average
-	// out): calls and compute phases are log-normal with medians that
-	// depend on the call site, calls now and then wait much longer
-	// (Pareto tail), and the run goes through Phases in which compute
-	// costs change and some ranks are slower while the others wait for
-	// them in their waits and collectives.
-	Realistic bool
-	// Phases is the number of phases of a Realistic run, of equal numbers
-	// of events (4 if 0).
+	// Uniform draws every duration uniformly with the same spread, as the
+	// first generator did; its timing errors average out. By default
+	// durations spread the way real runs spread them: calls and compute
+	// phases are log-normal with medians that depend on the call site,
+	// calls now and then wait much longer (Pareto tail), and the run goes
+	// through Phases in which compute costs change and some ranks are
+	// slower while the others wait for them in their waits and
+	// collectives.
+	Uniform bool
+	// Phases is the number of phases of a run (4 if 0), of equal numbers
+	// of events; not used with Uniform.
 	Phases int
 }
 
@@ -130,11 +133,11 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 					return false
 				}
 				var compute, inMPI int64
-				if p.opt.Realistic {
-					compute, inMPI = p.realistic(rng, s.site, n, slow)
-				} else {
+				if p.opt.Uniform {
 					compute = int64(float64(100+rng.IntN(2000)*(1+s.site%3)) * slow)
 					inMPI = int64(50 + rng.IntN(500)*(1+s.site%5))
+				} else {
+					compute, inMPI = p.realistic(rng, s.site, n, slow)
 				}
 				t += compute
 				enter := t
@@ -188,7 +191,7 @@ var waits = map[string]bool{"MPI_Wait": true, "MPI_Waitall": true, "MPI_Allreduc
 const maxDuration = 1e9
 
 // realistic draws the compute phase before event n, at site, and the
-// time inside its call (see Options.Realistic).
+// time inside its call (see Options.Uniform).
 func (p *Program) realistic(rng *rand.Rand, site int, n int64, slow float64) (compute, inMPI int64) {
 	phase := int(n * int64(p.opt.Phases) / max(p.opt.Events, 1))
 	lagging := p.lagging(phase)

@@ -25,12 +25,12 @@ func ratio(vs []int64, q float64) float64 {
 	return float64(vs[int(q*float64(len(vs)-1))]) / float64(max(vs[len(vs)/2], 1))
 }
 
-func TestRealisticTails(t *testing.T) {
-	base := Options{Seed: 3, Events: 20000, Depth: 3, Sites: 10, Branchy: true}
-	realistic := base
-	realistic.Realistic = true
+func TestTails(t *testing.T) {
+	realistic := Options{Seed: 3, Events: 20000, Depth: 3, Sites: 10, Branchy: true}
+	uniform := realistic
+	uniform.Uniform = true
 	var p99 [2]float64
-	for k, opt := range []Options{base, realistic} {
+	for k, opt := range []Options{uniform, realistic} {
 		var durs []int64
 		for _, cs := range truth(opt, 4) {
 			for _, c := range cs {
@@ -41,14 +41,14 @@ func TestRealisticTails(t *testing.T) {
 		p99[k] = ratio(durs, 0.999)
 	}
 	assert.Less(t, p99[0], 15.0, "uniform: the tail stays close to the median")
-	assert.Greater(t, p99[1], 50.0, "realistic: a heavy tail")
+	assert.Greater(t, p99[1], 50.0, "by default: a heavy tail")
 }
 
-// In a realistic run the ranks' compute differs in some phases and not in
+// By default the ranks' compute differs in some phases and not in
 // the first, and the phases differ from each other.
-func TestRealisticPhases(t *testing.T) {
+func TestPhases(t *testing.T) {
 	const nranks, events, phases = 8, 8000, 4
-	opt := Options{Seed: 5, Events: events, Depth: 2, Sites: 6, Realistic: true, Phases: phases}
+	opt := Options{Seed: 5, Events: events, Depth: 2, Sites: 6, Phases: phases}
 	compute := make([][phases]float64, nranks) // per rank and phase, mean compute
 	for r, cs := range truth(opt, nranks) {
 		require.Len(t, cs, events)
@@ -79,7 +79,7 @@ func TestRealisticPhases(t *testing.T) {
 }
 
 func TestWriteJob(t *testing.T) {
-	opt := Options{Seed: 7, Events: 3000, Depth: 3, Sites: 8, Branchy: true, Realistic: true}
+	opt := Options{Seed: 7, Events: 3000, Depth: 3, Sites: 8, Branchy: true}
 	path := filepath.Join(t.TempDir(), "gen.mpiflow")
 	_, ranks, err := WriteJob(path, opt, 3, 2)
 	require.NoError(t, err)
