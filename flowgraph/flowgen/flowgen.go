@@ -60,6 +60,7 @@ type Program struct {
 	// the slow ranks of a phase.
 	rank, ranks int
 	job         uint64
+	waitPhase   []bool // per phase, whether some rank lags (set by Execute)
 }
 
 // New generates a program.
@@ -103,6 +104,7 @@ func (p *Program) block(depth int) []stmt {
 // compute time between calls.
 func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 	rng := rand.New(rand.NewPCG(p.opt.Seed+1, 7))
+	p.setWaitPhases()
 	var n int64
 	var t int64 = 1_000_000
 	var ctr []int64
@@ -200,7 +202,7 @@ func (p *Program) realistic(rng *rand.Rand, site int, n int64, slow float64) (co
 		c *= 3
 	}
 	m := 300 * float64(1+site%5) * math.Exp(1.2*rng.NormFloat64())
-	if !lagging && p.anyLagging(phase) && waits[calls[site%len(calls)]] {
+	if !lagging && p.waitPhase[phase] && waits[calls[site%len(calls)]] {
 		// Waiting for the phase's slow ranks: about their extra compute.
 		m += 2 * c * math.Exp(0.5*rng.NormFloat64())
 	}
@@ -229,14 +231,14 @@ func laggingRank(job uint64, phase, rank int) bool {
 	return h%4 == 0
 }
 
-// anyLagging tells whether some rank of the job is slow in phase.
-func (p *Program) anyLagging(phase int) bool {
-	for r := range p.ranks {
-		if laggingRank(p.job, phase, r) {
-			return true
+// setWaitPhases finds the phases in which some rank of the job lags.
+func (p *Program) setWaitPhases() {
+	p.waitPhase = make([]bool, p.opt.Phases)
+	for ph := range p.waitPhase {
+		for r := range p.ranks {
+			p.waitPhase[ph] = p.waitPhase[ph] || laggingRank(p.job, ph, r)
 		}
 	}
-	return false
 }
 
 // NewBuilder returns a Builder for the program's events, with every call
