@@ -197,8 +197,12 @@ func (fs *flowStates) DefaultSpec() *Spec {
 	return HostSpec(fs.job, fs.res, fs.HostOf)
 }
 
-// reader returns the reader of resource i, whose graph is r's.
-func (fs *flowStates) reader(r *flowgraph.Rank, i int) (Reader, error) {
+// EventReader returns a reader of resource i, whose graph is r's, over
+// events instead of r's reconstruction: the same states and time axis, so
+// another trace of the same run (the recorded full trace, whose node
+// numbers are those of r's graph) gives a model comparable with the
+// source's. Closing the reader does not close events.
+func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.EventSource) (Reader, error) {
 	st := make([]int, len(r.Graph.Nodes))
 	for k, nd := range r.Graph.Nodes {
 		x, ok := fs.stateOf[fs.stateName(nd.Key.Call)]
@@ -207,7 +211,7 @@ func (fs *flowStates) reader(r *flowgraph.Rank, i int) (Reader, error) {
 		}
 		st[k] = x
 	}
-	return &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, nil
+	return &flowReader{it: events, res: i, state: st, base: r.Start}, nil
 }
 
 // FlowSource is the state trace of an mpiflow file: each rank (thread) is
@@ -248,7 +252,7 @@ func (s *FlowSource) Open(i int) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.reader(r, i)
+	return s.EventReader(i, r, r.Graph.Events())
 }
 
 // RankSource is the state trace of ranks already read and decoded, the
@@ -283,13 +287,13 @@ func (s *RankSource) Open(i int) (Reader, error) {
 	if i < 0 || i >= len(s.ranks) {
 		return nil, fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
 	}
-	return s.reader(s.ranks[i], i)
+	return s.EventReader(i, s.ranks[i], s.ranks[i].Graph.Events())
 }
 
 // flowReader turns reconstructed events into states: the call itself, and
 // ComputeState (state 0) from the end of the previous call.
 type flowReader struct {
-	it      *flowgraph.EventIter
+	it      flowgraph.EventSource
 	res     int
 	state   []int
 	base    int64
@@ -305,6 +309,11 @@ func (fr *flowReader) Read(buf []StateEvent) (int, error) {
 	n := 0
 	for n+2 <= len(buf) && fr.it.Next() {
 		ev := fr.it.Event()
+		if uint(ev.Node) >= uint(len(fr.state)) {
+			// Only a foreign event source can get here: the graph's own
+			// reconstruction never yields a node it does not have.
+			return n, fmt.Errorf("event %d: node %d, the graph has %d", ev.Index, ev.Node, len(fr.state))
+		}
 		s, e := fr.base+ev.Start, fr.base+ev.End
 		if fr.started && s > fr.prevEnd {
 			buf[n] = StateEvent{Resource: fr.res, State: 0, Start: fr.prevEnd, End: s}

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"errors"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -238,4 +240,68 @@ func TestRankSourceBadInput(t *testing.T) {
 	assert.Error(t, err)
 	_, err = rs.Open(-1)
 	assert.Error(t, err)
+}
+
+// sliceEvents is an EventSource over events held in memory.
+type sliceEvents struct {
+	evs []flowgraph.Event
+	cur flowgraph.Event
+}
+
+func (s *sliceEvents) Next() bool {
+	if len(s.evs) == 0 {
+		return false
+	}
+	s.cur, s.evs = s.evs[0], s.evs[1:]
+	return true
+}
+func (s *sliceEvents) Event() flowgraph.Event { return s.cur }
+func (s *sliceEvents) Err() error             { return nil }
+
+// readAll reads every state event of a reader.
+func readAll(t *testing.T, rd Reader) ([]StateEvent, error) {
+	t.Helper()
+	var out []StateEvent
+	buf := make([]StateEvent, 7)
+	for {
+		n, err := rd.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+// An EventReader over the graph's own events reads what Open reads; a node
+// the graph lacks is an error.
+func TestEventReader(t *testing.T) {
+	_, ranks := flowgen.Run(flowgen.Options{Seed: 8, Events: 200}, 2, 1)
+	rs, err := NewRankSource(nil, ranks, FlowOptions{})
+	require.NoError(t, err)
+	var evs []flowgraph.Event
+	it := ranks[1].Graph.Events()
+	for it.Next() {
+		evs = append(evs, it.Event())
+	}
+	require.NoError(t, it.Err())
+
+	rd, err := rs.Open(1)
+	require.NoError(t, err)
+	want, err := readAll(t, rd)
+	require.NoError(t, err)
+	rd, err = rs.EventReader(1, ranks[1], &sliceEvents{evs: evs})
+	require.NoError(t, err)
+	got, err := readAll(t, rd)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	bad := append([]flowgraph.Event(nil), evs...)
+	bad[3].Node = len(ranks[1].Graph.Nodes)
+	rd, err = rs.EventReader(1, ranks[1], &sliceEvents{evs: bad})
+	require.NoError(t, err)
+	_, err = readAll(t, rd)
+	assert.ErrorContains(t, err, "event 3: node")
 }

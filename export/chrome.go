@@ -81,26 +81,35 @@ func Chrome(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 			}
 			tails[k] = args + "}}"
 		}
-		s := NewRankEvents(r, opt)
-		for {
-			sp, ok, err := s.Next()
-			if err != nil {
-				return st, fmt.Errorf("%s: %w", f.Path, err)
+		s, err := NewRankEvents(r, opt)
+		if err != nil {
+			return st, err
+		}
+		err = func() error {
+			defer s.Close()
+			for {
+				sp, ok, err := s.Next()
+				if err != nil {
+					return fmt.Errorf("%s: %w", f.Path, err)
+				}
+				if !ok {
+					return nil
+				}
+				rankProgress(opt, i, len(f.Index), r, sp.Index)
+				sep()
+				buf = append(buf[:0], heads[sp.Node]...)
+				buf = appendMicros(buf, sp.Start)
+				buf = append(buf, `,"dur":`...)
+				buf = appendMicros(buf, sp.End-sp.Start)
+				buf = append(buf, tails[sp.Node]...)
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				st.Events++
 			}
-			if !ok {
-				break
-			}
-			rankProgress(opt, i, len(f.Index), r, sp.Index)
-			sep()
-			buf = append(buf[:0], heads[sp.Node]...)
-			buf = appendMicros(buf, sp.Start)
-			buf = append(buf, `,"dur":`...)
-			buf = appendMicros(buf, sp.End-sp.Start)
-			buf = append(buf, tails[sp.Node]...)
-			if _, err := bw.Write(buf); err != nil {
-				return st, err
-			}
-			st.Events++
+		}()
+		if err != nil {
+			return st, err
 		}
 	}
 	if st.Ranks == 0 {

@@ -19,14 +19,20 @@ const CSVHeader = "rank,thread,index,call,site,start_ns,end_ns,duration_ns,compu
 // set. Times are ns since the job start. It streams: memory does not grow
 // with the number of events.
 func CSV(w io.Writer, r *flowgraph.Rank, header bool) error {
-	return CSVWindow(w, r, header, 0, 0)
+	return CSVWindow(w, r, header, Options{})
 }
 
-// CSVWindow is CSV restricted to the events that overlap [from, to) (ns
-// since the job start; to <= 0 for no upper bound), as Options defines the
-// window. compute_before_ns is still the gap to the previous event, even
-// when that event is outside the window.
-func CSVWindow(w io.Writer, r *flowgraph.Rank, header bool, from, to int64) error {
+// CSVWindow is CSV restricted to the events that overlap the window of
+// opt, from opt.Events or the reconstruction (opt.Ranks and opt.Progress
+// are not looked at). compute_before_ns is still the gap to the previous
+// event, even when that event is outside the window.
+func CSVWindow(w io.Writer, r *flowgraph.Rank, header bool, opt Options) error {
+	it, err := openEvents(r, opt)
+	if err != nil {
+		return err
+	}
+	defer closeEvents(it)
+	from, to := opt.From, opt.To
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if header {
 		bw.WriteString(CSVHeader)
@@ -48,7 +54,6 @@ func CSVWindow(w io.Writer, r *flowgraph.Rank, header bool, from, to int64) erro
 	prefix := strconv.Itoa(r.Rank) + "," + strconv.Itoa(r.Thread) + ","
 	var buf []byte
 	var prevEnd int64
-	it := g.Events()
 	for it.Next() {
 		ev := it.Event()
 		n := &g.Nodes[ev.Node]

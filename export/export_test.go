@@ -195,3 +195,69 @@ func TestProgress(t *testing.T) {
 		})
 	}
 }
+
+// shifted is an event source over the reconstruction of a rank with every
+// event delayed by a fixed time, which records whether it was closed.
+type shifted struct {
+	it     *flowgraph.EventIter
+	by     int64
+	closed *int
+}
+
+func (s *shifted) Next() bool { return s.it.Next() }
+func (s *shifted) Event() flowgraph.Event {
+	ev := s.it.Event()
+	ev.Start += s.by
+	ev.End += s.by
+	return ev
+}
+func (s *shifted) Err() error   { return s.it.Err() }
+func (s *shifted) Close() error { *s.closed++; return nil }
+
+// Every writer takes its events from Options.Events when set, and closes
+// the sources it opened.
+func TestOptionsEvents(t *testing.T) {
+	f, ranks := genFile(t, 2, 300)
+	const by = 1_000_000_000
+	var opened, closed int
+	opt := Options{Events: func(r *flowgraph.Rank) (flowgraph.EventSource, error) {
+		opened++
+		return &shifted{it: r.Graph.Events(), by: by, closed: &closed}, nil
+	}}
+	write := map[string]func(w io.Writer) error{
+		"csv": func(w io.Writer) error {
+			for _, r := range ranks {
+				if err := CSVWindow(w, r, false, opt); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"chrome": func(w io.Writer) error { _, err := Chrome(w, f, opt); return err },
+		"paje":   func(w io.Writer) error { _, err := Paje(w, f, opt); return err },
+	}
+	first := events(t, ranks[0])[0]
+	for name, fn := range write {
+		t.Run(name, func(t *testing.T) {
+			opened, closed = 0, 0
+			var buf bytes.Buffer
+			require.NoError(t, fn(&buf))
+			assert.Equal(t, 2, opened)
+			assert.Equal(t, 2, closed)
+			var want string
+			switch name {
+			case "csv":
+				want = "," + strconv.FormatInt(first.Start+by, 10) + ","
+			case "chrome":
+				want = `"ts":` + string(appendMicros(nil, first.Start+by))
+			case "paje":
+				want = "5 " + string(appendSeconds(nil, first.Start+by)) + " "
+			}
+			assert.Contains(t, buf.String(), want, "the first event, shifted")
+		})
+	}
+	_, err := Chrome(io.Discard, f, Options{Events: func(*flowgraph.Rank) (flowgraph.EventSource, error) {
+		return nil, os.ErrNotExist
+	}})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

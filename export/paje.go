@@ -132,7 +132,12 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 		for k, n := range r.Graph.Nodes {
 			nodeValue[i][k] = alias[n.Key.Call]
 		}
-		streams[i] = &recordStream{s: NewRankEvents(r, opt), id: i}
+		re, err := NewRankEvents(r, opt)
+		if err != nil {
+			return st, err
+		}
+		defer re.Close()
+		streams[i] = &recordStream{s: re, id: i}
 		total += r.Graph.NumEvents
 	}
 	st.Ranks = len(ranks)

@@ -3,6 +3,7 @@ package export
 import (
 	"container/heap"
 	"fmt"
+	"io"
 	"strconv"
 
 	"mpiflow/flowgraph"
@@ -19,6 +20,28 @@ type Options struct {
 	// Progress, when not nil, is called now and then with the work done
 	// so far and the total, in the same (exporter-specific) unit.
 	Progress func(done, total int64)
+	// Events, when not nil, opens the events to write for a rank block
+	// instead of its reconstruction, e.g. the recorded full trace: times
+	// in ns since the rank's first event, node numbers those of r's graph
+	// (names, sites, bytes and partners still come from the graph). A
+	// source that is an io.Closer is closed once the rank is written.
+	Events func(r *flowgraph.Rank) (flowgraph.EventSource, error)
+}
+
+// openEvents opens the events of r that opt says to write.
+func openEvents(r *flowgraph.Rank, opt Options) (flowgraph.EventSource, error) {
+	if opt.Events == nil {
+		return r.Graph.Events(), nil
+	}
+	return opt.Events(r)
+}
+
+// closeEvents closes s if it needs closing.
+func closeEvents(s flowgraph.EventSource) error {
+	if c, ok := s.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Stats tells what an export wrote.
@@ -37,23 +60,41 @@ type Span struct {
 
 // RankEvents yields the events of one rank that overlap the window of an
 // Options, in order, with absolute times. Its memory is the rank's graph
-// and the reconstruction iterator's bounded buffer.
+// and the event source's bounded buffer.
 type RankEvents struct {
 	r        *flowgraph.Rank
-	it       *flowgraph.EventIter
+	it       flowgraph.EventSource
 	from, to int64
 	done     bool
 }
 
-// NewRankEvents returns the events of r in the window of opt (opt.Ranks
-// is not looked at).
-func NewRankEvents(r *flowgraph.Rank, opt Options) *RankEvents {
-	return &RankEvents{r: r, it: r.Graph.Events(), from: opt.From, to: opt.To}
+// NewRankEvents returns the events of r in the window of opt, from
+// opt.Events or the reconstruction (opt.Ranks is not looked at). Close
+// releases them.
+func NewRankEvents(r *flowgraph.Rank, opt Options) (*RankEvents, error) {
+	it, err := openEvents(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &RankEvents{r: r, it: it, from: opt.From, to: opt.To}, nil
+}
+
+// Close releases the event source; closing again does nothing.
+func (s *RankEvents) Close() error {
+	if s.it == nil {
+		return nil
+	}
+	err := closeEvents(s.it)
+	s.it, s.done = nil, true
+	return err
 }
 
 // Next returns the next event in the window; ok is false at the end, and
 // err tells whether the end is an error.
 func (s *RankEvents) Next() (sp Span, ok bool, err error) {
+	if s.it == nil {
+		return Span{}, false, nil
+	}
 	for !s.done && s.it.Next() {
 		ev := s.it.Event()
 		sp = Span{Index: ev.Index, Node: ev.Node, Start: s.r.Start + ev.Start, End: s.r.Start + ev.End}

@@ -263,23 +263,12 @@ func agree(c comm, err error) error {
 func (j *job) moveTraces(final string) error {
 	err := j.traceErr
 	for thread, tmp := range j.traces {
-		dst := TracePath(final, j.comm.Rank(), thread)
+		dst := flowgraph.TracePath(final, j.comm.Rank(), thread)
 		if rerr := os.Rename(tmp, dst); rerr != nil && err == nil {
 			err = fmt.Errorf("full trace of rank %d: %w", j.comm.Rank(), rerr)
 		}
 	}
 	return err
-}
-
-// TracePath is where the full trace of a rank's thread goes: next to the
-// job file, <job>.rank<N>.mftrace for thread 0, else
-// <job>.rank<N>.thread<T>.mftrace.
-func TracePath(jobFile string, rank, thread int) string {
-	base := strings.TrimSuffix(jobFile, ".mpiflow")
-	if thread == 0 {
-		return fmt.Sprintf("%s.rank%d.mftrace", base, rank)
-	}
-	return fmt.Sprintf("%s.rank%d.thread%d.mftrace", base, rank, thread)
 }
 
 // jobPath chooses the job file's name: <exe>.<job id>.mpiflow in

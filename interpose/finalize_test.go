@@ -89,10 +89,8 @@ func TestFinalizeErrors(t *testing.T) {
 	assert.Empty(t, left, "a failed write leaves nothing behind")
 }
 
-func TestJobIDAndTracePath(t *testing.T) {
+func TestJobID(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	assert.Equal(t, "7.0", jobID(env(map[string]string{"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0"})))
 	assert.Equal(t, "a_b", jobID(env(map[string]string{"OMPI_MCA_ess_base_jobid": "a/b"})))
-	assert.Equal(t, "/d/app.1.rank3.mftrace", TracePath("/d/app.1.mpiflow", 3, 0))
-	assert.Equal(t, "/d/app.1.rank3.thread2.mftrace", TracePath("/d/app.1.mpiflow", 3, 2))
 }

@@ -512,7 +512,7 @@ func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 			assert.Positive(t, s.Line, "site of %s", n.Key.Call)
 		}
 
-		ft, err := flowgraph.ReadFullTrace(TracePath(path, r.Rank, r.Thread))
+		ft, err := flowgraph.ReadFullTrace(flowgraph.TracePath(path, r.Rank, r.Thread))
 		require.NoError(t, err)
 		require.True(t, ft.Complete)
 		// The reconstructed sequence is the traced one.

@@ -32,6 +32,7 @@ sequence from it and reports where time goes.`,
 		newLoopsCmd(),
 		newReportCmd(),
 		newGraphCmd(),
+		newFidelityCmd(),
 	)
 	return root
 }

@@ -13,6 +13,7 @@ import (
 
 	"mpiflow/export"
 	"mpiflow/export/otf2"
+	"mpiflow/fidelity"
 	"mpiflow/flowgraph"
 )
 
@@ -21,6 +22,7 @@ const traceFormats = "csv, chrome, paje, otf2"
 
 func newTraceCmd() *cobra.Command {
 	var rankList, format, out, from, to string
+	var truth bool
 	cmd := &cobra.Command{
 		Use:   "trace FILE",
 		Short: "Write the reconstructed event trace (CSV, Chrome/Perfetto JSON, Pajé, OTF2)",
@@ -42,12 +44,17 @@ keep the events that overlap the window (times since the job start, as
 seconds "1.5" or durations "1500ms"); the events are not clipped.
 Inside an anchor interval the times are reconstructed from the graph's
 means (see the developers' guide), and OTF2 message sizes and partners
-come from the graph's per-call summaries.`,
+come from the graph's per-call summaries.
+
+--truth writes the full trace recorded beside FILE (MPIFLOW_TRACE=1 or
+` + "`mpiflow run --trace`" + `) instead of the rebuilt one, with the same columns
+and records, so the two can be compared in any tool.`,
 		Example: `  mpiflow trace halo.1234.mpiflow --rank 0 --format csv
   mpiflow trace halo.1234.mpiflow --ranks 0-3 -o trace.csv
   mpiflow trace halo.1234.mpiflow --format chrome -o halo.json
   mpiflow trace halo.1234.mpiflow --format paje --from 1s --to 2.5s -o halo.paje
-  mpiflow trace halo.1234.mpiflow --format otf2 -o halo-otf2/traces.otf2`,
+  mpiflow trace halo.1234.mpiflow --format otf2 -o halo-otf2/traces.otf2
+  mpiflow trace halo.1234.mpiflow --truth --rank 0 -o recorded.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ranks, err := parseRanks(rankList)
@@ -55,6 +62,15 @@ come from the graph's per-call summaries.`,
 				return err
 			}
 			opt := export.Options{Ranks: ranks}
+			if truth {
+				opt.Events = func(r *flowgraph.Rank) (flowgraph.EventSource, error) {
+					t, err := fidelity.OpenTruth(args[0], r)
+					if err != nil {
+						return nil, err
+					}
+					return t, nil
+				}
+			}
 			if opt.From, err = parseTraceTime("--from", from); err != nil {
 				return err
 			}
@@ -123,6 +139,7 @@ come from the graph's per-call summaries.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default standard output; required for otf2)")
 	cmd.Flags().StringVar(&from, "from", "", "keep events that end after this time since the job start (seconds or a duration such as 250ms)")
 	cmd.Flags().StringVar(&to, "to", "", "keep events that start before this time since the job start")
+	cmd.Flags().BoolVar(&truth, "truth", false, "write the recorded full trace (MPIFLOW_TRACE=1) instead of the rebuilt one")
 	return cmd
 }
 
@@ -138,7 +155,7 @@ func traceCSV(w io.Writer, f *flowgraph.File, opt export.Options) error {
 		if err != nil {
 			return err
 		}
-		if err := export.CSVWindow(w, r, !wrote, opt.From, opt.To); err != nil {
+		if err := export.CSVWindow(w, r, !wrote, opt); err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 		wrote = true

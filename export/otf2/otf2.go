@@ -327,7 +327,13 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 			}
 			return nil
 		}
-		s := export.NewRankEvents(r, opt)
+		s, err := export.NewRankEvents(r, opt)
+		if err != nil {
+			return st, err
+		}
+		// Closed below once the rank is written; the deferred Close is
+		// for the error returns.
+		defer s.Close()
 		started := false
 		var prevEnd int64
 		for {
@@ -364,6 +370,9 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 			if err := errors.Join(errs...); err != nil {
 				return st, err
 			}
+		}
+		if err := s.Close(); err != nil {
+			return st, err
 		}
 		if err := flush(); err != nil {
 			return st, err

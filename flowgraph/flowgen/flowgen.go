@@ -1,11 +1,15 @@
 // Package flowgen generates synthetic MPI event sequences and the event flow
 // graphs they produce, for tests and benchmarks: a random program of nested
-// loops, data-dependent branches and MPI calls, executed with random timings.
+// loops, data-dependent branches and MPI calls, executed with heavy-tailed,
+// phase- and rank-dependent timings (see Options.Uniform). The calls can
+// be had too (RunTruth, WriteJob): the ground truth of the graphs.
 package flowgen
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 
 	"mpiflow/flowgraph"
 )
@@ -21,6 +25,18 @@ type Options struct {
 	Counters  int   // counters per edge
 	Anchors   int   // anchor budget (0: flowgraph.MaxAnchors)
 	SlowRanks []int // ranks whose compute phases are 3x slower (for Run)
+	// Uniform draws every duration uniformly with the same spread, as the
+	// first generator did; its timing errors average out. By default
+	// durations spread the way real runs spread them: calls and compute
+	// phases are log-normal with medians that depend on the call site,
+	// calls now and then wait much longer (Pareto tail), and the run goes
+	// through Phases in which compute costs change and some ranks are
+	// slower while the others wait for them in their waits and
+	// collectives.
+	Uniform bool
+	// Phases is the number of phases of a run (4 if 0), of equal numbers
+	// of events; not used with Uniform.
+	Phases int
 }
 
 var calls = []string{"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Wait", "MPI_Waitall",
@@ -39,6 +55,12 @@ type Program struct {
 	opt  Options
 	main []stmt
 	rng  *rand.Rand
+	// rank, ranks and job are the rank that executes the program, the
+	// job's number of ranks and the seed common to them, which decide
+	// the slow ranks of a phase.
+	rank, ranks int
+	job         uint64
+	waitPhase   []bool // per phase, whether some rank lags (set by Execute)
 }
 
 // New generates a program.
@@ -52,7 +74,10 @@ func New(opt Options) *Program {
 	if opt.MaxIter <= 0 {
 		opt.MaxIter = 10
 	}
-	p := &Program{opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15))}
+	if opt.Phases <= 0 {
+		opt.Phases = 4
+	}
+	p := &Program{opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15)), ranks: 1, job: opt.Seed}
 	p.main = p.block(opt.Depth)
 	return p
 }
@@ -79,6 +104,7 @@ func (p *Program) block(depth int) []stmt {
 // compute time between calls.
 func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 	rng := rand.New(rand.NewPCG(p.opt.Seed+1, 7))
+	p.setWaitPhases()
 	var n int64
 	var t int64 = 1_000_000
 	var ctr []int64
@@ -108,7 +134,14 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 				if n >= p.opt.Events {
 					return false
 				}
-				t += int64(float64(100+rng.IntN(2000)*(1+s.site%3)) * slow)
+				var compute, inMPI int64
+				if p.opt.Uniform {
+					compute = int64(float64(100+rng.IntN(2000)*(1+s.site%3)) * slow)
+					inMPI = int64(50 + rng.IntN(500)*(1+s.site%5))
+				} else {
+					compute, inMPI = p.realistic(rng, s.site, n, slow)
+				}
+				t += compute
 				enter := t
 				var ce, cx []int64
 				if ctr != nil {
@@ -117,7 +150,7 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 					}
 					ce = append([]int64(nil), ctr...)
 				}
-				t += int64(50 + rng.IntN(500)*(1+s.site%5))
+				t += inMPI
 				if ctr != nil {
 					for k := range ctr {
 						ctr[k] += int64(10 * (k + 1))
@@ -147,15 +180,79 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 	}
 }
 
+// phaseCompute scales the compute of every rank per phase (cyclically),
+// so the run's profile changes over time.
+var phaseCompute = []float64{1, 3, 0.5, 2}
+
+// waits are the calls where a rank waits for slower ones.
+var waits = map[string]bool{"MPI_Wait": true, "MPI_Waitall": true, "MPI_Allreduce": true, "MPI_Bcast": true,
+	"MPI_Barrier": true, "MPI_Reduce": true, "MPI_Alltoall": true, "MPI_Recv": true}
+
+// maxDuration bounds one drawn duration (1 s): the tails are heavy, not
+// infinite.
+const maxDuration = 1e9
+
+// realistic draws the compute phase before event n, at site, and the
+// time inside its call (see Options.Uniform).
+func (p *Program) realistic(rng *rand.Rand, site int, n int64, slow float64) (compute, inMPI int64) {
+	phase := int(n * int64(p.opt.Phases) / max(p.opt.Events, 1))
+	lagging := p.lagging(phase)
+	c := 1500 * float64(1+site%3) * phaseCompute[phase%len(phaseCompute)] * slow
+	if lagging {
+		c *= 3
+	}
+	m := 300 * float64(1+site%5) * math.Exp(1.2*rng.NormFloat64())
+	if !lagging && p.waitPhase[phase] && waits[calls[site%len(calls)]] {
+		// Waiting for the phase's slow ranks: about their extra compute.
+		m += 2 * c * math.Exp(0.5*rng.NormFloat64())
+	}
+	if rng.IntN(200) == 0 {
+		// A rare long wait (a late partner, the network, the OS).
+		m += 20_000 / math.Pow(1-rng.Float64(), 1/1.5)
+	}
+	return int64(min(c*math.Exp(rng.NormFloat64()), maxDuration)), int64(min(m, maxDuration))
+}
+
+// lagging tells whether the program's rank is one of the slow ranks of
+// phase: about one rank in four, never in phase 0, decided by the job's
+// seed so that every rank agrees.
+func (p *Program) lagging(phase int) bool {
+	return laggingRank(p.job, phase, p.rank)
+}
+
+func laggingRank(job uint64, phase, rank int) bool {
+	if phase == 0 {
+		return false
+	}
+	h := job*0x9e3779b97f4a7c15 ^ uint64(phase)*0xbf58476d1ce4e5b9 ^ uint64(rank)*0x94d049bb133111eb
+	h ^= h >> 31
+	h *= 0xd6e8feb86659fd93
+	h ^= h >> 32
+	return h%4 == 0
+}
+
+// setWaitPhases finds the phases in which some rank of the job lags.
+func (p *Program) setWaitPhases() {
+	p.waitPhase = make([]bool, p.opt.Phases)
+	for ph := range p.waitPhase {
+		for r := range p.ranks {
+			p.waitPhase[ph] = p.waitPhase[ph] || laggingRank(p.job, ph, r)
+		}
+	}
+}
+
 // NewBuilder returns a Builder for the program's events, with every call
 // site present: the Site of a generated key is its index in Graph.Sites.
 func (p *Program) NewBuilder() *flowgraph.Builder {
 	b := flowgraph.NewBuilder(p.opt.Counters, p.opt.Anchors)
 	for i := range p.opt.Sites {
-		b.Site(flowgraph.CallSite{Addr: uint64(0x401000 + 16*i), Object: "/usr/bin/app", Offset: uint64(0x1000 + 16*i)})
+		b.Site(flowgraph.CallSite{Addr: siteAddr(i), Object: "/usr/bin/app", Offset: uint64(0x1000 + 16*i)})
 	}
 	return b
 }
+
+// siteAddr is the address of generated call site i.
+func siteAddr(i int) uint64 { return uint64(0x401000 + 16*i) }
 
 // Graph executes the program into a graph.
 func (p *Program) Graph(slow float64) flowgraph.Graph {
@@ -167,6 +264,13 @@ func (p *Program) Graph(slow float64) flowgraph.Graph {
 // Run generates a whole job of nranks ranks running the same program with
 // different data (seeds), on nranks/ranksPerHost hosts.
 func Run(opt Options, nranks, ranksPerHost int) (flowgraph.Header, []*flowgraph.Rank) {
+	return RunTruth(opt, nranks, ranksPerHost, nil)
+}
+
+// RunTruth is Run that also passes every call of every rank, rank after
+// rank and in order, to truth (when not nil): the ground truth the graphs
+// are built from, as a full trace (MPIFLOW_TRACE=1) records it.
+func RunTruth(opt Options, nranks, ranksPerHost int, truth func(rank int, c flowgraph.Call)) (flowgraph.Header, []*flowgraph.Rank) {
 	if ranksPerHost <= 0 {
 		ranksPerHost = 4
 	}
@@ -196,7 +300,15 @@ func Run(opt Options, nranks, ranksPerHost int) (flowgraph.Header, []*flowgraph.
 		// Same program structure on every rank, different branch data.
 		p := New(opt)
 		p.opt.Seed = o.Seed
-		g := p.Graph(slow)
+		p.rank, p.ranks = r, nranks
+		b := p.NewBuilder()
+		p.Execute(slow, func(c flowgraph.Call) {
+			b.Add(c)
+			if truth != nil {
+				truth(r, c)
+			}
+		})
+		g := b.Graph()
 		var wall int64
 		if k := len(g.Anchors); k > 0 {
 			wall = g.Anchors[k-1].Time
@@ -208,4 +320,80 @@ func Run(opt Options, nranks, ranksPerHost int) (flowgraph.Header, []*flowgraph.
 		})
 	}
 	return h, ranks
+}
+
+// WriteJob writes a generated job (see Run) to path and, beside it, the
+// full trace of every rank (see flowgraph.TracePath), as a run recorded
+// with MPIFLOW_TRACE=1 leaves them.
+func WriteJob(path string, opt Options, nranks, ranksPerHost int) (flowgraph.Header, []*flowgraph.Rank, error) {
+	var tw traceWriters
+	h, ranks := RunTruth(opt, nranks, ranksPerHost, func(rank int, c flowgraph.Call) {
+		tw.add(path, rank, c)
+	})
+	tw.close()
+	if tw.err != nil {
+		return h, nil, tw.err
+	}
+	for r, rk := range ranks {
+		// The traces number nodes in order of first call, as Builder
+		// does; check it, since the node numbers must be the graph's.
+		for i, n := range rk.Graph.Nodes {
+			if n.Key != tw.keys[r][i] {
+				return h, nil, fmt.Errorf("rank %d: node %d of the graph is not node %d of the trace", r, i, i)
+			}
+		}
+	}
+	return h, ranks, flowgraph.WriteFile(path, h, ranks)
+}
+
+// traceWriters writes the full traces of ranks given one after the other.
+type traceWriters struct {
+	f    *os.File
+	w    *flowgraph.TraceWriter
+	rank int
+	node map[flowgraph.NodeKey]int
+	keys [][]flowgraph.NodeKey // per rank, the key of each node
+	err  error
+}
+
+func (tw *traceWriters) add(job string, rank int, c flowgraph.Call) {
+	if tw.err != nil {
+		return
+	}
+	if tw.w == nil || rank != tw.rank {
+		tw.close()
+		path := flowgraph.TracePath(job, rank, 0)
+		if tw.f, tw.err = os.Create(path); tw.err != nil {
+			tw.err = fmt.Errorf("create %s: %w", path, tw.err)
+			return
+		}
+		tw.w, tw.rank, tw.node = flowgraph.NewTraceWriter(tw.f, rank), rank, map[flowgraph.NodeKey]int{}
+		tw.keys = append(tw.keys, make([][]flowgraph.NodeKey, max(rank+1-len(tw.keys), 0))...)
+	}
+	n, ok := tw.node[c.Key]
+	if !ok {
+		n = len(tw.node)
+		tw.node[c.Key] = n
+		tw.keys[rank] = append(tw.keys[rank], c.Key)
+	}
+	tw.err = tw.w.Add(flowgraph.TraceEvent{Node: n, Enter: c.Enter, Exit: c.Exit})
+}
+
+// close ends the current rank's trace with its node table.
+func (tw *traceWriters) close() {
+	if tw.w == nil {
+		return
+	}
+	var nodes []flowgraph.TraceNode
+	for _, k := range tw.keys[tw.rank] {
+		nodes = append(nodes, flowgraph.TraceNode{Call: k.Call, Site: siteAddr(k.Site), Bytes: k.Bytes, Partner: k.Partner, Comm: k.Comm})
+	}
+	err := tw.w.Close(nodes)
+	if cerr := tw.f.Close(); err == nil {
+		err = cerr
+	}
+	if tw.err == nil && err != nil {
+		tw.err = fmt.Errorf("write %s: %w", tw.f.Name(), err)
+	}
+	tw.w = nil
 }

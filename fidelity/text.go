@@ -1,0 +1,70 @@
+package fidelity
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+)
+
+// WriteText prints the report as a table, one line per rank block and one
+// for all of them, then the partition comparison.
+func (rep *Report) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s: %d rank block(s), %d events, %d time slices\n", rep.File, len(rep.Ranks), rep.Events, rep.Slices)
+	fmt.Fprintln(bw, "Rebuilt trace against the recorded one; errors are |rebuilt - recorded|, shares in percentage points of a slice.")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RANK\tTHREAD\tEVENTS\tORDER\tSTART ERR p50\tp90\tp99\tmax\tEND ERR p50\tp90\tp99\tmax\tMPI SHARE ERR\t(slice)\tCALL SHARE ERR\t(call, slice)\t")
+	for _, r := range rep.Ranks {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%.2f pp\t%d\t%.2f pp\t%s, %d\t\n", r.Rank, r.Thread, r.Events, order(r),
+			pctl(r.StartError), pctl(r.EndError), r.MaxMPIShareErrorPP, r.WorstMPISlice, r.MaxCallShareErrorPP, r.WorstCall, r.WorstSlice)
+	}
+	same := "same"
+	if !rep.OrderIdentical {
+		same = "DIFFERS"
+	}
+	fmt.Fprintf(tw, "all\t\t%d\t%s\t%s\t%s\t%.2f pp\trank %d, %d\t%.2f pp\t%s, rank %d, %d\t\n", rep.Events, same,
+		pctl(rep.StartError), pctl(rep.EndError), rep.MaxMPIShareErrorPP, rep.WorstMPIRank, rep.WorstMPISlice,
+		rep.MaxCallShareErrorPP, rep.WorstCall, rep.WorstRank, rep.WorstSlice)
+	tw.Flush()
+	fmt.Fprint(bw, "\nBest partitions (mpiflow aggregate):")
+	for _, a := range rep.Aggregate {
+		verdict := "same"
+		if !a.Same {
+			verdict = "DIFFER"
+		}
+		fmt.Fprintf(bw, " p=%g %s (%d/%d aggregates);", a.P, verdict, a.Rebuilt, a.Truth)
+	}
+	fmt.Fprintln(bw)
+	return bw.Flush()
+}
+
+// order describes a rank's event order comparison.
+func order(r RankResult) string {
+	switch {
+	case r.OrderIdentical:
+		return "same"
+	case r.Events != r.TruthEvents:
+		return fmt.Sprintf("DIFFERS at %d (%d recorded)", r.FirstMismatch, r.TruthEvents)
+	}
+	return fmt.Sprintf("DIFFERS at %d", r.FirstMismatch)
+}
+
+// pctl formats percentiles as four table cells.
+func pctl(p Percentiles) string {
+	return duration(p.P50) + "\t" + duration(p.P90) + "\t" + duration(p.P99) + "\t" + duration(p.Max)
+}
+
+// duration formats ns with a unit that suits the value.
+func duration(ns int64) string {
+	switch {
+	case ns < 1000:
+		return strconv.FormatInt(ns, 10) + "ns"
+	case ns < 1_000_000:
+		return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + "µs"
+	case ns < 1_000_000_000:
+		return strconv.FormatFloat(float64(ns)/1e6, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) + "s"
+}
