@@ -213,7 +213,8 @@ hpcc() {
 	# hpcc exits 0 when its input is wrong, so its report must be complete.
 	for out in "$bare/hpccoutf.txt" "$d/hpccoutf.txt"; do
 		if ! grep -q "End of HPC Challenge tests" "$out"; then
-			echo "bench-size: hpcc did not finish its tests: see $out" >&2
+			echo "bench-size: hpcc did not finish its tests; the end of $out:" >&2
+			tail -5 "$out" >&2
 			exit 1
 		fi
 	done
