@@ -2,8 +2,9 @@
 # bench-size.sh APP...: profiles real applications with 2 ranks under
 # `mpiflow run` and prints one table, a column per application, of what the
 # profile costs and how faithful it is. APP is lammps (LJ melt,
-# testdata/lammps/in.lj, STEPS steps, run with --trace so the full traces
-# are written) or hpcc (N=HPCC_N on a 1x2 grid, run bare and under mpiflow).
+# testdata/lammps/in.lj with a 10x10x10 box (4000 atoms), STEPS steps, run
+# with --trace so the full traces are written) or hpcc (N=HPCC_N on a 1x2
+# grid, run bare and under mpiflow).
 #
 # Rows: the job file's bytes, by part when `mpiflow stats --json` has
 # "file_bytes"; events per rank; for lammps the recorded full traces
@@ -113,7 +114,7 @@ lammps() {
 	fi
 	local d="$tmp/lammps" otf2 note=""
 	mkdir -p "$d"
-	cmd=(lmp -in "$root/testdata/lammps/in.lj" -var steps "$STEPS" -log none)
+	cmd=(lmp -in "$root/testdata/lammps/in.lj" -var n 10 -var steps "$STEPS" -log none)
 	echo "bench-size: LAMMPS LJ melt, 2 ranks, $STEPS steps, with --trace"
 	run_mpiflow lammps "$d" --trace
 	apps+=(lammps)
@@ -136,8 +137,8 @@ lammps() {
 	if "$MPIFLOW_BIN" fidelity --help >/dev/null 2>&1; then
 		local fid="$d/fidelity.json"
 		"$MPIFLOW_BIN" fidelity "$job" --json >"$fid"
-		put lammps "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp' "$fid")"
-		put lammps "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp) (\(.worst_call))"' "$fid")"
+		put lammps "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp * 100 | round / 100' "$fid")"
+		put lammps "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp * 100 | round / 100) (\(.worst_call))"' "$fid")"
 		put lammps "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" else "no" end)"] | join(" ")' "$fid")"
 	else
 		put lammps "max MPI share error (pp)" "n/a"
