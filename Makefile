@@ -38,6 +38,20 @@ demo: all apps
 	$(BIN)/mpiflow loops build/demo/*.mpiflow
 	@echo; echo "Open the report: $$(ls build/demo/*.html)"
 
+# Profile size and fidelity on real applications with 2 ranks
+# (scripts/bench-size.sh; not part of test or CI): LAMMPS' LJ melt with
+# STEPS steps and full traces, HPCC with N=HPCC_N bare and under mpiflow.
+# Each skips with a message when lmp or hpcc is not installed.
+STEPS  ?= 3000
+HPCC_N ?= 4000
+BENCH_SIZE = $(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" MPIFLOW_BIN=$(BIN)/mpiflow \
+	STEPS=$(STEPS) HPCC_N=$(HPCC_N) scripts/bench-size.sh
+.PHONY: bench-lammps bench-hpcc
+bench-lammps: all
+	$(BENCH_SIZE) lammps
+bench-hpcc: all
+	$(BENCH_SIZE) hpcc
+
 test: all lint test-go fuzz
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2

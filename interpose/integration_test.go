@@ -697,10 +697,7 @@ func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 // TestRunCommand runs a job with `mpiflow run` and `mpiflow lib` from the
 // CLI installed next to the libraries.
 func TestRunCommand(t *testing.T) {
-	root := needMPI(t)
-	bin := filepath.Join(root, "bin", "mpiflow")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
-	require.NoError(t, err, "build the CLI: %s", out)
+	bin := buildCLI(t)
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		got, err := exec.Command(bin, "lib", "--mpi", m.name).Output()
 		require.NoError(t, err)
@@ -722,6 +719,74 @@ func TestRunCommand(t *testing.T) {
 		b, err := os.ReadFile(html)
 		require.NoError(t, err)
 		assert.Contains(t, string(b), "MPI_Allreduce")
+	})
+}
+
+// buildCLI builds the CLI into the test build's bin/, next to lib/ as
+// `mpiflow lib` expects, and returns its path.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(needMPI(t), "bin", "mpiflow")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
+	require.NoError(t, err, "build the CLI: %s", out)
+	return bin
+}
+
+// fakeSSH stands in for ssh as the launchers' remote agent: it runs the
+// command here with an almost empty environment, as a remote node's login
+// shell would, so a rank sees only what the launcher passes on.
+const fakeSSH = `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done
+shift
+exec env -i PATH=/usr/bin:/bin HOME=/tmp sh -c "$*"
+`
+
+// TestRunSettingsReachRemoteRanks runs `mpiflow run` with MPIFLOW_KEY and
+// MPIFLOW_ANCHORS set in its environment and 2 ranks on a "remote" node
+// (fakeSSH) that does not inherit the environment: the profile must show
+// both settings, so run passed them on with the launcher's options.
+func TestRunSettingsReachRemoteRanks(t *testing.T) {
+	bin := buildCLI(t)
+	agent := filepath.Join(t.TempDir(), "fakessh")
+	require.NoError(t, os.WriteFile(agent, []byte(fakeSSH), 0o755))
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		// Open MPI starts its daemon on a host that is not this one through
+		// the rsh agent; hydra does so with -launcher-exec, and -genvnone
+		// keeps it from passing its whole environment along.
+		launch := []string{m.launcher, "--mca", "plm_rsh_agent", agent, "--host", "fakehost:2", "-np", "2"}
+		if m.name == "mpich" {
+			launch = []string{m.launcher, "-launcher", "ssh", "-launcher-exec", agent, "-hosts", "fakehost:2", "-genvnone", "-n", "2"}
+		}
+		prof := filepath.Join(t.TempDir(), "new", "dir") // run creates it
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--no-report", "--dir", prof, "--"}, launch...), filepath.Join(dir, "ring"), "5")...)
+		cmd.Env = append(os.Environ(), "MPIFLOW_KEY=call,site,partner", "MPIFLOW_ANCHORS=2", "MPIFLOW_QUIET=1")
+		if os.Getuid() == 0 {
+			cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "ring: 2 ranks, 5 rounds")
+
+		f, err := flowgraph.Open(jobFile(t, prof))
+		require.NoError(t, err)
+		defer f.Close()
+		assert.Contains(t, f.Header.KeyFields, "partner", "MPIFLOW_KEY reached the ranks")
+		require.Len(t, f.Index, 2)
+		for i := range f.Index {
+			r, err := f.ReadRank(i)
+			require.NoError(t, err)
+			// The budget of 2 and the end anchor; one per event (15) without it.
+			assert.Len(t, r.Graph.Anchors, 3, "rank %d: MPIFLOW_ANCHORS=2 reached it", r.Rank)
+			partners := map[string]int{}
+			for _, n := range r.Graph.Nodes {
+				if n.Key.Call == "MPI_Send" || n.Key.Call == "MPI_Recv" {
+					partners[n.Key.Call] = n.Key.Partner
+				}
+			}
+			assert.Equal(t, map[string]int{"MPI_Send": 1 - r.Rank, "MPI_Recv": 1 - r.Rank}, partners, "rank %d: nodes keyed by partner", r.Rank)
+		}
 	})
 }
 

@@ -36,7 +36,7 @@ type launchKind int
 
 const (
 	launchDirect  launchKind = iota // not a known launcher: the environment carries the preload
-	launchOpenMPI                   // Open MPI's mpirun/mpiexec/orterun: -x NAME=value
+	launchOpenMPI                   // Open MPI's mpirun/mpiexec/orterun: -x NAME
 	launchHydra                     // MPICH's mpiexec (hydra): -genv NAME value
 )
 
@@ -66,7 +66,10 @@ func injectEnv(argv []string, kind launchKind, vars map[string]string) []string 
 	out := []string{argv[0]}
 	for _, k := range names {
 		if kind == launchOpenMPI {
-			out = append(out, "-x", k+"="+vars[k])
+			// mpirun takes the value from its own environment (runJob
+			// sets it there), so values are never parsed on its
+			// command line.
+			out = append(out, "-x", k)
 		} else {
 			out = append(out, "-genv", k, vars[k])
 		}
@@ -75,25 +78,57 @@ func injectEnv(argv []string, kind launchKind, vars map[string]string) []string 
 }
 
 // jobVars are the variables every rank needs: the preload (kept in front
-// of a preload the user already has) and mpiflow's settings.
-func jobVars(lib, dir string, o runOptions, getenv func(string) string) map[string]string {
-	pre := lib
-	if old := getenv("LD_PRELOAD"); old != "" {
-		pre = lib + ":" + old
+// of a preload the user already has) and mpiflow's settings, which are
+// every MPIFLOW_* variable of environ (os.Environ()) with the flags on top.
+// Remote ranks see only what the launcher passes on, so none may be left
+// to the environment.
+func jobVars(lib, dir string, o runOptions, environ []string) map[string]string {
+	v := map[string]string{}
+	for _, kv := range environ {
+		k, val, ok := strings.Cut(kv, "=")
+		// An empty value means the default to the library, as unset does.
+		if ok && strings.HasPrefix(k, "MPIFLOW_") && val != "" {
+			v[k] = val
+		}
 	}
-	v := map[string]string{"LD_PRELOAD": pre, "MPIFLOW_DIR": dir}
+	v["LD_PRELOAD"] = lib
+	for _, kv := range environ {
+		if old, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok && old != "" {
+			v["LD_PRELOAD"] = lib + ":" + old
+		}
+	}
+	v["MPIFLOW_DIR"] = dir
 	if o.key != "" {
 		v["MPIFLOW_KEY"] = o.key
-	} else if k := getenv("MPIFLOW_KEY"); k != "" {
-		v["MPIFLOW_KEY"] = k
 	}
-	if o.trace || getenv("MPIFLOW_TRACE") == "1" {
+	if o.trace {
 		v["MPIFLOW_TRACE"] = "1"
 	}
-	if o.quiet || getenv("MPIFLOW_QUIET") == "1" {
+	if o.quiet {
 		v["MPIFLOW_QUIET"] = "1"
 	}
 	return v
+}
+
+// outputDir returns the absolute path of the profile directory: the
+// --dir flag, else $MPIFLOW_DIR, else the working directory. It creates
+// the directory when missing, as the ranks cannot.
+func outputDir(flag, env string) (string, error) {
+	dir := flag
+	if dir == "" {
+		dir = env
+	}
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("output directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("create the output directory: %w", err)
+	}
+	return abs, nil
 }
 
 // partialSuffix ends the per-rank files of ranks that never reached
@@ -216,20 +251,11 @@ func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, 
 	if err != nil {
 		return nil, err
 	}
-	dir := o.dir
-	if dir == "" {
-		dir = os.Getenv("MPIFLOW_DIR")
+	dir, err := outputDir(o.dir, os.Getenv("MPIFLOW_DIR"))
+	if err != nil {
+		return nil, err
 	}
-	if dir == "" {
-		dir = "."
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("output directory %s does not exist", dir)
-	}
-	vars := jobVars(lib, dir, o, os.Getenv)
+	vars := jobVars(lib, dir, o, os.Environ())
 	cmdline := injectEnv(argv, kind, vars)
 	before := profiles(dir, false)
 	beforePartial := profiles(dir, true)
@@ -302,11 +328,13 @@ func newRunCmd() *cobra.Command {
 		Use:   "run [flags] -- LAUNCHER ARGS...",
 		Short: "Run an MPI job with the recording library preloaded on every rank",
 		Long: `run starts an MPI job with mpiflow's interposition library preloaded on
-every rank and prints where the job's profile was written. For Open MPI's
-mpirun it adds -x LD_PRELOAD=..., for MPICH's mpiexec -genv LD_PRELOAD ...;
-any other command (a singleton run, srun) gets the preload through the
-environment. The job's exit code is kept. At the end it writes the HTML
-report of each profile beside it (FILE.html; --no-report skips it).
+every rank and prints where the job's profile was written. The preload and
+every MPIFLOW_* setting of the environment (with the flags on top) go to all
+ranks, remote ones too: for Open MPI's mpirun it adds -x NAME for each, for
+MPICH's mpiexec -genv NAME VALUE; any other command (a singleton run, srun)
+gets them through the environment. The --dir directory is created when
+missing. The job's exit code is kept. At the end it writes the HTML report
+of each profile beside it (FILE.html; --no-report skips it).
 
 When ranks stop before MPI_Finalize (exit, MPI_Abort, a fatal signal), each
 writes its own partial file; run merges them into one job file marked
@@ -351,7 +379,7 @@ that to the other ranks when one fails) leave no data.`,
 	f := cmd.Flags()
 	// Everything from the launcher on belongs to the job, even without "--".
 	f.SetInterspersed(false)
-	f.StringVar(&o.dir, "dir", "", "directory for the profile (default $MPIFLOW_DIR or the working directory)")
+	f.StringVar(&o.dir, "dir", "", "directory for the profile, created when missing (default $MPIFLOW_DIR or the working directory)")
 	f.StringVar(&o.key, "key", "", "node key fields, e.g. call,site,bytes,partner,comm (default call,site)")
 	f.BoolVar(&o.trace, "trace", false, "also write a full trace of every event (MPIFLOW_TRACE=1)")
 	f.BoolVar(&o.quiet, "quiet", false, "no banner from the library (MPIFLOW_QUIET=1)")

@@ -15,7 +15,7 @@ import (
 )
 
 func TestInjectEnv(t *testing.T) {
-	vars := map[string]string{"LD_PRELOAD": "/l/libmpiflow-openmpi.so", "MPIFLOW_DIR": "/out"}
+	vars := map[string]string{"LD_PRELOAD": "/l/libmpiflow-openmpi.so", "MPIFLOW_DIR": "/out", "MPIFLOW_KEY": "call,site,partner"}
 	tests := []struct {
 		name string
 		argv []string
@@ -23,14 +23,78 @@ func TestInjectEnv(t *testing.T) {
 		want []string
 	}{
 		{"openmpi", []string{"mpirun", "-np", "4", "./app", "x"}, launchOpenMPI,
-			[]string{"mpirun", "-x", "LD_PRELOAD=/l/libmpiflow-openmpi.so", "-x", "MPIFLOW_DIR=/out", "-np", "4", "./app", "x"}},
+			[]string{"mpirun", "-x", "LD_PRELOAD", "-x", "MPIFLOW_DIR", "-x", "MPIFLOW_KEY", "-np", "4", "./app", "x"}},
 		{"hydra", []string{"mpiexec", "-n", "2", "./app"}, launchHydra,
-			[]string{"mpiexec", "-genv", "LD_PRELOAD", "/l/libmpiflow-openmpi.so", "-genv", "MPIFLOW_DIR", "/out", "-n", "2", "./app"}},
+			[]string{"mpiexec", "-genv", "LD_PRELOAD", "/l/libmpiflow-openmpi.so", "-genv", "MPIFLOW_DIR", "/out",
+				"-genv", "MPIFLOW_KEY", "call,site,partner", "-n", "2", "./app"}},
 		{"direct", []string{"./app", "-np"}, launchDirect, []string{"./app", "-np"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, injectEnv(tt.argv, tt.kind, vars))
+		})
+	}
+}
+
+// TestJobCommand checks the command lines run builds from the environment
+// and the flags, for each MPI's launcher.
+func TestJobCommand(t *testing.T) {
+	env := []string{"PATH=/bin", "LD_PRELOAD=/other.so", "MPIFLOW_ANCHORS=2", "MPIFLOW_PAPI=PAPI_TOT_INS,PAPI_TOT_CYC",
+		"MPIFLOW_KEY=call", "MPIFLOW_DIR=/ignored", "MPIFLOW_CHECKPOINT=", "MPIFLOWX=1", "OMPI_MCA_x=1"}
+	o := runOptions{key: "call,site,partner", trace: true}
+	tests := []struct {
+		name   string
+		argv   []string
+		flavor string
+		want   []string
+	}{
+		{"openmpi", []string{"mpirun", "-np", "2", "./app"}, mpiOpenMPI, []string{"mpirun",
+			"-x", "LD_PRELOAD", "-x", "MPIFLOW_ANCHORS", "-x", "MPIFLOW_DIR", "-x", "MPIFLOW_KEY", "-x", "MPIFLOW_PAPI", "-x", "MPIFLOW_TRACE",
+			"-np", "2", "./app"}},
+		{"mpich", []string{"/usr/bin/mpiexec.mpich", "-n", "2", "./app"}, mpiMPICH, []string{"/usr/bin/mpiexec.mpich",
+			"-genv", "LD_PRELOAD", "/l/lib.so:/other.so", "-genv", "MPIFLOW_ANCHORS", "2", "-genv", "MPIFLOW_DIR", "/out",
+			"-genv", "MPIFLOW_KEY", "call,site,partner", "-genv", "MPIFLOW_PAPI", "PAPI_TOT_INS,PAPI_TOT_CYC", "-genv", "MPIFLOW_TRACE", "1",
+			"-n", "2", "./app"}},
+		{"mpich as mpiexec", []string{"mpiexec", "-n", "2", "./app"}, mpiMPICH, []string{"mpiexec",
+			"-genv", "LD_PRELOAD", "/l/lib.so:/other.so", "-genv", "MPIFLOW_ANCHORS", "2", "-genv", "MPIFLOW_DIR", "/out",
+			"-genv", "MPIFLOW_KEY", "call,site,partner", "-genv", "MPIFLOW_PAPI", "PAPI_TOT_INS,PAPI_TOT_CYC", "-genv", "MPIFLOW_TRACE", "1",
+			"-n", "2", "./app"}},
+		{"direct", []string{"./app", "-x"}, mpiOpenMPI, []string{"./app", "-x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := jobVars("/l/lib.so", "/out", o, env)
+			assert.Equal(t, tt.want, injectEnv(tt.argv, launcherKind(tt.argv[0], tt.flavor), vars))
+		})
+	}
+}
+
+func TestOutputDir(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	tests := []struct {
+		name, flag, env string
+		want            string // "" when an error is expected
+		wantErr         string
+	}{
+		{"flag created", filepath.Join(tmp, "a", "b"), "", filepath.Join(tmp, "a", "b"), ""},
+		{"flag over env", filepath.Join(tmp, "c"), filepath.Join(tmp, "d"), filepath.Join(tmp, "c"), ""},
+		{"env created", "", filepath.Join(tmp, "e", "f"), filepath.Join(tmp, "e", "f"), ""},
+		{"existing", tmp, "", tmp, ""},
+		{"under a file", filepath.Join(file, "x"), "", "", "create the output directory: mkdir " + file},
+		{"a file", file, "", "", "create the output directory: mkdir " + file},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := outputDir(tt.flag, tt.env)
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.DirExists(t, got)
 		})
 	}
 }
@@ -53,18 +117,21 @@ func TestLauncherKind(t *testing.T) {
 }
 
 func TestJobVars(t *testing.T) {
-	env := map[string]string{"LD_PRELOAD": "/other.so", "MPIFLOW_KEY": "call", "MPIFLOW_QUIET": "1"}
-	get := func(k string) string { return env[k] }
-	v := jobVars("/l/lib.so", "/out", runOptions{trace: true}, get)
+	env := []string{"LD_PRELOAD=/other.so", "MPIFLOW_KEY=call", "MPIFLOW_QUIET=1", "MPIFLOW_ANCHORS=2", "MPIFLOW_TRACE=0", "MPIFLOW_PAPI="}
+	v := jobVars("/l/lib.so", "/out", runOptions{trace: true}, env)
 	assert.Equal(t, map[string]string{
-		"LD_PRELOAD":    "/l/lib.so:/other.so",
-		"MPIFLOW_DIR":   "/out",
-		"MPIFLOW_KEY":   "call",
-		"MPIFLOW_TRACE": "1",
-		"MPIFLOW_QUIET": "1",
+		"LD_PRELOAD":      "/l/lib.so:/other.so",
+		"MPIFLOW_DIR":     "/out",
+		"MPIFLOW_KEY":     "call",
+		"MPIFLOW_TRACE":   "1",
+		"MPIFLOW_QUIET":   "1",
+		"MPIFLOW_ANCHORS": "2",
 	}, v)
-	v = jobVars("/l/lib.so", "/out", runOptions{key: "call,site,bytes"}, func(string) string { return "" })
-	assert.Equal(t, map[string]string{"LD_PRELOAD": "/l/lib.so", "MPIFLOW_DIR": "/out", "MPIFLOW_KEY": "call,site,bytes"}, v)
+	v = jobVars("/l/lib.so", "/out", runOptions{key: "call,site,bytes"}, env[1:])
+	assert.Equal(t, map[string]string{"LD_PRELOAD": "/l/lib.so", "MPIFLOW_DIR": "/out", "MPIFLOW_KEY": "call,site,bytes",
+		"MPIFLOW_QUIET": "1", "MPIFLOW_ANCHORS": "2", "MPIFLOW_TRACE": "0"}, v)
+	v = jobVars("/l/lib.so", "/out", runOptions{quiet: true}, nil)
+	assert.Equal(t, map[string]string{"LD_PRELOAD": "/l/lib.so", "MPIFLOW_DIR": "/out", "MPIFLOW_QUIET": "1"}, v)
 }
 
 func TestResolveFlavorRejectsUnknown(t *testing.T) {

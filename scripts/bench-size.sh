@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# bench-size.sh APP...: profiles real applications with 2 ranks under
+# `mpiflow run` and prints one table, a column per application, of what the
+# profile costs and how faithful it is. APP is lammps (LJ melt,
+# testdata/lammps/in.lj with a 10x10x10 box (4000 atoms), STEPS steps, run
+# with --trace so the full traces are written) or hpcc (N=HPCC_N on a 1x2
+# grid, run bare and under mpiflow).
+#
+# Rows: the job file's bytes, by part when `mpiflow stats --json` has
+# "file_bytes"; events per rank; for lammps the recorded full traces
+# (.mftrace) and their OTF2 export (`mpiflow trace --truth`, or the rebuilt
+# trace's export where --truth is missing: the row says so), the OTF2/job
+# ratio and the summary of `mpiflow fidelity --json` where it exists; for
+# hpcc the wall time bare and under mpiflow. "n/a": not available with this
+# mpiflow, "-": not measured for that application.
+#
+# Settings (environment): MPIFLOW_BIN (default bin/mpiflow), MPIRUN
+# (mpirun), MPIRUN_FLAGS (--oversubscribe), STEPS (3000), HPCC_N (4000),
+# KEEP=1 keeps the temporary directory. An application that is not
+# installed is skipped with a message; a run that fails ends the script
+# with its exit status.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+MPIFLOW_BIN=${MPIFLOW_BIN:-$root/bin/mpiflow}
+MPIRUN=${MPIRUN:-mpirun}
+MPIRUN_FLAGS=${MPIRUN_FLAGS---oversubscribe}
+STEPS=${STEPS:-3000}
+HPCC_N=${HPCC_N:-4000}
+
+if [ $# -eq 0 ]; then
+	echo "usage: $0 lammps|hpcc..." >&2
+	exit 2
+fi
+for tool in jq "$MPIRUN" "$MPIFLOW_BIN"; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "bench-size: $tool not found (jq: apt-get install jq; mpiflow: make)" >&2
+		exit 1
+	fi
+done
+# The runs happen in other directories.
+MPIFLOW_BIN=$(realpath "$(command -v "$MPIFLOW_BIN")")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpiflow-bench-size.XXXXXX")
+if [ "${KEEP:-}" = 1 ]; then
+	echo "bench-size: keeping $tmp"
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+
+# The table: rows[] are the row names in order, cell[app,row] the values.
+declare -a rows=() apps=()
+declare -A cell=() seen=()
+put() { # app row value
+	if [ -z "${seen[$2]:-}" ]; then
+		seen[$2]=1
+		rows+=("$2")
+	fi
+	cell[$1,$2]=$3
+}
+
+# now prints the time in seconds with ms.
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# job_file DIR prints the one job file mpiflow run wrote in DIR.
+job_file() {
+	local f
+	f=$(find "$1" -maxdepth 1 -name '*.mpiflow' ! -name '*.partial.mpiflow')
+	if [ -z "$f" ] || [ "$(printf '%s\n' "$f" | wc -l)" -ne 1 ]; then
+		echo "bench-size: want one job file in $1, found: ${f:-none}" >&2
+		exit 1
+	fi
+	printf '%s\n' "$f"
+}
+
+# profile_rows APP FILE adds the rows every application has.
+profile_rows() {
+	local app=$1 file=$2 stats
+	stats="$tmp/$app.stats.json"
+	"$MPIFLOW_BIN" stats --json "$file" >"$stats"
+	put "$app" "job file bytes" "$(stat -c %s "$file")"
+	local part
+	for part in graph sequences timing other; do
+		put "$app" "  $part bytes" "$(jq -r --arg p "$part" '.file_bytes[$p] // "n/a"' "$stats")"
+	done
+	put "$app" "events per rank" "$(jq -r '[.ranks[] | if .thread > 0 then "\(.rank).\(.thread):\(.events)" else "\(.rank):\(.events)" end] | join(" ")' "$stats")"
+}
+
+# run_mpiflow APP DIR ARGS... runs the job under mpiflow run in DIR and
+# sets job to its job file and secs to its wall time.
+run_mpiflow() {
+	local app=$1 dir=$2 t0 t1
+	shift 2
+	t0=$(now)
+	# MPIRUN_FLAGS is a list of options: split on purpose.
+	# shellcheck disable=SC2086
+	(cd "$dir" && "$MPIFLOW_BIN" run --quiet --no-report --dir "$dir/prof" "$@" -- $MPIRUN $MPIRUN_FLAGS -np 2 "${cmd[@]}" \
+		>"$tmp/$app.mpiflow.log" 2>&1) || {
+		rc=$?
+		echo "bench-size: $app under mpiflow failed (exit $rc); the last lines of $tmp/$app.mpiflow.log:" >&2
+		tail -20 "$tmp/$app.mpiflow.log" >&2
+		exit $rc
+	}
+	t1=$(now)
+	secs=$(elapsed "$t0" "$t1")
+	job=$(job_file "$dir/prof")
+}
+
+lammps() {
+	if ! command -v lmp >/dev/null; then
+		echo "bench-size: lammps skipped: lmp not found (Debian: apt-get install lammps)"
+		return
+	fi
+	local d="$tmp/lammps" otf2 note=""
+	mkdir -p "$d"
+	cmd=(lmp -in "$root/testdata/lammps/in.lj" -var n 10 -var steps "$STEPS" -log none)
+	echo "bench-size: LAMMPS LJ melt, 2 ranks, $STEPS steps, with --trace"
+	run_mpiflow lammps "$d" --trace
+	apps+=(lammps)
+	put lammps "run" "LJ melt $STEPS steps"
+	put lammps "time under mpiflow (s)" "$secs"
+	profile_rows lammps "$job"
+	put lammps "full traces (.mftrace) bytes" "$(cat "${job%.mpiflow}".rank*.mftrace | wc -c)"
+	otf2="$d/otf2"
+	if "$MPIFLOW_BIN" trace --help | grep -q -- '--truth'; then
+		"$MPIFLOW_BIN" trace "$job" --truth --format otf2 -o "$otf2/traces.otf2" >/dev/null
+	else
+		note=" (rebuilt trace: no --truth)"
+		"$MPIFLOW_BIN" trace "$job" --format otf2 -o "$otf2/traces.otf2" >/dev/null
+	fi
+	local ob jb
+	ob=$(du -sb "$otf2" | cut -f1)
+	jb=$(stat -c %s "$job")
+	put lammps "OTF2 bytes$note" "$ob"
+	put lammps "OTF2 / job file" "$(awk -v a="$ob" -v b="$jb" 'BEGIN { printf "%.1f", a / b }')"
+	if "$MPIFLOW_BIN" fidelity --help >/dev/null 2>&1; then
+		local fid="$d/fidelity.json"
+		"$MPIFLOW_BIN" fidelity "$job" --json >"$fid"
+		put lammps "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp * 100 | round / 100' "$fid")"
+		put lammps "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp * 100 | round / 100) (\(.worst_call))"' "$fid")"
+		put lammps "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" else "no" end)"] | join(" ")' "$fid")"
+	else
+		put lammps "max MPI share error (pp)" "n/a"
+		put lammps "max call share error (pp)" "n/a"
+		put lammps "aggregate same at p" "n/a"
+	fi
+}
+
+# hpccinf writes HPCC's input: the package's example with N=HPCC_N and one
+# 1x2 process grid.
+hpccinf() {
+	cat >"$1/hpccinf.txt" <<EOF
+HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+$HPCC_N         Ns
+1            # of NBs
+80           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+1            Ps
+2            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                      		Number of additional problem sizes for PTRANS
+1200 10000 30000        	values of N
+0                       	number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64       	values of NB
+EOF
+}
+
+hpcc() {
+	if ! command -v hpcc >/dev/null; then
+		echo "bench-size: hpcc skipped: hpcc not found (Debian: apt-get install hpcc)"
+		return
+	fi
+	local bare="$tmp/hpcc-bare" d="$tmp/hpcc" t0 t1 rc out
+	mkdir -p "$bare" "$d"
+	hpccinf "$bare"
+	hpccinf "$d"
+	cmd=(hpcc)
+	echo "bench-size: HPCC N=$HPCC_N, 2 ranks (1x2), bare then under mpiflow"
+	t0=$(now)
+	# shellcheck disable=SC2086
+	(cd "$bare" && $MPIRUN $MPIRUN_FLAGS -np 2 hpcc >"$tmp/hpcc.bare.log" 2>&1) || {
+		rc=$?
+		echo "bench-size: hpcc failed (exit $rc); the last lines of $tmp/hpcc.bare.log:" >&2
+		tail -20 "$tmp/hpcc.bare.log" >&2
+		exit $rc
+	}
+	t1=$(now)
+	run_mpiflow hpcc "$d"
+	# hpcc exits 0 when its input is wrong, so its report must be complete.
+	for out in "$bare/hpccoutf.txt" "$d/hpccoutf.txt"; do
+		if ! grep -q "End of HPC Challenge tests" "$out"; then
+			echo "bench-size: hpcc did not finish its tests; the end of $out:" >&2
+			tail -5 "$out" >&2
+			exit 1
+		fi
+	done
+	apps+=(hpcc)
+	put hpcc "run" "N=$HPCC_N 1x2"
+	put hpcc "time bare (s)" "$(elapsed "$t0" "$t1")"
+	put hpcc "time under mpiflow (s)" "$secs"
+	profile_rows hpcc "$job"
+}
+
+for app in "$@"; do
+	case $app in
+	lammps) lammps ;;
+	hpcc) hpcc ;;
+	*)
+		echo "bench-size: unknown application $app (lammps or hpcc)" >&2
+		exit 2
+		;;
+	esac
+done
+[ ${#apps[@]} -gt 0 ] || exit 0
+
+echo
+{
+	printf '%s' "measure"
+	for a in "${apps[@]}"; do printf '\t%s' "$a"; done
+	printf '\n'
+	for r in "${rows[@]}"; do
+		printf '%s' "$r"
+		for a in "${apps[@]}"; do printf '\t%s' "${cell[$a,$r]:--}"; done
+		printf '\n'
+	done
+} | awk -F '\t' '
+{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NF }
+END { for (r = 1; r <= NR; r++) { for (i = 1; i <= n; i++) printf("%-" w[i] "s%s", c[r, i], i < n ? "  " : "\n") } }'
