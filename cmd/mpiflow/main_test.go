@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,7 +131,7 @@ func TestCorruptAndBadInput(t *testing.T) {
 func TestVersion(t *testing.T) {
 	out, _, err := run(t, "version")
 	require.NoError(t, err)
-	assert.Contains(t, out, "file format 1")
+	assert.Contains(t, out, fmt.Sprintf("file format %d", flowgraph.FormatVersion))
 }
 
 func TestMergeCommand(t *testing.T) {
