@@ -25,6 +25,21 @@ import (
 // parallel (with MPI-IO, at offsets from an exclusive prefix sum of the block
 // sizes) while rank 0 writes the preamble and footer. A reader reads the
 // trailer, then the footer, and then only the blocks it needs.
+//
+// A block is the msgpack map of a Rank, keyed by the msgpack tags of the
+// model (model.go). Versions differ in how a Graph stores its sequence
+// numbers:
+//
+//	version 1  each edge's "seq": a flat array of arithmetic runs, as
+//	           (start - previous run's last, stride, count) triples
+//	version 2  the graph's "seqs" (wire.go): a codec byte (0 raw, 1 zstd)
+//	           and the edges' sequences one after the other, each the
+//	           nested progressions of Seq.AppendBinary (seq.go); partial
+//	           files written by the C library keep each edge's sequence
+//	           in its "seq" as a msgpack bin of the same encoding
+//
+// Readers accept every version up to FormatVersion; writers write the
+// newest.
 
 const (
 	magic        = "MPIFLOW\x00"
