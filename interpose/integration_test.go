@@ -594,6 +594,41 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 	}
 }
 
+// fileBytes is the job file of a run in dir divided by part.
+func fileBytes(t *testing.T, dir string) flowgraph.FileBytes {
+	t.Helper()
+	f, err := flowgraph.Open(jobFile(t, dir))
+	require.NoError(t, err)
+	defer f.Close()
+	fb := f.FrameBytes()
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		fb.Add(f.BlockBytes(i, r))
+	}
+	return fb
+}
+
+// TestPollSequencesIndependentOfPasses: a polling loop with a branch every
+// third pass costs the same sequence bytes for 10^4 and 10^6 passes (format
+// version 1 stored a run per period: 20 MB for 10^7 passes).
+func TestPollSequencesIndependentOfPasses(t *testing.T) {
+	dir := needMPI(t)
+	m := available()[0]
+	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
+	fb := map[int]flowgraph.FileBytes{}
+	for _, n := range []int{10_000, 1_000_000} {
+		out := t.TempDir()
+		env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
+		res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "poll"), fmt.Sprint(n))
+		require.Equal(t, 0, res.code, res.stderr)
+		fb[n] = fileBytes(t, out)
+	}
+	t.Logf("poll, 4 ranks: %+v for 10^4 passes, %+v for 10^6", fb[10_000], fb[1_000_000])
+	assert.LessOrEqual(t, float64(fb[1_000_000].Sequences), 1.25*float64(fb[10_000].Sequences))
+	assert.InEpsilon(t, fb[10_000].Graph, fb[1_000_000].Graph, 0.05)
+}
+
 // TestBadSettingsWarnOnce: invalid MPIFLOW_KEY and MPIFLOW_ANCHORS values
 // give one warning each, on rank 0, and the run is recorded with the
 // defaults. The banner's %MPI is that of mpiflow stats.
