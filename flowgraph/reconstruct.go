@@ -27,6 +27,7 @@ type EventIter struct {
 	g        *Graph
 	out      [][]int // out-edges per node
 	cur      []SeqCursor
+	edgeNext []int64 // cur[i].Val() per edge, packed for the search in step
 	nodeMean []float64 // mean duration per node
 	edgeMean []float64 // mean duration per edge
 
@@ -57,6 +58,7 @@ func (g *Graph) Events() *EventIter {
 	}
 	it.out = make([][]int, len(g.Nodes))
 	it.cur = make([]SeqCursor, len(g.Edges))
+	it.edgeNext = make([]int64, len(g.Edges))
 	it.nodeMean = make([]float64, len(g.Nodes))
 	it.edgeMean = make([]float64, len(g.Edges))
 	for i := range g.Nodes {
@@ -67,6 +69,7 @@ func (g *Graph) Events() *EventIter {
 		it.edgeMean[i] = e.MeanTime()
 		it.out[e.Src] = append(it.out[e.Src], i)
 		it.cur[i].Init(&e.Seq)
+		it.edgeNext[i] = it.cur[i].Val()
 	}
 	if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
 		// Without anchors there is no real time: use the means alone.
@@ -90,7 +93,7 @@ func (it *EventIter) step(ev *Event) bool {
 	// it.next; it is also the smallest among the node's out-edges.
 	found := -1
 	for _, ei := range it.out[it.node] {
-		if it.cur[ei].val == it.next {
+		if it.edgeNext[ei] == it.next {
 			found = ei
 			break
 		}
@@ -101,6 +104,7 @@ func (it *EventIter) step(ev *Event) bool {
 		return true
 	}
 	it.cur[found].Next()
+	it.edgeNext[found] = it.cur[found].Val()
 	it.node = it.g.Edges[found].Dst
 	it.inEdge = found
 	return true

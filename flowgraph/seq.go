@@ -305,25 +305,25 @@ func (c *SeqCursor) Next() {
 
 // advance enters the next leaf.
 func (c *SeqCursor) advance() {
-	for len(c.stack) > 0 {
-		f := &c.stack[len(c.stack)-1]
-		switch {
-		case f.next < f.end:
-			p := f.next
-			t := &c.terms[p]
-			f.next += t.Size
-			base := f.base + t.Start
+	ts := c.terms
+	for n := len(c.stack) - 1; n >= 0; {
+		f := &c.stack[n]
+		if p := f.next; p < f.end {
+			t := &ts[p]
+			f.next = p + t.Size
 			if t.Body == 0 {
-				c.val, c.stride, c.left = base, t.Stride, t.Count
+				c.val, c.stride, c.left = f.base+t.Start, t.Stride, t.Count
 				return
 			}
-			c.stack = append(c.stack, seqFrame{first: p + 1, next: p + 1, end: p + t.Size, k: 1, count: t.Count, stride: t.Stride, base: base})
-		case f.k < f.count:
+			c.stack = append(c.stack, seqFrame{first: p + 1, next: p + 1, end: p + t.Size, k: 1, count: t.Count, stride: t.Stride, base: f.base + t.Start})
+			n++
+		} else if f.k < f.count {
 			f.k++
 			f.base += f.stride
 			f.next = f.first
-		default:
-			c.stack = c.stack[:len(c.stack)-1]
+		} else {
+			c.stack = c.stack[:n]
+			n--
 		}
 	}
 	c.val, c.left = math.MaxInt64, 0
