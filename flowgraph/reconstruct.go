@@ -27,7 +27,7 @@ type EventIter struct {
 	g        *Graph
 	out      [][]int // out-edges per node
 	cur      []SeqCursor
-	edgeNext []int64 // cur[i].Val() per edge, packed for the search in step
+	edgeNext []int64   // cur[i].Val() per edge, packed for the search in step
 	nodeMean []float64 // mean duration per node
 	edgeMean []float64 // mean duration per edge
 
