@@ -123,7 +123,7 @@ lammps() {
 	profile_rows lammps "$job"
 	put lammps "full traces (.mftrace) bytes" "$(cat "${job%.mpiflow}".rank*.mftrace | wc -c)"
 	otf2="$d/otf2"
-	if "$MPIFLOW_BIN" trace --help | grep -q -- '--truth'; then
+	if "$MPIFLOW_BIN" trace --help | grep -- '--truth' >/dev/null; then
 		"$MPIFLOW_BIN" trace "$job" --truth --format otf2 -o "$otf2/traces.otf2" >/dev/null
 	else
 		note=" (rebuilt trace: no --truth)"
