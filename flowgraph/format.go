@@ -32,10 +32,12 @@ import (
 //
 //	version 1  each edge's "seq": a flat array of arithmetic runs, as
 //	           (start - previous run's last, stride, count) triples
-//	version 2  the graph's "seqs" (wire.go): a codec byte (0 raw, 1 zstd)
-//	           and the edges' sequences one after the other, each the
-//	           nested progressions of Seq.AppendBinary (seq.go); partial
-//	           files written by the C library keep each edge's sequence
+//	version 2  the graph's "tables": nodes, edges and sites, msgpack-
+//	           encoded and packed (a codec byte, 0 raw or 1 zstd, see
+//	           wire.go), and its "seqs": the edges' sequences one after
+//	           the other, each the nested progressions of
+//	           Seq.AppendBinary (seq.go), packed; partial files written by
+//	           the C library keep plain tables and each edge's sequence
 //	           in its "seq" as a msgpack bin of the same encoding
 //
 // Readers accept every version up to FormatVersion; writers write the
@@ -378,7 +380,7 @@ func (g *Graph) partBytes() (seq, timing int64) {
 	for i := range g.Edges {
 		raw = g.Edges[i].Seq.AppendBinary(raw)
 	}
-	if b, err := msgpack.Marshal(packSeqs(raw)); err == nil && len(g.Edges) > 0 {
+	if b, err := msgpack.Marshal(pack(raw)); err == nil && len(g.Edges) > 0 {
 		seq = int64(len(b))
 	}
 	if b, err := msgpack.Marshal(g.Anchors); err == nil {

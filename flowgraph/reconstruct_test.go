@@ -173,7 +173,9 @@ func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
 	}
 	small, smallAnchors := size(100)
 	big, bigAnchors := size(1000000)
-	assert.InEpsilon(t, small, big, 0.05, "graph size %d vs %d bytes", small, big)
+	// Counts and totals take a few more bytes each (varints, then
+	// compressed): 5% of a large graph, a few dozen bytes of this one.
+	assert.InDelta(t, small, big, 0.05*float64(small)+48, "graph size %d vs %d bytes", small, big)
 	assert.Less(t, smallAnchors, 12*(400+1), "400 events: 401 anchors of at most 12 bytes")
 	assert.Less(t, bigAnchors, 12*(flowgraph.MaxAnchors+1), "anchors are bounded by their budget")
 }

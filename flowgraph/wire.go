@@ -14,45 +14,60 @@ import (
 // graphFields is Graph without its msgpack methods.
 type graphFields Graph
 
-// graphWire is a Graph as files of format version 2 store it: the edges'
-// sequence numbers are taken out of the edges and stored together in
-// Seqs, one edge after the other, compressed. Irregular sequences are
-// most of a large graph's bytes, and the edges around one loop repeat each
-// other's terms (a poll that ends after a varying number of tries moves
-// every edge out of and back into the poll), which a general-purpose
-// compressor finds. Partial files, written without Go, keep each edge's
-// sequence numbers in the edge; readers accept both.
+// graphWire is a Graph as files of format version 2 store it. Its tables
+// (nodes, edges and call sites) are msgpack-encoded and compressed into
+// Tables: their map keys repeat for every node and edge. The edges'
+// sequence numbers are taken out of the edges and stored together in Seqs,
+// one edge after the other, compressed: irregular sequences are most of a
+// large graph's bytes, and the edges around one loop repeat each other's
+// terms (a poll that ends after a varying number of tries moves every edge
+// out of and back into the poll), which a general-purpose compressor
+// finds. Partial files, written without Go, keep the tables and each
+// edge's sequence numbers in plain msgpack; readers accept both.
 type graphWire struct {
 	graphFields `msgpack:",inline"`
+	Tables      []byte `msgpack:"tables,omitempty"`
 	Seqs        []byte `msgpack:"seqs,omitempty"`
 }
 
-// Seqs encodings: a codec byte, then the concatenated encodings of the
-// edges' sequences (AppendBinary), raw or as uvarint(raw length) and a
-// zstd frame.
+// graphTables are the tables of a graphWire.
+type graphTables struct {
+	Nodes []Node     `msgpack:"nodes"`
+	Edges []Edge     `msgpack:"edges"`
+	Sites []CallSite `msgpack:"sites"`
+}
+
+// Packed parts (Tables, Seqs): a codec byte, then the bytes raw or as
+// uvarint(raw length) and a zstd frame.
 const (
-	seqsRaw  = 0
-	seqsZstd = 1
-	// maxSeqsRaw bounds the decompressed sequences of one graph, and
-	// maxSeqsRatio their size against the compressed size (sequence
-	// encodings are dense already: real graphs compress 2 to 4 times), so
-	// a crafted block cannot make a reader allocate without limit.
-	maxSeqsRaw   = 1 << 30
-	maxSeqsRatio = 1024
+	packRaw  = 0
+	packZstd = 1
+	// maxPackedRaw bounds the unpacked size of a part, and maxPackRatio
+	// its size against the packed size (real parts compress 2 to 10
+	// times), so a crafted block cannot make a reader allocate without
+	// limit.
+	maxPackedRaw = 1 << 30
+	maxPackRatio = 1024
 )
 
 // EncodeMsgpack writes g as a graphWire.
 func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w := graphWire{graphFields: graphFields(g)}
-	if len(g.Edges) > 0 {
-		w.Edges = slices.Clone(g.Edges)
-		var raw []byte
-		for i := range w.Edges {
-			raw = w.Edges[i].Seq.AppendBinary(raw)
-			w.Edges[i].Seq = Seq{}
-		}
-		w.Seqs = packSeqs(raw)
+	t := graphTables{Nodes: g.Nodes, Edges: slices.Clone(g.Edges), Sites: g.Sites}
+	var seqs []byte
+	for i := range t.Edges {
+		seqs = t.Edges[i].Seq.AppendBinary(seqs)
+		t.Edges[i].Seq = Seq{}
 	}
+	if len(t.Edges) > 0 {
+		w.Seqs = pack(seqs)
+	}
+	tables, err := msgpack.Marshal(&t)
+	if err != nil {
+		return err
+	}
+	w.Tables = pack(tables)
+	w.Nodes, w.Edges, w.Sites = nil, nil, nil
 	return enc.Encode(&w)
 }
 
@@ -63,12 +78,26 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	*g = Graph(w.graphFields)
+	if w.Tables != nil {
+		if g.Nodes != nil || g.Edges != nil || g.Sites != nil {
+			return errors.New("graph: tables both packed and plain")
+		}
+		raw, err := unpack(w.Tables)
+		if err != nil {
+			return fmt.Errorf("graph tables: %w", err)
+		}
+		var t graphTables
+		if err := msgpack.Unmarshal(raw, &t); err != nil {
+			return fmt.Errorf("graph tables: %w", err)
+		}
+		g.Nodes, g.Edges, g.Sites = t.Nodes, t.Edges, t.Sites
+	}
 	if w.Seqs == nil {
 		return nil
 	}
-	raw, err := unpackSeqs(w.Seqs)
+	raw, err := unpack(w.Seqs)
 	if err != nil {
-		return err
+		return fmt.Errorf("sequences: %w", err)
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
@@ -93,53 +122,53 @@ var (
 		return e
 	})
 	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
-		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxSeqsRaw))
+		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackedRaw))
 		return d
 	})
 )
 
-// packSeqs returns the stored form of raw: compressed when that is
-// smaller.
-func packSeqs(raw []byte) []byte {
+// pack returns the stored form of raw: compressed when that is smaller.
+func pack(raw []byte) []byte {
 	if len(raw) > 64 {
 		if e := zstdEncoder(); e != nil {
-			b := binary.AppendUvarint([]byte{seqsZstd}, uint64(len(raw)))
+			b := binary.AppendUvarint([]byte{packZstd}, uint64(len(raw)))
 			if b = e.EncodeAll(raw, b); len(b) < len(raw)+1 {
 				return b
 			}
 		}
 	}
-	return append([]byte{seqsRaw}, raw...)
+	return append([]byte{packRaw}, raw...)
 }
 
-func unpackSeqs(b []byte) ([]byte, error) {
+// unpack returns the bytes that pack was given.
+func unpack(b []byte) ([]byte, error) {
 	if len(b) == 0 {
-		return nil, errors.New("sequences: empty")
+		return nil, errors.New("empty")
 	}
 	switch b[0] {
-	case seqsRaw:
+	case packRaw:
 		return b[1:], nil
-	case seqsZstd:
+	case packZstd:
 		n, k := binary.Uvarint(b[1:])
-		if k <= 0 || n > maxSeqsRaw || n > maxSeqsRatio*uint64(len(b))+1<<20 {
-			return nil, errors.New("sequences: bad length")
+		if k <= 0 || n > maxPackedRaw || n > maxPackRatio*uint64(len(b))+1<<20 {
+			return nil, errors.New("bad length")
 		}
 		var h zstd.Header
 		if err := h.Decode(b[1+k:]); err != nil || (h.HasFCS && h.FrameContentSize != n) || h.WindowSize > max(n, 1<<20) {
-			return nil, errors.New("sequences: bad compressed frame")
+			return nil, errors.New("bad compressed frame")
 		}
 		d := zstdDecoder()
 		if d == nil {
-			return nil, errors.New("sequences: no zstd decoder")
+			return nil, errors.New("no zstd decoder")
 		}
 		raw, err := d.DecodeAll(b[1+k:], make([]byte, 0, n))
 		if err != nil {
-			return nil, fmt.Errorf("sequences: %w", err)
+			return nil, err
 		}
 		if uint64(len(raw)) != n {
-			return nil, fmt.Errorf("sequences: %d bytes, header says %d", len(raw), n)
+			return nil, fmt.Errorf("%d bytes, header says %d", len(raw), n)
 		}
 		return raw, nil
 	}
-	return nil, fmt.Errorf("sequences: unknown codec %d", b[0])
+	return nil, fmt.Errorf("unknown codec %d", b[0])
 }

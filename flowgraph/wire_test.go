@@ -30,31 +30,31 @@ func irregularSeqs(n int) []byte {
 	return raw[:n]
 }
 
-func TestPackSeqs(t *testing.T) {
+func TestPack(t *testing.T) {
 	for _, n := range []int{0, 1, 64, 65, 200, 1000, 100_000, 3 << 20} {
 		raw := irregularSeqs(n)
-		b := packSeqs(raw)
+		b := pack(raw)
 		if n > 200 {
-			assert.Equal(t, byte(seqsZstd), b[0], "%d bytes compress", n)
+			assert.Equal(t, byte(packZstd), b[0], "%d bytes compress", n)
 			assert.Less(t, len(b), n)
 		}
-		got, err := unpackSeqs(b)
+		got, err := unpack(b)
 		require.NoError(t, err, "%d bytes", n)
 		assert.Equal(t, string(raw), string(got), "%d bytes", n)
 	}
 	// a crafted frame: far more bytes than a real graph compresses from
-	_, err := unpackSeqs(packSeqs(make([]byte, 3<<20)))
+	_, err := unpack(pack(make([]byte, 3<<20)))
 	assert.ErrorContains(t, err, "bad length")
-	packed := packSeqs(make([]byte, 5000))
+	packed := pack(make([]byte, 5000))
 	for name, b := range map[string][]byte{
 		"empty":         {},
 		"unknown codec": {7, 1, 2},
-		"no length":     {seqsZstd},
-		"huge length":   {seqsZstd, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"wrong length":  append([]byte{seqsZstd, 0x80, 0x20}, packed[3:]...),
+		"no length":     {packZstd},
+		"huge length":   {packZstd, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"wrong length":  append([]byte{packZstd, 0x80, 0x20}, packed[3:]...),
 		"truncated":     packed[:len(packed)-3],
 	} {
-		_, err := unpackSeqs(b)
+		_, err := unpack(b)
 		assert.Error(t, err, name)
 	}
 }
