@@ -19,7 +19,7 @@ type Options struct {
 	MaxIter   int   // maximum iterations of one loop
 	Branchy   bool  // add data-dependent branches
 	Counters  int   // counters per edge
-	Anchors   int   // anchor budget (0: flowgraph.MaxAnchors)
+	Anchors   int   // most timing intervals (no limit if < 2)
 	SlowRanks []int // ranks whose compute phases are 3x slower (for Run)
 }
 
