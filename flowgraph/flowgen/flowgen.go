@@ -12,15 +12,17 @@ import (
 
 // Options shape a generated program.
 type Options struct {
-	Seed      uint64
-	Events    int64 // stop after this many events (the program restarts its main loop until then)
-	Depth     int   // maximum loop nesting
-	Sites     int   // distinct call sites to draw from
-	MaxIter   int   // maximum iterations of one loop
-	Branchy   bool  // add data-dependent branches
-	Counters  int   // counters per edge
-	Anchors   int   // most timing intervals (no limit if < 2)
-	SlowRanks []int // ranks whose compute phases are 3x slower (for Run)
+	Seed     uint64
+	Events   int64 // stop after this many events (the program restarts its main loop until then)
+	Depth    int   // maximum loop nesting
+	Sites    int   // distinct call sites to draw from
+	MaxIter  int   // maximum iterations of one loop
+	Branchy  bool  // add data-dependent branches
+	Counters int   // counters per edge
+	Anchors  int   // most timing intervals (no limit if < 2)
+	// TimingBytes bounds the timing (0: flowgraph.DefaultTimingBytes).
+	TimingBytes int
+	SlowRanks   []int // ranks whose compute phases are 3x slower (for Run)
 }
 
 var calls = []string{"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Wait", "MPI_Waitall",
@@ -150,7 +152,7 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 // NewBuilder returns a Builder for the program's events, with every call
 // site present: the Site of a generated key is its index in Graph.Sites.
 func (p *Program) NewBuilder() *flowgraph.Builder {
-	b := flowgraph.NewBuilder(p.opt.Counters, p.opt.Anchors)
+	b := flowgraph.NewBuilderBudget(p.opt.Counters, flowgraph.TimingBudget{Bytes: p.opt.TimingBytes, Intervals: p.opt.Anchors})
 	for i := range p.opt.Sites {
 		b.Site(flowgraph.CallSite{Addr: uint64(0x401000 + 16*i), Object: "/usr/bin/app", Offset: uint64(0x1000 + 16*i)})
 	}
