@@ -186,7 +186,8 @@ func (it *EventIter) fill() bool {
 	if it.tim != nil {
 		if it.tim.Next() {
 			iv := it.tim.Interval()
-			end := min(g.NumEvents, (iv.Index+1)*g.Timing.Spacing())
+			start := iv.Index * g.Timing.Spacing()
+			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
 			follower, ok := it.walk(end)
 			if ok {
 				it.timeInterval(iv, follower)

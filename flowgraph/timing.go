@@ -213,8 +213,12 @@ func (it *TimingIter) Err() error { return it.err }
 // ids in range, at most the intervals the events need, and totals that do
 // not overflow.
 func (t *Timing) validate(nn, ne int, nev int64) error {
-	if max := (nev + t.spacing - 1) / t.spacing; t.n > max {
-		return fmt.Errorf("timing: %d intervals of %d events, %d events need %d", t.n, t.spacing, nev, max)
+	need := nev / t.spacing
+	if nev%t.spacing != 0 {
+		need++
+	}
+	if t.n > need {
+		return fmt.Errorf("timing: %d intervals of %d events, %d events need %d", t.n, t.spacing, nev, need)
 	}
 	var total int64
 	add := func(v int64) bool {
