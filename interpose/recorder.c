@@ -495,11 +495,27 @@ static void tm_merge(mf_rec *r, uint32_t id, int64_t v)
 	}
 }
 
-/* tm_pass merges the closed intervals and the open one in groups of g and
- * returns the encoded size of the full groups, writing them to out if not
- * NULL; the last, partial group is left in the merge scratch. keep caps
- * the groups written. */
-static int64_t tm_pass(mf_rec *r, int64_t g, int32_t keep, uint8_t *out)
+/* tm_worst bounds the encoded size of an interval of n entries. */
+static int64_t tm_worst(int64_t n, int32_t keep)
+{
+	return 5 + (keep > 0 ? 18 : 0) + n * MF_TM_ENTRY_MAX;
+}
+
+/* tm_put writes an interval at out + len if it keeps len within limit
+ * and returns its size, or -1 (nothing written) if it would not. */
+static int64_t tm_put(mf_rec *r, uint8_t *out, int64_t len, int64_t limit, int32_t keep, const uint32_t *list,
+		      int64_t n, int scratch, int64_t mr, int64_t cr)
+{
+	if (len + tm_worst(n, keep) > limit && len + put_interval(r, NULL, keep, list, n, scratch, mr, cr) > limit)
+		return -1;
+	return put_interval(r, out + len, keep, list, n, scratch, mr, cr);
+}
+
+/* tm_pass merges the closed intervals and the open one in groups of g,
+ * capped to keep, and writes the full groups to out; it returns their
+ * size, or -1 as soon as they exceed limit. The last, partial group is
+ * left in the merge scratch. */
+static int64_t tm_pass(mf_rec *r, int64_t g, int32_t keep, uint8_t *out, int64_t limit)
 {
 	int64_t m = r->tm_nclosed + 1, size = 0, pos = 0;
 	const uint8_t *in = r->tm_buf[r->tm_cur];
@@ -529,34 +545,37 @@ static int64_t tm_pass(mf_rec *r, int64_t g, int32_t keep, uint8_t *out)
 		if (end - j * g < g)
 			break; /* the partial group stays open */
 		cap_list(r, r->tm_mlist, &r->tm_nmlist, 1, keep, &r->tm_mmrest, &r->tm_mcrest);
-		size += put_interval(r, out ? out + size : NULL, keep, r->tm_mlist, r->tm_nmlist, 1, r->tm_mmrest, r->tm_mcrest);
+		int64_t w = tm_put(r, out, size, limit, keep, r->tm_mlist, r->tm_nmlist, 1, r->tm_mmrest, r->tm_mcrest);
+		if (w < 0)
+			return -1;
+		size += w;
 	}
 	return size;
 }
 
 /* tm_compact merges groups of 2, 4, ... intervals until they fit in three
- * quarters of the budget (timingRec.compact during the run). The merged
- * buffer is built in the other buffer and then published, so a signal
+ * quarters of the budget (timingRec.compact during the run; one pass per
+ * group size tried, stopped as soon as it is over). The merged intervals
+ * are written to the other buffer and then published, so a signal
  * handler sees the old intervals or the new ones, never a mix. */
 static void tm_compact(mf_rec *r)
 {
-	int64_t m = r->tm_nclosed + 1, target = r->tm_budget * 3 / 4, g = 0;
+	int64_t m = r->tm_nclosed + 1, target = r->tm_budget * 3 / 4, g = 0, len = 0;
 	int32_t keep = r->tm_keep;
+	int alt = 1 - r->tm_cur;
 	for (int rr = 1;; rr++) {
 		g = (int64_t)1 << rr;
 		int64_t full = m / g;
-		int64_t size = tm_pass(r, g, keep, NULL);
-		if (size <= target && (r->tm_maxint == 0 || full + 1 <= r->tm_maxint))
+		len = tm_pass(r, g, keep, r->tm_buf[alt], target);
+		if (len >= 0 && (r->tm_maxint == 0 || full + 1 <= r->tm_maxint))
 			break;
-		if (keep == 0 && size > target && full < MF_TM_MIN_INTERVALS) {
+		if (keep == 0 && len < 0 && full < MF_TM_MIN_INTERVALS) {
 			/* keepFor: MF_TM_MIN_INTERVALS capped intervals fit */
 			int64_t k = (r->tm_budget * 3 / 4 / MF_TM_MIN_INTERVALS - MF_TM_IHEAD_MAX) / MF_TM_ENTRY_MAX;
 			keep = k < 1 ? 1 : (int32_t)k;
 			rr = 0;
 		}
 	}
-	int alt = 1 - r->tm_cur;
-	int64_t len = tm_pass(r, g, keep, r->tm_buf[alt]);
 	r->tm_cur = alt;
 	r->tm_len = len;
 	r->tm_nclosed = m / g;
@@ -580,14 +599,16 @@ static void tm_compact(mf_rec *r)
 void mf_timing_flush(mf_rec *r)
 {
 	cap_list(r, r->tm_open, &r->tm_nopen, 0, r->tm_keep, &r->tm_mrest, &r->tm_crest);
-	int64_t enc = put_interval(r, NULL, r->tm_keep, r->tm_open, r->tm_nopen, 0, r->tm_mrest, r->tm_crest);
-	if (r->tm_len + enc <= r->tm_budget && (r->tm_maxint == 0 || r->tm_nclosed + 2 <= r->tm_maxint)) {
-		r->tm_len += put_interval(r, r->tm_buf[r->tm_cur] + r->tm_len, r->tm_keep, r->tm_open, r->tm_nopen, 0,
-					  r->tm_mrest, r->tm_crest);
-		r->tm_nclosed++;
-		tm_publish(r);
-		tm_reset_open(r);
-		return;
+	if (r->tm_maxint == 0 || r->tm_nclosed + 2 <= r->tm_maxint) {
+		int64_t w = tm_put(r, r->tm_buf[r->tm_cur], r->tm_len, r->tm_budget, r->tm_keep, r->tm_open, r->tm_nopen, 0,
+				   r->tm_mrest, r->tm_crest);
+		if (w >= 0) {
+			r->tm_len += w;
+			r->tm_nclosed++;
+			tm_publish(r);
+			tm_reset_open(r);
+			return;
+		}
 	}
 	tm_compact(r);
 }
