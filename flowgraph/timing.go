@@ -334,16 +334,16 @@ type timingRec struct {
 	nclosed int64
 
 	// open interval
-	sum, stamp    []int64 // per id
-	gen           int64
-	open          []uint32 // ids in order of first touch
-	mrest, crest  int64
-	msum, mstamp  []int64 // merge scratch per id
-	mgen          int64
-	mlist         []uint32
-	mmrest, mcrst int64
-	order         []capEntry
-	dec           TimingInterval
+	sum, stamp     []int64 // per id
+	gen            int64
+	open           []uint32 // ids in order of first touch
+	mrest, crest   int64
+	msum, mstamp   []int64 // merge scratch per id
+	mgen           int64
+	mlist          []uint32
+	mmrest, mcrest int64
+	order          []capEntry
+	dec            TimingInterval
 }
 
 type capEntry struct {
@@ -522,7 +522,7 @@ func (t *timingRec) compact(final bool) {
 			for _, id := range t.mlist {
 				t.touch(id, t.msum[id])
 			}
-			t.mrest, t.crest = t.mmrest, t.mcrst
+			t.mrest, t.crest = t.mmrest, t.mcrest
 		}
 	}
 }
@@ -530,7 +530,7 @@ func (t *timingRec) compact(final bool) {
 // pass merges the m intervals (closed, then open) in groups of g and
 // returns the encoded size of the groups that are closed afterwards,
 // appending them to *out if out is not nil. The last group's merge is left
-// in the scratch (mlist, msum, mmrest, mcrst).
+// in the scratch (mlist, msum, mmrest, mcrest).
 func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
 	m := t.nclosed + 1
 	size := 0
@@ -538,19 +538,19 @@ func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
 	for j := int64(0); j*g < m; j++ {
 		t.mgen++
 		t.mlist = t.mlist[:0]
-		t.mmrest, t.mcrst = 0, 0
+		t.mmrest, t.mcrest = 0, 0
 		end := min((j+1)*g, m)
 		for k := j * g; k < end; k++ {
 			if k < t.nclosed {
 				pos = t.decode(pos)
 				t.mmrest += t.dec.MPIRest
-				t.mcrst += t.dec.ComputeRest
+				t.mcrest += t.dec.ComputeRest
 				for _, e := range t.dec.Entries {
 					t.merge(uint32(e.id()), e.Sum)
 				}
 			} else {
 				t.mmrest += t.mrest
-				t.mcrst += t.crest
+				t.mcrest += t.crest
 				for _, id := range t.open {
 					t.merge(id, t.sum[id])
 				}
@@ -559,16 +559,16 @@ func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
 		if end-j*g < g && !final {
 			break // the partial group stays open
 		}
-		t.mlist = t.capList(t.mlist, t.msum, &t.mmrest, &t.mcrst)
+		t.mlist = t.capList(t.mlist, t.msum, &t.mmrest, &t.mcrest)
 		size += uvlen(uint64(len(t.mlist)))
 		if t.keep > 0 {
-			size += uvlen(uint64(t.mmrest)) + uvlen(uint64(t.mcrst))
+			size += uvlen(uint64(t.mmrest)) + uvlen(uint64(t.mcrest))
 		}
 		for _, id := range t.mlist {
 			size += uvlen(uint64(id)) + uvlen(uint64(t.msum[id]))
 		}
 		if out != nil {
-			*out = appendInterval(*out, t.keep, t.mlist, t.msum, t.mmrest, t.mcrst)
+			*out = appendInterval(*out, t.keep, t.mlist, t.msum, t.mmrest, t.mcrest)
 		}
 	}
 	return size

@@ -606,7 +606,7 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 	}
 }
 
-// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY and MPIFLOW_ANCHORS values
+// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS and MPIFLOW_TIMING values
 // give one warning each, on rank 0, and the run is recorded with the
 // defaults. The banner's %MPI is that of mpiflow stats.
 func TestBadSettingsWarnOnce(t *testing.T) {
@@ -615,11 +615,12 @@ func TestBadSettingsWarnOnce(t *testing.T) {
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	out := t.TempDir()
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
-		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x"}
+		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G"}
 	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_TIMING=2G"), res.stderr)
 	f, err := flowgraph.Open(jobFile(t, out))
 	require.NoError(t, err)
 	defer f.Close()
