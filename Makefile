@@ -68,6 +68,7 @@ FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzTiming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -7,30 +7,28 @@ type Builder struct {
 	nodes      map[NodeKey]int
 	edges      map[[2]int]int
 	sites      map[uint64]int
-	budget     int
-	spacing    int64
+	timing     *timingRec
 	prevNode   int
-	t0         int64 // enter time of event 0
 	lastExit   int64
-	mpiTime    int64
 	ncounters  int
 	lastCounts []int64
 }
 
 // NewBuilder returns a Builder for graphs whose edges carry ncounters
-// counter sums and whose anchor list holds at most anchorBudget entries
-// (MaxAnchors if anchorBudget < 2).
-func NewBuilder(ncounters, anchorBudget int) *Builder {
-	if anchorBudget < 2 {
-		anchorBudget = MaxAnchors
-	}
+// counter sums and whose Timing has at most maxIntervals intervals (no
+// limit if maxIntervals < 2) in DefaultTimingBytes.
+func NewBuilder(ncounters, maxIntervals int) *Builder {
+	return NewBuilderBudget(ncounters, TimingBudget{Intervals: maxIntervals})
+}
+
+// NewBuilderBudget returns a Builder whose Timing stays within tb.
+func NewBuilderBudget(ncounters int, tb TimingBudget) *Builder {
 	return &Builder{
 		g:         Graph{Initial: -1},
 		nodes:     make(map[NodeKey]int),
 		edges:     make(map[[2]int]int),
 		sites:     make(map[uint64]int),
-		budget:    anchorBudget,
-		spacing:   1,
+		timing:    newTimingRec(tb),
 		prevNode:  -1,
 		ncounters: ncounters,
 	}
@@ -82,12 +80,13 @@ func (b *Builder) Add(c Call) {
 		n.addPartner(c.Partner)
 	}
 
+	ei := -1
 	if idx == 0 {
 		g.Initial = ni
-		b.t0 = c.Enter
 	} else {
 		key := [2]int{b.prevNode, ni}
-		ei, ok := b.edges[key]
+		var ok bool
+		ei, ok = b.edges[key]
 		if !ok {
 			g.Edges = append(g.Edges, Edge{Src: b.prevNode, Dst: ni, Counters: make([]int64, b.ncounters)})
 			ei = len(g.Edges) - 1
@@ -103,33 +102,11 @@ func (b *Builder) Add(c Call) {
 			}
 		}
 	}
-	if idx%b.spacing == 0 {
-		b.anchor(Anchor{Event: idx, Time: c.Enter - b.t0, MPITime: b.mpiTime})
-	}
-	b.mpiTime += dur
+	b.timing.add(idx, ni, ei, dur, c.Enter-b.lastExit)
 	b.lastExit = c.Exit
 	b.lastCounts = c.CountersExit
 	b.prevNode = ni
 	g.NumEvents++
-}
-
-func (b *Builder) anchor(a Anchor) {
-	g := &b.g
-	if len(g.Anchors) == b.budget {
-		// Keep every other anchor and double the spacing, so the budget
-		// holds for any number of events.
-		k := 0
-		for i := 0; i < len(g.Anchors); i += 2 {
-			g.Anchors[k] = g.Anchors[i]
-			k++
-		}
-		g.Anchors = g.Anchors[:k]
-		b.spacing *= 2
-		if a.Event%b.spacing != 0 {
-			return
-		}
-	}
-	g.Anchors = append(g.Anchors, a)
 }
 
 func (n *Node) addPartner(rank int) {
@@ -146,12 +123,12 @@ func (n *Node) addPartner(rank int) {
 	n.OtherPartners++
 }
 
-// Graph finishes the graph: it adds the closing anchor at the end of the
-// last event. The Builder must not be used afterwards.
+// Graph finishes the graph: it closes the last timing interval and
+// derives the anchors from the Timing. The Builder must not be used
+// afterwards.
 func (b *Builder) Graph() Graph {
 	g := b.g
-	if g.NumEvents > 0 {
-		g.Anchors = append(g.Anchors, Anchor{Event: g.NumEvents, Time: b.lastExit - b.t0, MPITime: b.mpiTime})
-	}
+	g.Timing = b.timing.finish(g.NumEvents)
+	g.Anchors = g.Timing.Anchors(g.NumEvents)
 	return g
 }

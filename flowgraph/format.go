@@ -79,6 +79,12 @@ func Preamble() []byte {
 
 // EncodeRank returns the encoded block of r and its CRC-32 (IEEE).
 func EncodeRank(r *Rank) ([]byte, uint32, error) {
+	if r.Graph.Timing.Present() && r.Graph.Anchors != nil {
+		// The anchors derive from the Timing: not stored.
+		c := *r
+		c.Graph.Anchors = nil
+		r = &c
+	}
 	b, err := msgpack.Marshal(r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode rank %d: %w", r.Rank, err)
@@ -415,15 +421,23 @@ func DecodeRank(b []byte) (*Rank, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	if err := r.Graph.Validate(); err != nil {
+	g := &r.Graph
+	if g.Timing.Present() && len(g.Anchors) > 0 {
+		return nil, fmt.Errorf("%w: graph has both anchors and timing", ErrFormat)
+	}
+	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if g.Timing.Present() {
+		g.Anchors = g.Timing.Anchors(g.NumEvents)
 	}
 	return &r, nil
 }
 
 // Validate checks the invariants that readers rely on: edge and initial
 // node indices in range, sequence numbers within the event count, edge
-// counts equal to their sequence lengths, ascending anchors.
+// counts equal to their sequence lengths, ascending anchors, a Timing
+// that fits the graph.
 func (g *Graph) Validate() error {
 	nn := len(g.Nodes)
 	if g.NumEvents < 0 {
@@ -462,6 +476,9 @@ func (g *Graph) Validate() error {
 		if a.Event < 0 || a.Event > g.NumEvents || (i > 0 && (a.Event <= g.Anchors[i-1].Event || a.Time < g.Anchors[i-1].Time || a.MPITime < g.Anchors[i-1].MPITime)) {
 			return fmt.Errorf("anchor %d (event %d) out of order", i, a.Event)
 		}
+	}
+	if g.Timing.Present() {
+		return g.Timing.validate(len(g.Nodes), len(g.Edges), g.NumEvents)
 	}
 	return nil
 }

@@ -206,12 +206,13 @@ func ReadFullTrace(path string) (*FullTrace, error) {
 	return ft, nil
 }
 
-// Graph builds the event flow graph of the trace with a Builder (with the
-// given anchor budget), as the interposer would have recorded it: the same
-// node and edge numbering, sequence runs, times and anchors. Bytes,
+// Graph builds the event flow graph of the trace with a Builder (with at
+// most maxIntervals timing intervals, no limit if < 2, in the default
+// timing budget), as the interposer would have recorded it: the same node
+// and edge numbering, sequence runs, times and timing. Bytes,
 // partners and communicator sizes are not in a full trace and stay zero.
-func (ft *FullTrace) Graph(anchorBudget int) Graph {
-	b := NewBuilder(0, anchorBudget)
+func (ft *FullTrace) Graph(maxIntervals int) Graph {
+	b := NewBuilder(0, maxIntervals)
 	keys := map[int]NodeKey{}
 	for _, e := range ft.Events {
 		if _, ok := keys[e.Node]; !ok {

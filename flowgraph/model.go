@@ -71,8 +71,13 @@ type Graph struct {
 	Initial int `msgpack:"initial"`
 	// NumEvents is the number of events (node visits) recorded.
 	NumEvents int64 `msgpack:"nevents"`
-	// Anchors are sparse, ordered time anchors (see Anchor).
+	// Anchors are sparse, ordered time anchors (see Anchor). Files of
+	// version 1 store them; for graphs with a Timing they are derived from
+	// it (one per interval) and not stored.
 	Anchors Anchors `msgpack:"anchors"`
+	// Timing holds exact time sums per interval of events (absent in
+	// version 1 files).
+	Timing Timing `msgpack:"timing"`
 }
 
 // NodeKey identifies a node. Fields not named in Header.KeyFields are zero
@@ -192,6 +197,3 @@ type Anchor struct {
 
 // Anchors is an ascending list of anchors.
 type Anchors []Anchor
-
-// MaxAnchors is the default anchor budget per graph.
-const MaxAnchors = 4096

@@ -15,14 +15,20 @@ type Event struct {
 }
 
 // EventIter yields the events of a graph in order. Its memory is bounded by
-// the graph and the events between two time anchors, never by the number
-// of events.
+// the graph and the events of one timing interval (or between two time
+// anchors), never by the number of events.
 //
-// Timing: between two consecutive anchors the elapsed time and the time
-// spent inside MPI are known exactly. The MPI time is spread over the
-// interval's events in proportion to their node's mean duration and the
-// rest over its transitions in proportion to their edge's mean time, so
-// per-interval totals are exact and the shape inside follows the averages.
+// Timing: with a Timing (format v2), inside an interval each event's
+// duration is its node's sum in the interval split evenly over the node's
+// events there, and each gap its edge's sum split over the edge's
+// traversals (integer parts, the first ones taking the remainder, so the
+// sums are exact); remainders of capped intervals are spread like
+// anchor intervals. Without one (version 1 files), between two
+// consecutive anchors the elapsed time and the time spent inside MPI are
+// known exactly: the MPI time is spread over the interval's events in
+// proportion to their node's mean duration and the rest over its
+// transitions in proportion to their edge's mean time, so per-interval
+// totals are exact and the shape inside follows the averages.
 type EventIter struct {
 	g        *Graph
 	out      [][]int // out-edges per node
@@ -46,6 +52,15 @@ type EventIter struct {
 	follower Event  // storage for pending
 	err      error
 	ev       Event
+
+	// with a Timing: the intervals, and per node and edge the count, sum
+	// and events timed so far in the current interval
+	tim        *TimingIter
+	ncnt, nsum []int64
+	nseen      []int64
+	ecnt, esum []int64
+	eseen      []int64
+	nhas, ehas []bool
 }
 
 // Events returns an iterator over the graph's events. The graph must be
@@ -71,7 +86,13 @@ func (g *Graph) Events() *EventIter {
 		it.cur[i].Init(&e.Seq)
 		it.edgeNext[i] = it.cur[i].Val()
 	}
-	if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
+	if g.Timing.Present() {
+		it.tim = g.Timing.Intervals()
+		nn, ne := len(g.Nodes), len(g.Edges)
+		it.ncnt, it.nsum, it.nseen = make([]int64, nn), make([]int64, nn), make([]int64, nn)
+		it.ecnt, it.esum, it.eseen = make([]int64, ne), make([]int64, ne), make([]int64, ne)
+		it.nhas, it.ehas = make([]bool, nn), make([]bool, ne)
+	} else if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
 		// Without anchors there is no real time: use the means alone.
 		it.anchor = -1
 	}
@@ -130,7 +151,8 @@ func (it *EventIter) Err() error { return it.err }
 // interval.
 const chunkEvents = 1 << 16
 
-// fill walks the next anchor interval (or chunk) into buf and times it.
+// fill walks the next timing or anchor interval (or chunk) into buf and
+// times it.
 func (it *EventIter) fill() bool {
 	if it.err != nil {
 		return false
@@ -143,6 +165,23 @@ func (it *EventIter) fill() bool {
 		first = it.pending.Index
 		it.buf = append(it.buf, it.follower)
 		it.pending = nil
+	}
+	if it.tim != nil {
+		if it.tim.Next() {
+			iv := it.tim.Interval()
+			start := iv.Index * g.Timing.Spacing()
+			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
+			follower, ok := it.walk(end)
+			if ok {
+				it.timeInterval(iv, follower)
+			}
+			return ok
+		}
+		// The Timing ends early (a recorder stopped mid-event): the
+		// events after it are timed by the means.
+		it.err = it.tim.Err()
+		it.tim = nil
+		it.anchor = -1
 	}
 	var a, b Anchor
 	haveB := false
@@ -159,8 +198,16 @@ func (it *EventIter) fill() bool {
 	if haveB {
 		end = b.Event
 	}
-	// The interval holds events [first, end); walk them and, to time the
-	// last transition, the event at end.
+	follower, ok := it.walk(end)
+	if ok {
+		it.time(a, b, haveB, follower)
+	}
+	return ok
+}
+
+// walk walks the events up to end (exclusive) into buf and, to time the
+// last transition, the event at end, which it returns (nil at the end).
+func (it *EventIter) walk(end int64) (*Event, bool) {
 	for len(it.buf) == 0 || it.buf[len(it.buf)-1].Index < end-1 {
 		it.buf = append(it.buf, Event{})
 		if !it.step(&it.buf[len(it.buf)-1]) {
@@ -169,7 +216,7 @@ func (it *EventIter) fill() bool {
 		}
 	}
 	if it.err != nil || len(it.buf) == 0 {
-		return false
+		return nil, false
 	}
 	var follower *Event
 	if it.step(&it.follower) {
@@ -177,10 +224,118 @@ func (it *EventIter) fill() bool {
 		follower = &it.follower
 	}
 	if it.err != nil {
-		return false
+		return nil, false
 	}
-	it.time(a, b, haveB, follower)
-	return true
+	return follower, true
+}
+
+// timeInterval times the events in buf, one timing interval, from its
+// sums: each node's and edge's sum split evenly over its events in the
+// interval, the remainders (and sums of nodes or edges without an event
+// here, which only a damaged file has) spread by the means over the
+// events and gaps without a sum of their own, or over all if there are
+// none.
+func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
+	buf := it.buf
+	n := len(buf)
+	trans := n - 1
+	if follower != nil {
+		trans = n
+	}
+	inEdge := func(k int) int {
+		if k+1 < n {
+			return buf[k+1].InEdge
+		}
+		return follower.InEdge
+	}
+	for k := range buf {
+		it.ncnt[buf[k].Node]++
+	}
+	for k := 0; k < trans; k++ {
+		it.ecnt[inEdge(k)]++
+	}
+	mr, cr := iv.MPIRest, iv.ComputeRest
+	for _, e := range iv.Entries {
+		switch {
+		case e.Edge && it.ecnt[e.Index] > 0:
+			it.esum[e.Index] += e.Sum
+			it.ehas[e.Index] = true
+		case e.Edge:
+			cr += e.Sum
+		case it.ncnt[e.Index] > 0:
+			it.nsum[e.Index] += e.Sum
+			it.nhas[e.Index] = true
+		default:
+			mr += e.Sum
+		}
+	}
+	// The remainders go to the events and gaps without a sum, by their
+	// means; to all of them if each has a sum.
+	allM, allC := true, true
+	for k := range buf {
+		allM = allM && it.nhas[buf[k].Node]
+		allC = allC && (k >= trans || it.ehas[inEdge(k)])
+	}
+	eligM := func(nd int) bool { return mr > 0 && (allM || !it.nhas[nd]) }
+	eligC := func(ed int) bool { return cr > 0 && (allC || !it.ehas[ed]) }
+	var wm, wc float64
+	var nm, nc int
+	for k := range buf {
+		if nd := buf[k].Node; eligM(nd) {
+			wm += it.nodeMean[nd]
+			nm++
+		}
+		if k < trans {
+			if ed := inEdge(k); eligC(ed) {
+				wc += it.edgeMean[ed]
+				nc++
+			}
+		}
+	}
+	t := it.tnext
+	var cm, cc float64
+	var prevM, prevC int64
+	var im, ic int
+	for k := range buf {
+		ev := &buf[k]
+		nd := ev.Node
+		var d int64
+		if it.nhas[nd] {
+			d = share(it.nsum[nd], it.ncnt[nd], &it.nseen[nd])
+		}
+		if eligM(nd) {
+			cm += it.nodeMean[nd]
+			x := spread(mr, cm, wm, im, nm)
+			d += x - prevM
+			prevM = x
+			im++
+		}
+		ev.Start = t
+		ev.End = t + d
+		t = ev.End
+		if k < trans {
+			ed := inEdge(k)
+			if it.ehas[ed] {
+				t += share(it.esum[ed], it.ecnt[ed], &it.eseen[ed])
+			}
+			if eligC(ed) {
+				cc += it.edgeMean[ed]
+				x := spread(cr, cc, wc, ic, nc)
+				t += x - prevC
+				prevC = x
+				ic++
+			}
+		}
+	}
+	it.tnext = t
+	for k := range buf {
+		nd := buf[k].Node
+		it.ncnt[nd], it.nsum[nd], it.nseen[nd], it.nhas[nd] = 0, 0, 0, false
+		if k < trans {
+			ed := inEdge(k)
+			it.ecnt[ed], it.esum[ed], it.eseen[ed], it.ehas[ed] = 0, 0, 0, false
+		}
+	}
 }
 
 // time sets Start and End of the events in buf, starting at it.tnext, and
@@ -242,6 +397,17 @@ func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 		}
 	}
 	it.tnext = t
+}
+
+// share returns the next of cnt even integer parts of sum (the first
+// sum%cnt parts one larger), counting the parts taken in seen.
+func share(sum, cnt int64, seen *int64) int64 {
+	v := sum / cnt
+	if *seen < sum%cnt {
+		v++
+	}
+	*seen++
+	return v
 }
 
 // spread returns the part of total due to the first k+1 of count items

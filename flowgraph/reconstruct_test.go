@@ -52,12 +52,11 @@ func TestReconstructRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			g2 := &r.Graph
 
-			// Anchors: within budget (+ the closing one) for every size.
-			budget := tt.opt.Anchors
-			if budget < 2 {
-				budget = flowgraph.MaxAnchors
+			// Intervals and bytes within budget for every size.
+			if tt.opt.Anchors >= 2 {
+				assert.LessOrEqual(t, len(g2.Anchors), tt.opt.Anchors+1)
 			}
-			assert.LessOrEqual(t, len(g2.Anchors), budget+1)
+			assert.LessOrEqual(t, g2.Timing.Size(), flowgraph.DefaultTimingBytes)
 
 			t0 := calls[0].Enter
 			var evs []flowgraph.Event
@@ -147,11 +146,11 @@ func TestReconstructBrokenSequence(t *testing.T) {
 }
 
 // TestLoopFileSizeIndependentOfIterations checks that a loop's graph costs
-// O(1) space: only the time anchors grow with the number of events, up to
-// their budget, at a few bytes each.
+// O(1) space: only the timing grows with the number of events, up to its
+// budget, at a few bytes an event while it fits.
 func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
-	// size returns the encoded size of the graph without and with anchors.
-	size := func(iters int64) (graph, anchors int) {
+	// size returns the encoded size of the graph without and with timing.
+	size := func(iters int64) (graph, timing int) {
 		b := flowgraph.NewBuilder(0, 0)
 		var now int64
 		keys := []flowgraph.NodeKey{{Call: "MPI_Irecv"}, {Call: "MPI_Send"}, {Call: "MPI_Wait"}, {Call: "MPI_Allreduce"}}
@@ -163,21 +162,20 @@ func TestLoopFileSizeIndependentOfIterations(t *testing.T) {
 			}
 		}
 		g := b.Graph()
-		assert.LessOrEqual(t, len(g.Anchors), flowgraph.MaxAnchors+1)
 		full, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
 		require.NoError(t, err)
-		g.Anchors = nil
+		g.Anchors, g.Timing = nil, flowgraph.Timing{}
 		bare, _, err := flowgraph.EncodeRank(&flowgraph.Rank{Graph: g})
 		require.NoError(t, err)
 		return len(bare), len(full) - len(bare)
 	}
-	small, smallAnchors := size(100)
-	big, bigAnchors := size(1000000)
+	small, smallTiming := size(100)
+	big, bigTiming := size(1000000)
 	// Counts and totals take a few more bytes each (varints, then
 	// compressed): 5% of a large graph, a few dozen bytes of this one.
 	assert.InDelta(t, small, big, 0.05*float64(small)+48, "graph size %d vs %d bytes", small, big)
-	assert.Less(t, smallAnchors, 12*(400+1), "400 events: 401 anchors of at most 12 bytes")
-	assert.Less(t, bigAnchors, 12*(flowgraph.MaxAnchors+1), "anchors are bounded by their budget")
+	assert.Less(t, smallTiming, 8*400, "400 events, one an interval: at most 8 bytes each")
+	assert.LessOrEqual(t, bigTiming, flowgraph.DefaultTimingBytes+8, "the timing is bounded by its budget (+ the bin's head)")
 }
 
 // benchGraphs are 10-million-event graphs: a small loop nest, and a

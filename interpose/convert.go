@@ -40,7 +40,8 @@ import (
 
 // recGraph converts the C recorder's tables into a Graph, exactly as
 // flowgraph.Builder.Graph would return it for the same calls: nodes, edges
-// and sites in order of first appearance and the closing anchor appended.
+// and sites in order of first appearance, the timing with its last
+// interval closed and the anchors derived from it.
 // names maps call numbers to MPI function names. A recorder that ran out
 // of memory gives the consistent part of its graph, as its partial file
 // would (mf_rec_view).
@@ -102,15 +103,8 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 	for _, a := range sites {
 		g.Sites = append(g.Sites, flowgraph.CallSite{Addr: uint64(a)})
 	}
-	for _, a := range unsafe.Slice(r.anchors, int(r.nanchors)) {
-		if int64(a.event) >= g.NumEvents {
-			break
-		}
-		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: int64(a.event), Time: int64(a.time), MPITime: int64(a.mpitime)})
-	}
-	if g.NumEvents > 0 {
-		g.Anchors = append(g.Anchors, flowgraph.Anchor{Event: g.NumEvents, Time: int64(r.last_exit - r.t0), MPITime: int64(r.mpitime)})
-	}
+	g.Timing = recTiming(r, g.NumEvents)
+	g.Anchors = g.Timing.Anchors(g.NumEvents)
 	return g
 }
 
@@ -128,6 +122,43 @@ func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
 	var s flowgraph.Seq
 	s.UnmarshalBinary(C.GoBytes(buf, C.int(n)))
 	return s
+}
+
+// recTiming converts the recorder's timing of a graph of nev events. A
+// recorder that failed gives, as its partial file, only the closed
+// intervals whose events and gaps are all within nev.
+func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
+	pub := r.tm_pub[r.tm_pubi]
+	spacing, keep := int64(pub.spacing), int(pub.keep)
+	if r.failed != 0 {
+		lim := int64(0)
+		if nev > 0 {
+			lim = (nev - 1) / spacing
+		}
+		n := C.mf_timing_prefix(&pub, C.int64_t(lim))
+		t, err := flowgraph.NewTiming(spacing, keep, C.GoBytes(unsafe.Pointer(pub.buf), C.int(n)))
+		if err != nil {
+			return flowgraph.Timing{} // cannot happen: the recorder's own encoding
+		}
+		return t
+	}
+	st := flowgraph.TimingState{
+		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm_budget) + C.MF_TM_HEAD, Intervals: int(r.tm_maxint)},
+		Spacing:     spacing,
+		Keep:        keep,
+		Closed:      C.GoBytes(unsafe.Pointer(pub.buf), C.int(pub.len)),
+		NumClosed:   int64(pub.nclosed),
+		MPIRest:     int64(r.tm_mrest),
+		ComputeRest: int64(r.tm_crest),
+	}
+	for _, id := range unsafe.Slice(r.tm_open, int(r.tm_nopen)) {
+		st.Open = append(st.Open, flowgraph.TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(C.mf_timing_sum(r, id))})
+	}
+	t, err := st.Finish(nev)
+	if err != nil {
+		return flowgraph.Timing{} // cannot happen: the recorder's own encoding
+	}
+	return t
 }
 
 func stat(s C.mf_stat) flowgraph.Stat {

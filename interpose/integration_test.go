@@ -539,30 +539,39 @@ func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 			assert.InDelta(t, want, recorded[call], 0.01*float64(want)+1, "rank %d %s", r.Rank, call)
 		}
 		// The graph is what flowgraph.Builder makes of the trace.
-		tg := ft.Graph(flowgraph.MaxAnchors)
+		tg := ft.Graph(0)
 		assert.Equal(t, tg.Edges, g.Edges)
+		assert.Equal(t, tg.Timing, g.Timing)
 		assert.Equal(t, tg.Anchors, g.Anchors)
 	}
 }
 
 // TestHaloSizeIndependentOfIterations checks that the recorded file does
-// not grow with the number of iterations. With the default anchor budget
-// the time anchors are left out of the comparison: by the data model's
-// design they grow with the number of events up to their budget
-// (flowgraph.MaxAnchors), so 100 iterations (704 events) have 705 and
-// 10,000 iterations between 2049 and 4097; their bound is checked instead.
-// With MPIFLOW_ANCHORS=2 the whole file is compared.
+// not grow with the number of iterations beyond the timing's budget. The
+// timing is left out of the comparison: by the data model's design it
+// grows with the number of events up to its budget (MPIFLOW_TIMING), which
+// is checked instead. With MPIFLOW_ANCHORS=2 (at most 2 timing intervals)
+// the whole file is compared.
 func TestHaloSizeIndependentOfIterations(t *testing.T) {
 	dir := needMPI(t)
 	m := available()[0]
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	dir = filepath.Join(dir, m.name)
-	for _, budget := range []int{flowgraph.MaxAnchors, 2} {
+	for _, tc := range []struct {
+		name      string
+		env       string
+		bytes     int // timing budget
+		intervals int // most intervals, 0: any
+	}{
+		{"default", "MPIFLOW_QUIET=1", flowgraph.DefaultTimingBytes, 0},
+		{"4k", "MPIFLOW_TIMING=4k", 4 << 10, 0},
+		{"2 intervals", "MPIFLOW_ANCHORS=2", flowgraph.DefaultTimingBytes, 2},
+	} {
 		size := map[int]int64{}
 		graph := map[int]int64{}
 		for _, n := range []int{100, 10000} {
 			out := t.TempDir()
-			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", fmt.Sprintf("MPIFLOW_ANCHORS=%d", budget)}
+			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", tc.env}
 			res := mpirun(t, m, out, nil, env, filepath.Join(dir, "halo"), fmt.Sprint(n))
 			require.Equal(t, 0, res.code, res.stderr)
 			path := jobFile(t, out)
@@ -574,21 +583,24 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 			for i := range f.Index {
 				r, err := f.ReadRank(i)
 				require.NoError(t, err)
-				assert.LessOrEqual(t, len(r.Graph.Anchors), budget+1)
-				if n == 10000 {
-					assert.Greater(t, len(r.Graph.Anchors), budget/2, "the budget is used")
+				tm := r.Graph.Timing
+				assert.LessOrEqual(t, tm.Size(), tc.bytes)
+				if tc.intervals > 0 {
+					assert.LessOrEqual(t, tm.Len(), int64(tc.intervals))
+				} else if n == 10000 && tc.bytes < 64<<10 {
+					assert.Greater(t, tm.Size(), tc.bytes/4, "the budget is used")
 				}
-				r.Graph.Anchors = nil
+				r.Graph.Anchors, r.Graph.Timing = nil, flowgraph.Timing{}
 				b, _, err := flowgraph.EncodeRank(r)
 				require.NoError(t, err)
 				graph[n] += int64(len(b))
 			}
 			f.Close()
 		}
-		t.Logf("MPIFLOW_ANCHORS=%d: halo file %d bytes for 100 iterations, %d for 10000; without anchors %d and %d",
-			budget, size[100], size[10000], graph[100], graph[10000])
+		t.Logf("%s: halo file %d bytes for 100 iterations, %d for 10000; without timing %d and %d",
+			tc.name, size[100], size[10000], graph[100], graph[10000])
 		assert.InEpsilon(t, graph[100], graph[10000], 0.05)
-		if budget == 2 {
+		if tc.intervals > 0 {
 			assert.InEpsilon(t, size[100], size[10000], 0.05, "whole file")
 		}
 	}
@@ -629,7 +641,7 @@ func TestPollSequencesIndependentOfPasses(t *testing.T) {
 	assert.InEpsilon(t, fb[10_000].Graph, fb[1_000_000].Graph, 0.05)
 }
 
-// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY and MPIFLOW_ANCHORS values
+// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS and MPIFLOW_TIMING values
 // give one warning each, on rank 0, and the run is recorded with the
 // defaults. The banner's %MPI is that of mpiflow stats.
 func TestBadSettingsWarnOnce(t *testing.T) {
@@ -638,11 +650,12 @@ func TestBadSettingsWarnOnce(t *testing.T) {
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	out := t.TempDir()
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
-		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x"}
+		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G"}
 	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_TIMING=2G"), res.stderr)
 	f, err := flowgraph.Open(jobFile(t, out))
 	require.NoError(t, err)
 	defer f.Close()

@@ -6,8 +6,8 @@
  * github.com/vmihailenco/msgpack/v5 into the Go structs of flowgraph: maps
  * keyed by the msgpack tag names, nil where the Go conversion (convert.go)
  * leaves a slice nil and an empty array where it makes one, sequence
- * numbers as a bin (mf_seqv_encode) and Anchors as a flat delta-coded
- * integer array (flowgraph/seq.go). Integers
+ * numbers as a bin (mf_seqv_encode, flowgraph/seq.go), the Timing as a bin
+ * (flowgraph/timing.go). Integers
  * use the shortest msgpack form; the decoder accepts every form.
  */
 #include "partial.h"
@@ -224,9 +224,70 @@ static void mp_stat(out *o, const mf_stat *s)
 	mp_int(o, s->max);
 }
 
+static int uv_len(uint64_t v)
+{
+	int n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void put_uv(out *o, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	put(o, b, n);
+}
+
+/* write_timing writes the "timing" bin (flowgraph.Timing): the published
+ * closed intervals and the open one as the last, uncapped (the Go side
+ * would close it the same way while it fits the budget). A recorder that
+ * failed (or was interrupted mid-event: busy) gets only the closed
+ * intervals whose events and gaps are all within the view, as convert.go's
+ * recTiming. */
+static void write_timing(out *o, const mf_rec *r, const mf_view *v)
+{
+	mp_key(o, "timing");
+	mf_timing_pub p = r->tm_pub[r->tm_pubi];
+	int open = !r->failed && v->nevents > 0;
+	int64_t lim = v->nevents > 0 ? (v->nevents - 1) / (p.spacing > 0 ? p.spacing : 1) : 0;
+	int64_t closed = open ? p.len : mf_timing_prefix(&p, lim);
+	uint64_t n = (uint64_t)uv_len((uint64_t)p.spacing) + (uint64_t)uv_len((uint64_t)p.keep) + (uint64_t)closed;
+	if (open) {
+		n += (uint64_t)uv_len((uint64_t)r->tm_nopen);
+		if (p.keep > 0)
+			n += (uint64_t)uv_len((uint64_t)r->tm_mrest) + (uint64_t)uv_len((uint64_t)r->tm_crest);
+		for (int64_t i = 0; i < r->tm_nopen; i++)
+			n += (uint64_t)uv_len(r->tm_open[i]) + (uint64_t)uv_len((uint64_t)mf_timing_sum(r, r->tm_open[i]));
+	}
+	mp_bin(o, n);
+	put_uv(o, (uint64_t)p.spacing);
+	put_uv(o, (uint64_t)p.keep);
+	if (closed > 0)
+		put(o, p.buf, (size_t)closed);
+	if (!open)
+		return;
+	put_uv(o, (uint64_t)r->tm_nopen);
+	if (p.keep > 0) {
+		put_uv(o, (uint64_t)r->tm_mrest);
+		put_uv(o, (uint64_t)r->tm_crest);
+	}
+	for (int64_t i = 0; i < r->tm_nopen; i++) {
+		put_uv(o, r->tm_open[i]);
+		put_uv(o, (uint64_t)mf_timing_sum(r, r->tm_open[i]));
+	}
+}
+
 static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, const mf_view *v)
 {
-	mp_map(o, 6);
+	mp_map(o, 7);
 	mp_key(o, "nodes");
 	mp_arr(o, (uint64_t)r->nnodes);
 	for (int32_t i = 0; i < r->nnodes; i++) {
@@ -326,24 +387,10 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 	mp_key(o, "nevents");
 	mp_int(o, v->nevents);
 
-	/* the recorder's anchors below the event count, then the closing one */
+	/* anchors derive from the timing: not stored */
 	mp_key(o, "anchors");
-	int32_t na = 0;
-	for (int32_t i = 0; i < r->nanchors && r->anchors[i].event < v->nevents; i++)
-		na++;
-	if (v->nevents == 0) {
-		mp_nil(o);
-	} else {
-		mp_arr(o, 3 * ((uint64_t)na + 1));
-		mf_anchor prev = {0, 0, 0};
-		for (int32_t i = 0; i <= na; i++) {
-			mf_anchor a = i < na ? r->anchors[i] : (mf_anchor){v->nevents, r->last_exit - r->t0, r->mpitime};
-			mp_int(o, a.event - prev.event);
-			mp_int(o, a.time - prev.time);
-			mp_int(o, a.mpitime - prev.mpitime);
-			prev = a;
-		}
-	}
+	mp_nil(o);
+	write_timing(o, r, v);
 }
 
 static void write_rank(out *o, const mf_rec *r, const mf_partial_info *in)

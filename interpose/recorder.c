@@ -1,6 +1,7 @@
 /*
  * recorder.c: the slow paths of the recorder (new nodes, edges, sites,
- * sequence runs, anchors) and the full-trace writer. See recorder.h.
+ * sequence runs, timing intervals) and the full-trace writer. See
+ * recorder.h.
  */
 #include "recorder.h"
 
@@ -33,13 +34,21 @@ static uint64_t node_hash(int32_t call, uint64_t site, int64_t kbytes, int32_t k
 	return mix64(h ^ ((uint64_t)(uint32_t)kpartner << 32 | (uint32_t)kcomm));
 }
 
-int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget)
+static void tm_publish(mf_rec *r);
+
+int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals)
 {
 	memset(r, 0, sizeof(*r));
 	r->keyflags = keyflags;
 	r->initial = -1;
 	r->prev = -1;
-	r->budget = budget < 2 ? MF_MAX_ANCHORS : budget;
+	if (timing_bytes == 0)
+		timing_bytes = MF_TIMING_BYTES;
+	timing_bytes = timing_bytes < MF_TIMING_MIN ? MF_TIMING_MIN : timing_bytes > MF_TIMING_MAX ? MF_TIMING_MAX : timing_bytes;
+	r->tm_budget = timing_bytes - MF_TM_HEAD;
+	r->tm_maxint = max_intervals >= 2 ? max_intervals : 0;
+	r->tm_gen = 1;
+	r->tm_mgen = 1;
 	r->trace_fd = -1;
 	r->bk_edge = -1;
 	r->ckpt_next = INT64_MAX;
@@ -49,11 +58,13 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget)
 	r->nhash = calloc(r->nhashcap, sizeof(int32_t));
 	r->ehash = calloc(r->ehashcap, sizeof(int32_t));
 	r->shash = calloc(r->shashcap, sizeof(int32_t));
-	r->anchors = malloc(sizeof(mf_anchor) * (size_t)(r->budget + 1));
-	if (!r->nhash || !r->ehash || !r->shash || !r->anchors) {
+	r->tm_buf[0] = malloc((size_t)r->tm_budget);
+	r->tm_buf[1] = malloc((size_t)r->tm_budget);
+	if (!r->nhash || !r->ehash || !r->shash || !r->tm_buf[0] || !r->tm_buf[1]) {
 		mf_rec_free(r);
 		return -1;
 	}
+	tm_publish(r);
 	return 0;
 }
 
@@ -74,13 +85,22 @@ void mf_rec_free(mf_rec *r)
 	free(r->nhash);
 	free(r->ehash);
 	free(r->shash);
-	free(r->anchors);
+	free(r->tm_buf[0]);
+	free(r->tm_buf[1]);
+	free(r->tm_open);
+	free(r->tm_mlist);
+	free(r->tm_order);
 	free(r->tbuf);
 	r->nodes = NULL;
 	r->edges = NULL;
 	r->sites = NULL;
 	r->nhash = r->ehash = r->shash = NULL;
-	r->anchors = NULL;
+	r->tm_buf[0] = r->tm_buf[1] = NULL;
+	r->tm_open = r->tm_mlist = NULL;
+	r->tm_order = NULL;
+	r->tm_pub[0].buf = r->tm_pub[1].buf = NULL;
+	r->tm_pub[0].len = r->tm_pub[1].len = 0;
+	r->tm_pub[0].nclosed = r->tm_pub[1].nclosed = 0;
 	r->tbuf = NULL;
 	r->nnodes = r->nedges = r->nsites = 0;
 }
@@ -118,6 +138,32 @@ int mf_parse_key(const char *s, uint32_t *flags)
 static void fail(mf_rec *r)
 {
 	r->failed = 1;
+}
+
+/* tm_reserve makes room for every node and edge in the timing lists. */
+static int tm_reserve(mf_rec *r)
+{
+	int64_t need = (int64_t)r->nnodes + r->nedges;
+	if (need <= r->tm_cap)
+		return 0;
+	int64_t nc = r->tm_cap ? r->tm_cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	uint32_t *o = realloc(r->tm_open, (size_t)nc * sizeof(uint32_t));
+	if (o)
+		r->tm_open = o;
+	uint32_t *m = realloc(r->tm_mlist, (size_t)nc * sizeof(uint32_t));
+	if (m)
+		r->tm_mlist = m;
+	mf_cap_entry *c = realloc(r->tm_order, (size_t)nc * sizeof(mf_cap_entry));
+	if (c)
+		r->tm_order = c;
+	if (!o || !m || !c) {
+		fail(r);
+		return -1;
+	}
+	r->tm_cap = nc;
+	return 0;
 }
 
 /* grow doubles an array of elem-sized entries to hold at least need. */
@@ -240,6 +286,8 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 		fail(r);
 		return -1;
 	}
+	if (tm_reserve(r))
+		return -1;
 	return i;
 }
 
@@ -270,6 +318,8 @@ int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst)
 		fail(r);
 		return -1;
 	}
+	if (tm_reserve(r))
+		return -1;
 	return i;
 }
 
@@ -475,20 +525,276 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank)
 	n->other_partners++;
 }
 
-void mf_anchor_add(mf_rec *r, int64_t idx, int64_t time)
+/* ---- Timing: the slow paths of flowgraph's timingRec, step for step ---- */
+
+static int uvlen(uint64_t v)
 {
-	if (r->nanchors == r->budget) {
-		/* Keep every other anchor and double the spacing, so the budget
-		 * holds for any number of events (as Builder.anchor). */
-		int32_t k = 0;
-		for (int32_t i = 0; i < r->nanchors; i += 2)
-			r->anchors[k++] = r->anchors[i];
-		r->nanchors = k;
-		r->spacing_mask = r->spacing_mask * 2 + 1;
-		if (idx & r->spacing_mask)
-			return;
+	int n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
 	}
-	r->anchors[r->nanchors++] = (mf_anchor){.event = idx, .time = time, .mpitime = r->mpitime};
+	return n;
+}
+
+static int64_t put_uv(uint8_t *b, uint64_t v)
+{
+	int64_t n = 0;
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	return n;
+}
+
+/* get_uv reads a uvarint of our own encoding at b + *pos. */
+static uint64_t get_uv(const uint8_t *b, int64_t *pos)
+{
+	uint64_t v = 0;
+	int shift = 0;
+	for (;;) {
+		uint8_t c = b[(*pos)++];
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (c < 0x80)
+			return v;
+		shift += 7;
+	}
+}
+
+static int64_t *tm_msum(mf_rec *r, uint32_t id)
+{
+	return id & 1 ? &r->edges[id >> 1].msum : &r->nodes[id >> 1].msum;
+}
+
+static int64_t *tm_mstamp(mf_rec *r, uint32_t id)
+{
+	return id & 1 ? &r->edges[id >> 1].mstamp : &r->nodes[id >> 1].mstamp;
+}
+
+static int64_t tm_sumof(mf_rec *r, uint32_t id, int scratch)
+{
+	return scratch ? *tm_msum(r, id) : mf_timing_sum(r, id);
+}
+
+static void tm_publish(mf_rec *r)
+{
+	int i = 1 - r->tm_pubi;
+	r->tm_pub[i] = (mf_timing_pub){.buf = r->tm_buf[r->tm_cur], .len = r->tm_len, .nclosed = r->tm_nclosed,
+				       .spacing = r->spacing_mask + 1, .keep = r->tm_keep};
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->tm_pubi = i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void tm_reset_open(mf_rec *r)
+{
+	r->tm_gen++;
+	r->tm_nopen = 0;
+	r->tm_mrest = r->tm_crest = 0;
+}
+
+static int cap_cmp(const void *a, const void *b)
+{
+	const mf_cap_entry *x = a, *y = b;
+	if (x->sum != y->sum)
+		return x->sum > y->sum ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* cap_list keeps the keep largest sums of list (ties: the earlier first)
+ * in their order and folds the others into the remainders (capList). */
+static void cap_list(mf_rec *r, uint32_t *list, int64_t *n, int scratch, int32_t keep, int64_t *mr, int64_t *cr)
+{
+	if (keep == 0 || *n <= keep)
+		return;
+	for (int64_t i = 0; i < *n; i++)
+		r->tm_order[i] = (mf_cap_entry){.sum = tm_sumof(r, list[i], scratch), .pos = i};
+	qsort(r->tm_order, (size_t)*n, sizeof(mf_cap_entry), cap_cmp);
+	mf_cap_entry last = r->tm_order[keep - 1];
+	int64_t k = 0;
+	for (int64_t i = 0; i < *n; i++) {
+		uint32_t id = list[i];
+		int64_t s = tm_sumof(r, id, scratch);
+		if (s > last.sum || (s == last.sum && i <= last.pos))
+			list[k++] = id;
+		else if ((id & 1) == 0)
+			*mr += s;
+		else
+			*cr += s;
+	}
+	*n = k;
+}
+
+/* put_interval returns the encoded size of an interval; with out, it is
+ * written there. */
+static int64_t put_interval(mf_rec *r, uint8_t *out, int32_t keep, const uint32_t *list, int64_t n, int scratch,
+			    int64_t mr, int64_t cr)
+{
+	int64_t sz = 0;
+	if (out) {
+		sz += put_uv(out, (uint64_t)n);
+		if (keep > 0) {
+			sz += put_uv(out + sz, (uint64_t)mr);
+			sz += put_uv(out + sz, (uint64_t)cr);
+		}
+		for (int64_t i = 0; i < n; i++) {
+			sz += put_uv(out + sz, list[i]);
+			sz += put_uv(out + sz, (uint64_t)tm_sumof(r, list[i], scratch));
+		}
+		return sz;
+	}
+	sz = uvlen((uint64_t)n);
+	if (keep > 0)
+		sz += uvlen((uint64_t)mr) + uvlen((uint64_t)cr);
+	for (int64_t i = 0; i < n; i++)
+		sz += uvlen(list[i]) + uvlen((uint64_t)tm_sumof(r, list[i], scratch));
+	return sz;
+}
+
+static void tm_merge(mf_rec *r, uint32_t id, int64_t v)
+{
+	int64_t *st = tm_mstamp(r, id), *s = tm_msum(r, id);
+	if (*st != r->tm_mgen) {
+		*st = r->tm_mgen;
+		*s = v;
+		r->tm_mlist[r->tm_nmlist++] = id;
+	} else {
+		*s += v;
+	}
+}
+
+/* tm_worst bounds the encoded size of an interval of n entries. */
+static int64_t tm_worst(int64_t n, int32_t keep)
+{
+	return 5 + (keep > 0 ? 18 : 0) + n * MF_TM_ENTRY_MAX;
+}
+
+/* tm_put writes an interval at out + len if it keeps len within limit
+ * and returns its size, or -1 (nothing written) if it would not. */
+static int64_t tm_put(mf_rec *r, uint8_t *out, int64_t len, int64_t limit, int32_t keep, const uint32_t *list,
+		      int64_t n, int scratch, int64_t mr, int64_t cr)
+{
+	if (len + tm_worst(n, keep) > limit && len + put_interval(r, NULL, keep, list, n, scratch, mr, cr) > limit)
+		return -1;
+	return put_interval(r, out + len, keep, list, n, scratch, mr, cr);
+}
+
+/* tm_pass merges the closed intervals and the open one in groups of g,
+ * capped to keep, and writes the full groups to out; it returns their
+ * size, or -1 as soon as they exceed limit. The last, partial group is
+ * left in the merge scratch. */
+static int64_t tm_pass(mf_rec *r, int64_t g, int32_t keep, uint8_t *out, int64_t limit)
+{
+	int64_t m = r->tm_nclosed + 1, size = 0, pos = 0;
+	const uint8_t *in = r->tm_buf[r->tm_cur];
+	for (int64_t j = 0; j * g < m; j++) {
+		r->tm_mgen++;
+		r->tm_nmlist = 0;
+		r->tm_mmrest = r->tm_mcrest = 0;
+		int64_t end = (j + 1) * g < m ? (j + 1) * g : m;
+		for (int64_t k = j * g; k < end; k++) {
+			if (k < r->tm_nclosed) {
+				uint64_t n = get_uv(in, &pos);
+				if (r->tm_keep > 0) {
+					r->tm_mmrest += (int64_t)get_uv(in, &pos);
+					r->tm_mcrest += (int64_t)get_uv(in, &pos);
+				}
+				for (uint64_t e = 0; e < n; e++) {
+					uint32_t id = (uint32_t)get_uv(in, &pos);
+					tm_merge(r, id, (int64_t)get_uv(in, &pos));
+				}
+			} else {
+				r->tm_mmrest += r->tm_mrest;
+				r->tm_mcrest += r->tm_crest;
+				for (int64_t e = 0; e < r->tm_nopen; e++)
+					tm_merge(r, r->tm_open[e], mf_timing_sum(r, r->tm_open[e]));
+			}
+		}
+		if (end - j * g < g)
+			break; /* the partial group stays open */
+		cap_list(r, r->tm_mlist, &r->tm_nmlist, 1, keep, &r->tm_mmrest, &r->tm_mcrest);
+		int64_t w = tm_put(r, out, size, limit, keep, r->tm_mlist, r->tm_nmlist, 1, r->tm_mmrest, r->tm_mcrest);
+		if (w < 0)
+			return -1;
+		size += w;
+	}
+	return size;
+}
+
+/* tm_compact merges groups of 2, 4, ... intervals until they fit in three
+ * quarters of the budget (timingRec.compact during the run; one pass per
+ * group size tried, stopped as soon as it is over). The merged intervals
+ * are written to the other buffer and then published, so a signal
+ * handler sees the old intervals or the new ones, never a mix. */
+static void tm_compact(mf_rec *r)
+{
+	int64_t m = r->tm_nclosed + 1, target = r->tm_budget * 3 / 4, g = 0, len = 0;
+	int32_t keep = r->tm_keep;
+	int alt = 1 - r->tm_cur;
+	for (int rr = 1;; rr++) {
+		g = (int64_t)1 << rr;
+		int64_t full = m / g;
+		len = tm_pass(r, g, keep, r->tm_buf[alt], target);
+		if (len >= 0 && (r->tm_maxint == 0 || full + 1 <= r->tm_maxint))
+			break;
+		if (keep == 0 && len < 0 && full < MF_TM_MIN_INTERVALS) {
+			/* keepFor: MF_TM_MIN_INTERVALS capped intervals fit */
+			int64_t k = (r->tm_budget * 3 / 4 / MF_TM_MIN_INTERVALS - MF_TM_IHEAD_MAX) / MF_TM_ENTRY_MAX;
+			keep = k < 1 ? 1 : (int32_t)k;
+			rr = 0;
+		}
+	}
+	r->tm_cur = alt;
+	r->tm_len = len;
+	r->tm_nclosed = m / g;
+	r->tm_keep = keep;
+	r->spacing_mask = (r->spacing_mask + 1) * g - 1;
+	tm_publish(r);
+	tm_reset_open(r);
+	if (m % g != 0) {
+		for (int64_t i = 0; i < r->tm_nmlist; i++) {
+			uint32_t id = r->tm_mlist[i];
+			int64_t *s = id & 1 ? &r->edges[id >> 1].tsum : &r->nodes[id >> 1].tsum;
+			int64_t *st = id & 1 ? &r->edges[id >> 1].tstamp : &r->nodes[id >> 1].tstamp;
+			mf_tm_touch(r, s, st, id, *tm_msum(r, id));
+		}
+		r->tm_mrest = r->tm_mmrest;
+		r->tm_crest = r->tm_mcrest;
+	}
+}
+
+/* mf_timing_flush closes the open interval (timingRec.flush). */
+void mf_timing_flush(mf_rec *r)
+{
+	cap_list(r, r->tm_open, &r->tm_nopen, 0, r->tm_keep, &r->tm_mrest, &r->tm_crest);
+	if (r->tm_maxint == 0 || r->tm_nclosed + 2 <= r->tm_maxint) {
+		int64_t w = tm_put(r, r->tm_buf[r->tm_cur], r->tm_len, r->tm_budget, r->tm_keep, r->tm_open, r->tm_nopen, 0,
+				   r->tm_mrest, r->tm_crest);
+		if (w >= 0) {
+			r->tm_len += w;
+			r->tm_nclosed++;
+			tm_publish(r);
+			tm_reset_open(r);
+			return;
+		}
+	}
+	tm_compact(r);
+}
+
+int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t lim)
+{
+	int64_t pos = 0;
+	for (int64_t k = 0; k < lim && k < p->nclosed; k++) {
+		uint64_t n = get_uv(p->buf, &pos);
+		if (p->keep > 0) {
+			get_uv(p->buf, &pos);
+			get_uv(p->buf, &pos);
+		}
+		for (uint64_t e = 0; e < 2 * n; e++)
+			get_uv(p->buf, &pos);
+	}
+	return pos;
 }
 
 static int write_all(int fd, const uint8_t *b, size_t n)

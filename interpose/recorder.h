@@ -6,15 +6,17 @@
  * (which converts the tables at MPI_Finalize and tests the recorder against
  * flowgraph.Builder). It must produce exactly what flowgraph.Builder produces
  * for the same call sequence: nodes and edges numbered by first appearance,
- * the same sequence runs, the same anchor thinning and closing anchor.
+ * the same sequence runs, the same timing intervals byte for byte
+ * (flowgraph/timing.go; the Go side closes the last interval).
  *
  * The hot path (mf_record) is inline: a successor cache per node hits for
  * every loop iteration after the first, so a repeated event costs a key
- * compare, a few stat updates and one sequence-run extension. Sequence
- * numbers are nested progressions (flowgraph.Seq): a run that ends is
- * folded into repeats of the edge's earlier terms (mf_seq_close), so memory
- * is bounded by the number of distinct nodes and edges and by the terms
- * that periodic loop nests do not repeat.
+ * compare, a few stat updates, one sequence-run extension and two timing
+ * sums. Sequence numbers are nested progressions (flowgraph.Seq): a run
+ * that ends is folded into repeats of the edge's earlier terms
+ * (mf_seq_close), so memory is bounded by the number of distinct nodes and
+ * edges, the terms that periodic loop nests do not repeat, and the timing
+ * budget.
  *
  * All state lives in one mf_rec so that a thread-local recorder per thread
  * (MPI_THREAD_MULTIPLE) only has to change how the wrappers find it.
@@ -38,7 +40,15 @@ enum {
 };
 
 #define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
-#define MF_MAX_ANCHORS 4096 /* flowgraph.MaxAnchors */
+#define MF_TIMING_BYTES (256 << 10) /* flowgraph.DefaultTimingBytes */
+#define MF_TIMING_MIN (1 << 10)      /* flowgraph.MinTimingBytes */
+#define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
+/* flowgraph's timingHeaderMax, timingMinIntervals, timingIntervalHeadMax,
+ * timingEntryMax */
+#define MF_TM_HEAD 16
+#define MF_TM_MIN_INTERVALS 16
+#define MF_TM_IHEAD_MAX 23
+#define MF_TM_ENTRY_MAX 14
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
 
@@ -71,6 +81,9 @@ typedef struct {
 	int32_t commsize;
 	/* successor cache: the node and edge that followed this node last */
 	int32_t succ_node, succ_edge;
+	/* timing: sum in the open interval (valid if tstamp == mf_rec.tm_gen),
+	 * and the merge scratch */
+	int64_t tsum, tstamp, msum, mstamp;
 } mf_node;
 
 typedef struct {
@@ -85,9 +98,19 @@ typedef struct {
 	int32_t *roots;
 	int32_t nroots, caproots;
 	int64_t counters[MF_MAX_COUNTERS]; /* sums over the compute phases */
+	int64_t tsum, tstamp, msum, mstamp; /* as in mf_node */
 } mf_edge;
 
-typedef struct { int64_t event, time, mpitime; } mf_anchor;
+/* The closed timing intervals as a signal handler may read them: the
+ * recorder fills the other of two copies and then switches (tm_pubi), and
+ * never writes the bytes below len of a published buffer. */
+typedef struct {
+	const uint8_t *buf;
+	int64_t len, nclosed, spacing;
+	int32_t keep;
+} mf_timing_pub;
+
+typedef struct { int64_t sum, pos; } mf_cap_entry;
 
 /* One MPI call as the wrappers see it. partner and comm are -1 for none. */
 typedef struct {
@@ -121,11 +144,28 @@ typedef struct mf_rec {
 	int64_t nevents;
 	int32_t initial;
 	int32_t prev;
-	int64_t t0, last_exit, mpitime;
+	int64_t t0, last_exit;
 
-	mf_anchor *anchors;
-	int32_t nanchors, budget;
+	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
+	 * open interval's sums live in the nodes and edges (tsum), touched in
+	 * the order tm_open; closed intervals are encoded in tm_buf[tm_cur]. */
 	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
+	int64_t tm_budget;    /* bytes for the intervals */
+	int64_t tm_maxint;    /* most intervals, 0: no limit */
+	int32_t tm_keep;      /* entries kept per interval, 0: all */
+	uint8_t *tm_buf[2];   /* each tm_budget bytes */
+	int tm_cur;
+	int64_t tm_len, tm_nclosed;
+	mf_timing_pub tm_pub[2];
+	volatile int tm_pubi;
+	int64_t tm_gen;
+	uint32_t *tm_open; /* ids (2*node, 2*edge+1) in order of first touch */
+	int64_t tm_nopen;
+	int64_t tm_mrest, tm_crest; /* the open interval's remainders */
+	int64_t tm_cap;             /* of tm_open, tm_mlist, tm_order: >= nnodes + nedges */
+	uint32_t *tm_mlist;         /* merge scratch */
+	int64_t tm_nmlist, tm_mgen, tm_mmrest, tm_mcrest;
+	mf_cap_entry *tm_order;
 
 	/* While mf_seq_close folds the terms of edge bk_edge (-1: none), a
 	 * signal handler must see them as they were before the close: terms
@@ -156,9 +196,11 @@ typedef struct mf_rec {
 	int64_t tprev_exit;
 } mf_rec;
 
-/* mf_rec_init sets up an empty recorder; budget < 2 means MF_MAX_ANCHORS.
- * It returns 0, or -1 when out of memory. */
-int mf_rec_init(mf_rec *r, uint32_t keyflags, int budget);
+/* mf_rec_init sets up an empty recorder whose timing takes at most
+ * timing_bytes (0: MF_TIMING_BYTES; clamped to MF_TIMING_MIN..MAX) in at
+ * most max_intervals intervals (no limit if < 2). It returns 0, or -1 when
+ * out of memory. */
+int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals);
 /* mf_rec_free releases every table (not r itself). */
 void mf_rec_free(mf_rec *r);
 /* mf_view is what to write of a recorder: all of it, or, after it ran out
@@ -213,8 +255,33 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
 void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
-void mf_anchor_add(mf_rec *r, int64_t idx, int64_t time);
+void mf_timing_flush(mf_rec *r);
 void mf_trace_flush(mf_rec *r);
+
+/* mf_timing_prefix returns the bytes of the first lim closed intervals of
+ * p (all if lim >= p->nclosed). Pure: safe in a signal handler. */
+int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t lim);
+
+/* mf_timing_sum is the open interval's sum of id. */
+static inline int64_t mf_timing_sum(const mf_rec *r, uint32_t id)
+{
+	return id & 1 ? r->edges[id >> 1].tsum : r->nodes[id >> 1].tsum;
+}
+
+/* mf_tm_touch adds v (0 if negative: a clock going backwards) to the open
+ * interval's sum of id. */
+static inline void mf_tm_touch(mf_rec *r, int64_t *sum, int64_t *stamp, uint32_t id, int64_t v)
+{
+	if (v < 0)
+		v = 0;
+	if (*stamp != r->tm_gen) {
+		*stamp = r->tm_gen;
+		*sum = v;
+		r->tm_open[r->tm_nopen++] = id;
+	} else {
+		*sum += v;
+	}
+}
 
 static inline void mf_stat_add(mf_stat *s, int64_t v, int64_t before)
 {
@@ -295,6 +362,11 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		}
 		mf_edge *e = &r->edges[ei];
 		mf_stat_add(&e->time, ev->enter - r->last_exit, e->count);
+		/* the gap belongs to the interval of the previous event, which
+		 * closes here if this event starts the next one */
+		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, ev->enter - r->last_exit);
+		if ((idx & r->spacing_mask) == 0)
+			mf_timing_flush(r);
 		for (int32_t c = 0; c < r->ncounters; c++)
 			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
@@ -308,9 +380,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 			mf_seq_close(r, e, idx);
 		}
 	}
-	if ((idx & r->spacing_mask) == 0)
-		mf_anchor_add(r, idx, ev->enter - r->t0);
-	r->mpitime += dur;
+	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)ni, dur);
 	r->last_exit = ev->exit;
 	for (int32_t c = 0; c < r->ncounters; c++)
 		r->last_counts[c] = ev->cout[c];

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -131,8 +132,12 @@ func TestRecorderSeqMatchesBuilder(t *testing.T) {
 
 // builderGraph records evs with flowgraph.Builder, keyed like the C
 // recorder with key flags f.
-func builderGraph(evs []recEvent, f uint32, budget, ncounters int) flowgraph.Graph {
-	b := flowgraph.NewBuilder(ncounters, budget)
+func builderGraph(evs []recEvent, f uint32, intervals, ncounters int) flowgraph.Graph {
+	return builderGraphBudget(evs, f, flowgraph.TimingBudget{Intervals: intervals}, ncounters)
+}
+
+func builderGraphBudget(evs []recEvent, f uint32, tb flowgraph.TimingBudget, ncounters int) flowgraph.Graph {
+	b := flowgraph.NewBuilderBudget(ncounters, tb)
 	for _, e := range evs {
 		k := flowgraph.NodeKey{Call: testNames[e.Call], Site: -1, Partner: -1, Comm: -1}
 		if f&1 != 0 {
@@ -154,33 +159,55 @@ func builderGraph(evs []recEvent, f uint32, budget, ncounters int) flowgraph.Gra
 }
 
 func TestRecorderMatchesBuilder(t *testing.T) {
+	const wide = "call,site,bytes,partner,comm"
 	tests := []struct {
 		key    string
-		budget int
+		tb     flowgraph.TimingBudget
 		events int
 		seed   uint64
+		timing string // "exact": one event an interval; "merged"; "capped"
 	}{
-		{"", 0, 1, 1},
-		{"", 0, 2000, 2},
-		{"call,site", 4, 500, 3},
-		{"call", 7, 3000, 4},
-		{"call,site,bytes,partner,comm", 16, 5000, 5},
-		{"call,partner", 2, 10000, 6},
+		{"", flowgraph.TimingBudget{}, 1, 1, "exact"},
+		{"", flowgraph.TimingBudget{}, 2000, 2, "exact"},
+		{"call,site", flowgraph.TimingBudget{Intervals: 4}, 500, 3, "merged"},
+		{"call", flowgraph.TimingBudget{Intervals: 7}, 3000, 4, "merged"},
+		{wide, flowgraph.TimingBudget{Intervals: 16}, 5000, 5, "merged"},
+		{"call,partner", flowgraph.TimingBudget{Intervals: 2}, 10000, 6, "merged"},
+		{"call,site", flowgraph.TimingBudget{Bytes: 4 << 10}, 20000, 7, "merged"},
+		{"call", flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 8, "merged"},
+		{wide, flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 9, "capped"},
+		{wide, flowgraph.TimingBudget{Bytes: 2 << 10, Intervals: 50}, 50000, 10, "capped"},
+		{wide, flowgraph.TimingBudget{Bytes: 16 << 10}, 100000, 11, "capped"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d/%d", tt.key, tt.tb.Bytes, tt.tb.Intervals), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tt.seed, 0))
 			evs := genEvents(rng, tt.events)
-			r, err := newRecorder(tt.key, tt.budget, 0)
+			r, err := newRecorderBudget(tt.key, tt.tb, 0)
 			require.NoError(t, err)
 			defer r.free()
 			for _, e := range evs {
 				r.add(e)
 			}
 			got := r.graph(testNames)
-			want := builderGraph(evs, r.keyFlags(), tt.budget, 0)
+			want := builderGraphBudget(evs, r.keyFlags(), tt.tb, 0)
 			require.NoError(t, got.Validate())
 			assert.Equal(t, want, got)
+			tm := got.Timing
+			budget := tt.tb.Bytes
+			if budget == 0 {
+				budget = flowgraph.DefaultTimingBytes
+			}
+			assert.LessOrEqual(t, tm.Size(), budget)
+			switch tt.timing {
+			case "exact":
+				assert.Equal(t, int64(1), tm.Spacing())
+			case "merged":
+				assert.Greater(t, tm.Spacing(), int64(1))
+				assert.Zero(t, tm.Keep())
+			case "capped":
+				assert.Positive(t, tm.Keep())
+			}
 		})
 	}
 }

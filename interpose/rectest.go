@@ -5,9 +5,9 @@ package main
 #include <fcntl.h>
 #include "recorder.h"
 
-static mf_rec *rt_new(uint32_t flags, int budget) {
+static mf_rec *rt_new(uint32_t flags, int64_t bytes, int64_t intervals) {
 	mf_rec *r = malloc(sizeof(mf_rec));
-	if (r && mf_rec_init(r, flags, budget)) {
+	if (r && mf_rec_init(r, flags, bytes, intervals)) {
 		free(r);
 		return NULL;
 	}
@@ -43,8 +43,15 @@ type recorder struct {
 }
 
 // newRecorder returns an empty C recorder with the given MPIFLOW_KEY value,
-// anchor budget and number of counters.
-func newRecorder(key string, budget, ncounters int) (*recorder, error) {
+// most timing intervals (MPIFLOW_ANCHORS) and number of counters, and the
+// default timing budget.
+func newRecorder(key string, intervals, ncounters int) (*recorder, error) {
+	return newRecorderBudget(key, flowgraph.TimingBudget{Intervals: intervals}, ncounters)
+}
+
+// newRecorderBudget returns an empty C recorder with the given MPIFLOW_KEY
+// value, timing budget and number of counters.
+func newRecorderBudget(key string, tb flowgraph.TimingBudget, ncounters int) (*recorder, error) {
 	if ncounters < 0 || ncounters > C.MF_MAX_COUNTERS {
 		return nil, errors.New("too many counters")
 	}
@@ -54,7 +61,7 @@ func newRecorder(key string, budget, ncounters int) (*recorder, error) {
 	if C.mf_parse_key(ck, &flags) != 0 {
 		return nil, errors.New("bad key " + key)
 	}
-	r := C.rt_new(flags, C.int(budget))
+	r := C.rt_new(flags, C.int64_t(tb.Bytes), C.int64_t(tb.Intervals))
 	if r == nil {
 		return nil, errors.New("out of memory")
 	}

@@ -16,15 +16,17 @@ import (
 
 // Options shape a generated program.
 type Options struct {
-	Seed      uint64
-	Events    int64 // stop after this many events (the program restarts its main loop until then)
-	Depth     int   // maximum loop nesting
-	Sites     int   // distinct call sites to draw from
-	MaxIter   int   // maximum iterations of one loop
-	Branchy   bool  // add data-dependent branches
-	Counters  int   // counters per edge
-	Anchors   int   // anchor budget (0: flowgraph.MaxAnchors)
-	SlowRanks []int // ranks whose compute phases are 3x slower (for Run)
+	Seed     uint64
+	Events   int64 // stop after this many events (the program restarts its main loop until then)
+	Depth    int   // maximum loop nesting
+	Sites    int   // distinct call sites to draw from
+	MaxIter  int   // maximum iterations of one loop
+	Branchy  bool  // add data-dependent branches
+	Counters int   // counters per edge
+	Anchors  int   // most timing intervals (no limit if < 2)
+	// TimingBytes bounds the timing (0: flowgraph.DefaultTimingBytes).
+	TimingBytes int
+	SlowRanks   []int // ranks whose compute phases are 3x slower (for Run)
 	// Uniform draws every duration uniformly with the same spread, as the
 	// first generator did; its timing errors average out. By default
 	// durations spread the way real runs spread them: calls and compute
@@ -244,7 +246,7 @@ func (p *Program) setWaitPhases() {
 // NewBuilder returns a Builder for the program's events, with every call
 // site present: the Site of a generated key is its index in Graph.Sites.
 func (p *Program) NewBuilder() *flowgraph.Builder {
-	b := flowgraph.NewBuilder(p.opt.Counters, p.opt.Anchors)
+	b := flowgraph.NewBuilderBudget(p.opt.Counters, flowgraph.TimingBudget{Bytes: p.opt.TimingBytes, Intervals: p.opt.Anchors})
 	for i := range p.opt.Sites {
 		b.Site(flowgraph.CallSite{Addr: siteAddr(i), Object: "/usr/bin/app", Offset: uint64(0x1000 + 16*i)})
 	}

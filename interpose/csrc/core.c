@@ -47,7 +47,8 @@ static struct {
 	int threads; /* more than one thread may call MPI */
 	pthread_mutex_t mu;
 	uint32_t keyflags;
-	int anchors; /* time anchor budget per graph, MPIFLOW_ANCHORS */
+	int64_t timing_bytes;  /* timing budget per graph, MPIFLOW_TIMING */
+	int64_t max_intervals; /* most timing intervals per graph, MPIFLOW_ANCHORS; 0: no limit */
 	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
 	int trace;
 	int active;
@@ -796,24 +797,47 @@ static void partial_setup(void)
 	install_crash_paths();
 }
 
-/* anchor_budget parses MPIFLOW_ANCHORS, the number of time anchors kept per
- * graph: more anchors restore timestamps more closely and cost a few bytes
- * each in the file. Unset or invalid means the default (with a warning on
- * rank 0 for an invalid value). */
-static int anchor_budget(const char *v)
+/* max_intervals parses MPIFLOW_ANCHORS, kept from format 1 (time anchors)
+ * as the most timing intervals per graph (an interval starts where an
+ * anchor stood): fewer intervals, coarser times. Unset means no limit but
+ * the byte budget; invalid ones warn on rank 0. */
+static int64_t max_intervals(const char *v)
 {
 	if (!v || !*v)
-		return MF_MAX_ANCHORS;
+		return 0;
 	char *end;
 	errno = 0;
 	long n = strtol(v, &end, 10);
 	if (errno || *end || n < 2 || n > (1L << 24)) {
 		if (G.rank == 0)
-			fprintf(stderr, "mpiflow: MPIFLOW_ANCHORS=%s: use a number from 2 to 16777216; using %d\n",
-				v, MF_MAX_ANCHORS);
-		return MF_MAX_ANCHORS;
+			fprintf(stderr, "mpiflow: MPIFLOW_ANCHORS=%s: use a number from 2 to 16777216; using no limit\n", v);
+		return 0;
 	}
-	return (int)n;
+	return n;
+}
+
+/* timing_bytes parses MPIFLOW_TIMING, the timing budget per graph in
+ * bytes, with an optional k or M suffix (KiB, MiB). Unset or invalid means
+ * MF_TIMING_BYTES (with a warning on rank 0 for an invalid value). */
+static int64_t timing_bytes(const char *v)
+{
+	if (!v || !*v)
+		return MF_TIMING_BYTES;
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	long long mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1 << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1 << 20, end++;
+	if (errno || *end || end == v || n < 0 || n > MF_TIMING_MAX / mul || n * mul < MF_TIMING_MIN) {
+		if (G.rank == 0)
+			fprintf(stderr, "mpiflow: MPIFLOW_TIMING=%s: use a size from 1k to 1024M; using %dk\n", v,
+				MF_TIMING_BYTES >> 10);
+		return MF_TIMING_BYTES;
+	}
+	return n * mul;
 }
 
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
@@ -833,8 +857,9 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 				getenv("MPIFLOW_KEY"));
 		G.keyflags = MF_KEY_SITE;
 	}
-	G.anchors = anchor_budget(getenv("MPIFLOW_ANCHORS"));
-	if (mf_rec_init(&G.main.rec, G.keyflags, G.anchors) || add_thread(&G.main)) {
+	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
+	G.timing_bytes = timing_bytes(getenv("MPIFLOW_TIMING"));
+	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
@@ -857,7 +882,7 @@ mf_rec *mf_thread_rec(void)
 	if (!G.threads || !G.active)
 		return NULL;
 	mf_thr *t = calloc(1, sizeof *t);
-	if (!t || mf_rec_init(&t->rec, G.keyflags, G.anchors)) {
+	if (!t || mf_rec_init(&t->rec, G.keyflags, G.timing_bytes, G.max_intervals)) {
 		free(t);
 		return NULL;
 	}
