@@ -38,7 +38,10 @@ import (
 //	           the other, each the nested progressions of
 //	           Seq.AppendBinary (seq.go), packed; partial files written by
 //	           the C library keep plain tables and each edge's sequence
-//	           in its "seq" as a msgpack bin of the same encoding
+//	           in its "seq" as a msgpack bin of the same encoding; the
+//	           timing (timing.go) replaces the anchors, which readers
+//	           derive from it: packed in "timingz", or plain in "timing"
+//	           (partial files)
 //
 // Readers accept every version up to FormatVersion; writers write the
 // newest.
@@ -79,12 +82,6 @@ func Preamble() []byte {
 
 // EncodeRank returns the encoded block of r and its CRC-32 (IEEE).
 func EncodeRank(r *Rank) ([]byte, uint32, error) {
-	if r.Graph.Timing.Present() && r.Graph.Anchors != nil {
-		// The anchors derive from the Timing: not stored.
-		c := *r
-		c.Graph.Anchors = nil
-		r = &c
-	}
 	b, err := msgpack.Marshal(r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode rank %d: %w", r.Rank, err)
@@ -389,8 +386,15 @@ func (g *Graph) partBytes() (seq, timing int64) {
 	if b, err := msgpack.Marshal(pack(raw)); err == nil && len(g.Edges) > 0 {
 		seq = int64(len(b))
 	}
-	if b, err := msgpack.Marshal(g.Anchors); err == nil {
-		timing += int64(len(b))
+	var err error
+	var b []byte
+	if g.Timing.Present() {
+		b, err = msgpack.Marshal(pack(g.Timing.AppendBinary(nil)))
+	} else {
+		b, err = msgpack.Marshal(g.Anchors)
+	}
+	if err == nil {
+		timing = int64(len(b))
 	}
 	return seq, timing
 }

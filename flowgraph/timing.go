@@ -14,7 +14,7 @@ import (
 // Timing budget defaults and limits.
 const (
 	// DefaultTimingBytes is the default size bound of a graph's Timing.
-	DefaultTimingBytes = 256 << 10
+	DefaultTimingBytes = 64 << 10
 	// MinTimingBytes is the smallest Timing budget accepted.
 	MinTimingBytes = 1 << 10
 	// MaxTimingBytes is the largest Timing budget accepted.
@@ -280,10 +280,15 @@ func (t Timing) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if !t.Present() {
 		return enc.EncodeNil()
 	}
-	b := make([]byte, 0, t.Size())
+	return enc.EncodeBytes(t.AppendBinary(make([]byte, 0, t.Size())))
+}
+
+// AppendBinary appends the encoding of a present t (spacing, keep, then
+// the intervals) to b.
+func (t *Timing) AppendBinary(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(t.spacing))
 	b = binary.AppendUvarint(b, uint64(t.keep))
-	return enc.EncodeBytes(append(b, t.data...))
+	return append(b, t.data...)
 }
 
 // DecodeMsgpack reads what EncodeMsgpack wrote and checks its structure.
@@ -296,6 +301,11 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 		*t = Timing{}
 		return nil
 	}
+	return t.UnmarshalBinary(b)
+}
+
+// UnmarshalBinary reads what AppendBinary wrote and checks its structure.
+func (t *Timing) UnmarshalBinary(b []byte) error {
 	s, n1 := binary.Uvarint(b)
 	if n1 <= 0 || s > uint64(maxSpacing) {
 		return errors.New("timing: bad spacing")
@@ -304,6 +314,7 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if n2 <= 0 || k > math.MaxInt32 {
 		return errors.New("timing: bad keep")
 	}
+	var err error
 	*t, err = NewTiming(int64(s), int(k), b[n1+n2:])
 	return err
 }

@@ -28,6 +28,9 @@ type graphWire struct {
 	graphFields `msgpack:",inline"`
 	Tables      []byte `msgpack:"tables,omitempty"`
 	Seqs        []byte `msgpack:"seqs,omitempty"`
+	// TimingZ is the Timing packed; the plain "timing" is then nil. The
+	// anchors, derived from the timing, are not stored.
+	TimingZ []byte `msgpack:"timingz,omitempty"`
 }
 
 // graphTables are the tables of a graphWire.
@@ -68,6 +71,10 @@ func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 	}
 	w.Tables = pack(tables)
 	w.Nodes, w.Edges, w.Sites = nil, nil, nil
+	if g.Timing.Present() {
+		w.TimingZ = pack(g.Timing.AppendBinary(nil))
+		w.Timing, w.Anchors = Timing{}, nil
+	}
 	return enc.Encode(&w)
 }
 
@@ -78,6 +85,18 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	*g = Graph(w.graphFields)
+	if w.TimingZ != nil {
+		if g.Timing.Present() {
+			return errors.New("graph: timing both packed and plain")
+		}
+		raw, err := unpack(w.TimingZ)
+		if err != nil {
+			return fmt.Errorf("timing: %w", err)
+		}
+		if err := g.Timing.UnmarshalBinary(raw); err != nil {
+			return err
+		}
+	}
 	if w.Tables != nil {
 		if g.Nodes != nil || g.Edges != nil || g.Sites != nil {
 			return errors.New("graph: tables both packed and plain")

@@ -40,7 +40,7 @@ enum {
 };
 
 #define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
-#define MF_TIMING_BYTES (256 << 10) /* flowgraph.DefaultTimingBytes */
+#define MF_TIMING_BYTES (64 << 10)  /* flowgraph.DefaultTimingBytes */
 #define MF_TIMING_MIN (1 << 10)      /* flowgraph.MinTimingBytes */
 #define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
 /* flowgraph's timingHeaderMax, timingMinIntervals, timingIntervalHeadMax,
