@@ -48,7 +48,8 @@ func TestTimingExactPerInterval(t *testing.T) {
 		spacing int64 // expected spacing, 0: more than 1
 		capped  bool
 	}{
-		{"fits, exact events", loops, flowgraph.TimingBudget{}, 1, false},
+		{"fits, exact events", loops, flowgraph.TimingBudget{Bytes: 256 << 10}, 1, false},
+		{"default budget", loops, flowgraph.TimingBudget{}, 0, false},
 		{"merged", branchy, flowgraph.TimingBudget{Bytes: 4 << 10}, 0, false},
 		{"interval limit", branchy, flowgraph.TimingBudget{Intervals: 7}, 0, false},
 		{"interval limit 2", loops, flowgraph.TimingBudget{Intervals: 2}, 0, false},

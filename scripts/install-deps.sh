@@ -11,6 +11,7 @@ pkgs=(
 	libpapi7.0 papi-tools
 	libotf2-trace-dev otf2-tools pajeng
 	chromium
+	jq
 )
 missing=()
 for p in "${pkgs[@]}"; do
