@@ -118,16 +118,9 @@ func (s *RankEvents) Next() (sp Span, ok bool, err error) {
 // selected reads the rank blocks of f that opt selects, in index order.
 // The graphs stay in memory (they are small); events are never stored.
 func selected(f *flowgraph.File, opt Options) ([]*flowgraph.Rank, error) {
-	var out []*flowgraph.Rank
-	for i, e := range f.Index {
-		if opt.Ranks != nil && !opt.Ranks[e.Rank] {
-			continue
-		}
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out, err := f.ReadRanks(opt.Ranks)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no rank selected", f.Path)

@@ -80,16 +80,9 @@ func Compare(f *flowgraph.File, opt Options) (*Report, error) {
 	if opt.PValues == nil {
 		opt.PValues = DefaultPValues
 	}
-	var ranks []*flowgraph.Rank
-	for i, e := range f.Index {
-		if opt.Ranks != nil && !opt.Ranks[e.Rank] {
-			continue
-		}
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return nil, err
-		}
-		ranks = append(ranks, r)
+	ranks, err := f.ReadRanks(opt.Ranks)
+	if err != nil {
+		return nil, err
 	}
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("%s: no rank selected", f.Path)

@@ -399,6 +399,23 @@ func (g *Graph) partBytes() (seq, timing int64) {
 	return seq, timing
 }
 
+// ReadRanks reads the blocks of the ranks in sel (every rank if sel is
+// nil), in index order.
+func (f *File) ReadRanks(sel map[int]bool) ([]*Rank, error) {
+	var out []*Rank
+	for i, e := range f.Index {
+		if sel != nil && !sel[e.Rank] {
+			continue
+		}
+		r, err := f.ReadRank(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // FindRank returns the index position of the block of rank and thread, or -1.
 func (f *File) FindRank(rank, thread int) int {
 	for i, e := range f.Index {

@@ -224,25 +224,11 @@ static void mp_stat(out *o, const mf_stat *s)
 	mp_int(o, s->max);
 }
 
-static int uv_len(uint64_t v)
-{
-	int n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 static void put_uv(out *o, uint64_t v)
 {
 	uint8_t b[10];
 	size_t n = 0;
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
+	mf_trace_uvarint(b, &n, v);
 	put(o, b, n);
 }
 
@@ -259,13 +245,13 @@ static void write_timing(out *o, const mf_rec *r, const mf_view *v)
 	int open = !r->failed && v->nevents > 0;
 	int64_t lim = v->nevents > 0 ? (v->nevents - 1) / (p.spacing > 0 ? p.spacing : 1) : 0;
 	int64_t closed = open ? p.len : mf_timing_prefix(&p, lim);
-	uint64_t n = (uint64_t)uv_len((uint64_t)p.spacing) + (uint64_t)uv_len((uint64_t)p.keep) + (uint64_t)closed;
+	uint64_t n = (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) + (uint64_t)closed;
 	if (open) {
-		n += (uint64_t)uv_len((uint64_t)r->tm_nopen);
+		n += (uint64_t)mf_uvlen((uint64_t)r->tm_nopen);
 		if (p.keep > 0)
-			n += (uint64_t)uv_len((uint64_t)r->tm_mrest) + (uint64_t)uv_len((uint64_t)r->tm_crest);
+			n += (uint64_t)mf_uvlen((uint64_t)r->tm_mrest) + (uint64_t)mf_uvlen((uint64_t)r->tm_crest);
 		for (int64_t i = 0; i < r->tm_nopen; i++)
-			n += (uint64_t)uv_len(r->tm_open[i]) + (uint64_t)uv_len((uint64_t)mf_timing_sum(r, r->tm_open[i]));
+			n += (uint64_t)mf_uvlen(r->tm_open[i]) + (uint64_t)mf_uvlen((uint64_t)mf_timing_sum(r, r->tm_open[i]));
 	}
 	mp_bin(o, n);
 	put_uv(o, (uint64_t)p.spacing);

@@ -527,25 +527,11 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank)
 
 /* ---- Timing: the slow paths of flowgraph's timingRec, step for step ---- */
 
-static int uvlen(uint64_t v)
-{
-	int n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 static int64_t put_uv(uint8_t *b, uint64_t v)
 {
-	int64_t n = 0;
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
-	return n;
+	size_t n = 0;
+	mf_trace_uvarint(b, &n, v);
+	return (int64_t)n;
 }
 
 /* get_uv reads a uvarint of our own encoding at b + *pos. */
@@ -644,11 +630,11 @@ static int64_t put_interval(mf_rec *r, uint8_t *out, int32_t keep, const uint32_
 		}
 		return sz;
 	}
-	sz = uvlen((uint64_t)n);
+	sz = mf_uvlen((uint64_t)n);
 	if (keep > 0)
-		sz += uvlen((uint64_t)mr) + uvlen((uint64_t)cr);
+		sz += mf_uvlen((uint64_t)mr) + mf_uvlen((uint64_t)cr);
 	for (int64_t i = 0; i < n; i++)
-		sz += uvlen(list[i]) + uvlen((uint64_t)tm_sumof(r, list[i], scratch));
+		sz += mf_uvlen(list[i]) + mf_uvlen((uint64_t)tm_sumof(r, list[i], scratch));
 	return sz;
 }
 

@@ -292,6 +292,18 @@ static inline void mf_stat_add(mf_stat *s, int64_t v, int64_t before)
 	s->total += v;
 }
 
+/* mf_uvlen is the length of the uvarint of v. */
+static inline int mf_uvlen(uint64_t v)
+{
+	int n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* mf_trace_uvarint appends the uvarint of v at b + *len. */
 static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 {
 	size_t n = *len;
