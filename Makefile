@@ -69,6 +69,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzTiming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzSeq$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
