@@ -211,6 +211,18 @@ func TestFidelityRealRun(t *testing.T) {
 		// and MPI_Finalize (the 2x2 grid gives every rank 2 neighbors).
 		assert.GreaterOrEqual(t, r.Events, int64(300*7))
 	}
+	// The timing keeps exact sums per interval (here of one event: the
+	// run fits the default budget), so the targets of format 2 hold: the
+	// MPI share of every slice within 0.5 points, every call's within 1,
+	// the same aggregation.
+	require.NotNil(t, got.MPIShare)
+	require.NotNil(t, got.CallShare)
+	assert.LessOrEqual(t, *got.MPIShare, 0.5)
+	assert.LessOrEqual(t, *got.CallShare, 1.0, "worst call %s", got.WorstCall)
+	for _, a := range got.Aggregate {
+		require.NotNil(t, a.Same)
+		assert.True(t, *a.Same, "aggregate partitions differ at p = %v", a.P)
+	}
 	checkTruthCSV(t, jobs[0])
 
 	if !otf2.Supported {
