@@ -237,17 +237,8 @@ func (it *EventIter) walk(end int64) (*Event, bool) {
 // none.
 func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 	buf := it.buf
-	n := len(buf)
-	trans := n - 1
-	if follower != nil {
-		trans = n
-	}
-	inEdge := func(k int) int {
-		if k+1 < n {
-			return buf[k+1].InEdge
-		}
-		return follower.InEdge
-	}
+	trans := transitions(buf, follower)
+	inEdge := func(k int) int { return outEdge(buf, follower, k) }
 	for k := range buf {
 		it.ncnt[buf[k].Node]++
 	}
@@ -343,18 +334,8 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 	buf := it.buf
 	n := len(buf)
-	// trans[k] is the mean of the transition out of event k: to the next
-	// event in buf, or from the last one to the follower if there is one.
-	trans := n - 1
-	if follower != nil {
-		trans = n
-	}
-	transMean := func(k int) float64 {
-		if k+1 < n {
-			return it.edgeMean[buf[k+1].InEdge]
-		}
-		return it.edgeMean[follower.InEdge]
-	}
+	trans := transitions(buf, follower)
+	transMean := func(k int) float64 { return it.edgeMean[outEdge(buf, follower, k)] }
 	t := it.tnext
 	if !haveB {
 		// No anchor closes the interval: the means are all we know.
@@ -422,4 +403,22 @@ func spread(total int64, cum, w float64, k, count int) int64 {
 	default:
 		return int64(math.Floor(float64(total)*(cum/w) + 0.5))
 	}
+}
+
+// transitions is the number of transitions out of the events of buf that
+// are timed with them: all but the last's, unless a follower is known.
+func transitions(buf []Event, follower *Event) int {
+	if follower != nil {
+		return len(buf)
+	}
+	return len(buf) - 1
+}
+
+// outEdge is the edge out of event k of buf: into the next event, or into
+// the follower for the last.
+func outEdge(buf []Event, follower *Event, k int) int {
+	if k+1 < len(buf) {
+		return buf[k+1].InEdge
+	}
+	return follower.InEdge
 }
