@@ -53,14 +53,18 @@ type EventIter struct {
 	err      error
 	ev       Event
 
-	// with a Timing: the intervals, and per node and edge the count, sum
-	// and events timed so far in the current interval
+	// with a Timing: the intervals, and per node and edge what the
+	// current interval holds of it
 	tim        *TimingIter
-	ncnt, nsum []int64
-	nseen      []int64
-	ecnt, esum []int64
-	eseen      []int64
-	nhas, ehas []bool
+	nacc, eacc []intervalAcc
+}
+
+// intervalAcc is what the current timing interval holds of a node (an
+// edge): its events (traversals), its sum if it has one, and the events
+// timed so far.
+type intervalAcc struct {
+	cnt, sum, seen int64
+	has            bool
 }
 
 // Events returns an iterator over the graph's events. The graph must be
@@ -88,10 +92,7 @@ func (g *Graph) Events() *EventIter {
 	}
 	if g.Timing.Present() {
 		it.tim = g.Timing.Intervals()
-		nn, ne := len(g.Nodes), len(g.Edges)
-		it.ncnt, it.nsum, it.nseen = make([]int64, nn), make([]int64, nn), make([]int64, nn)
-		it.ecnt, it.esum, it.eseen = make([]int64, ne), make([]int64, ne), make([]int64, ne)
-		it.nhas, it.ehas = make([]bool, nn), make([]bool, ne)
+		it.nacc, it.eacc = make([]intervalAcc, len(g.Nodes)), make([]intervalAcc, len(g.Edges))
 	} else if len(g.Anchors) == 0 || g.Anchors[0].Event != 0 {
 		// Without anchors there is no real time: use the means alone.
 		it.anchor = -1
@@ -238,37 +239,72 @@ func (it *EventIter) walk(end int64) (*Event, bool) {
 func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 	buf := it.buf
 	trans := transitions(buf, follower)
-	inEdge := func(k int) int { return outEdge(buf, follower, k) }
+	nacc, eacc := it.nacc, it.eacc
 	for k := range buf {
-		it.ncnt[buf[k].Node]++
-	}
-	for k := 0; k < trans; k++ {
-		it.ecnt[inEdge(k)]++
+		nacc[buf[k].Node].cnt++
+		if k < trans {
+			eacc[outEdge(buf, follower, k)].cnt++
+		}
 	}
 	mr, cr := iv.MPIRest, iv.ComputeRest
 	for _, e := range iv.Entries {
 		switch {
-		case e.Edge && it.ecnt[e.Index] > 0:
-			it.esum[e.Index] += e.Sum
-			it.ehas[e.Index] = true
+		case e.Edge && eacc[e.Index].cnt > 0:
+			eacc[e.Index].sum += e.Sum
+			eacc[e.Index].has = true
 		case e.Edge:
 			cr += e.Sum
-		case it.ncnt[e.Index] > 0:
-			it.nsum[e.Index] += e.Sum
-			it.nhas[e.Index] = true
+		case nacc[e.Index].cnt > 0:
+			nacc[e.Index].sum += e.Sum
+			nacc[e.Index].has = true
 		default:
 			mr += e.Sum
 		}
 	}
-	// The remainders go to the events and gaps without a sum, by their
-	// means; to all of them if each has a sum.
+	if mr == 0 && cr == 0 {
+		// The usual interval: every node and edge has its sum.
+		t := it.tnext
+		for k := range buf {
+			ev := &buf[k]
+			a := &nacc[ev.Node]
+			ev.Start = t
+			if a.has {
+				t += a.share()
+			}
+			ev.End = t
+			if k < trans {
+				if a := &eacc[outEdge(buf, follower, k)]; a.has {
+					t += a.share()
+				}
+			}
+		}
+		it.tnext = t
+	} else {
+		it.timeRemainders(follower, trans, mr, cr)
+	}
+	for k := range buf {
+		nacc[buf[k].Node] = intervalAcc{}
+		if k < trans {
+			eacc[outEdge(buf, follower, k)] = intervalAcc{}
+		}
+	}
+}
+
+// timeRemainders times an interval whose remainders mr and cr (capped
+// entries, and sums of nodes or edges without an event here, which only a
+// damaged file has) go to the events and gaps without a sum of their own
+// by their means, or to all of them if each has a sum.
+func (it *EventIter) timeRemainders(follower *Event, trans int, mr, cr int64) {
+	buf := it.buf
+	nacc, eacc := it.nacc, it.eacc
+	inEdge := func(k int) int { return outEdge(buf, follower, k) }
 	allM, allC := true, true
 	for k := range buf {
-		allM = allM && it.nhas[buf[k].Node]
-		allC = allC && (k >= trans || it.ehas[inEdge(k)])
+		allM = allM && nacc[buf[k].Node].has
+		allC = allC && (k >= trans || eacc[inEdge(k)].has)
 	}
-	eligM := func(nd int) bool { return mr > 0 && (allM || !it.nhas[nd]) }
-	eligC := func(ed int) bool { return cr > 0 && (allC || !it.ehas[ed]) }
+	eligM := func(nd int) bool { return mr > 0 && (allM || !nacc[nd].has) }
+	eligC := func(ed int) bool { return cr > 0 && (allC || !eacc[ed].has) }
 	var wm, wc float64
 	var nm, nc int
 	for k := range buf {
@@ -291,8 +327,8 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 		ev := &buf[k]
 		nd := ev.Node
 		var d int64
-		if it.nhas[nd] {
-			d = share(it.nsum[nd], it.ncnt[nd], &it.nseen[nd])
+		if nacc[nd].has {
+			d = nacc[nd].share()
 		}
 		if eligM(nd) {
 			cm += it.nodeMean[nd]
@@ -306,8 +342,8 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 		t = ev.End
 		if k < trans {
 			ed := inEdge(k)
-			if it.ehas[ed] {
-				t += share(it.esum[ed], it.ecnt[ed], &it.eseen[ed])
+			if eacc[ed].has {
+				t += eacc[ed].share()
 			}
 			if eligC(ed) {
 				cc += it.edgeMean[ed]
@@ -319,14 +355,6 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 		}
 	}
 	it.tnext = t
-	for k := range buf {
-		nd := buf[k].Node
-		it.ncnt[nd], it.nsum[nd], it.nseen[nd], it.nhas[nd] = 0, 0, 0, false
-		if k < trans {
-			ed := inEdge(k)
-			it.ecnt[ed], it.esum[ed], it.eseen[ed], it.ehas[ed] = 0, 0, 0, false
-		}
-	}
 }
 
 // time sets Start and End of the events in buf, starting at it.tnext, and
@@ -380,14 +408,14 @@ func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 	it.tnext = t
 }
 
-// share returns the next of cnt even integer parts of sum (the first
-// sum%cnt parts one larger), counting the parts taken in seen.
-func share(sum, cnt int64, seen *int64) int64 {
-	v := sum / cnt
-	if *seen < sum%cnt {
+// share returns the next of a.cnt even integer parts of a.sum (the first
+// a.sum%a.cnt parts one larger), counting the parts taken in a.seen.
+func (a *intervalAcc) share() int64 {
+	v := a.sum / a.cnt
+	if a.seen < a.sum%a.cnt {
 		v++
 	}
-	*seen++
+	a.seen++
 	return v
 }
 
