@@ -32,7 +32,7 @@ type Event struct {
 type EventIter struct {
 	g        *Graph
 	out      [][]int // out-edges per node
-	cur      []SeqCursor
+	cur      []seqCursor
 	edgeNext []int64   // cur[i].Val() per edge, packed for the search in step
 	nodeMean []float64 // mean duration per node
 	edgeMean []float64 // mean duration per edge
@@ -76,7 +76,7 @@ func (g *Graph) Events() *EventIter {
 		return it
 	}
 	it.out = make([][]int, len(g.Nodes))
-	it.cur = make([]SeqCursor, len(g.Edges))
+	it.cur = make([]seqCursor, len(g.Edges))
 	it.edgeNext = make([]int64, len(g.Edges))
 	it.nodeMean = make([]float64, len(g.Nodes))
 	it.edgeMean = make([]float64, len(g.Edges))

@@ -248,7 +248,7 @@ func termLast(ts []SeqTerm, p int) int64 {
 // Runs calls f for each arithmetic run of the sequence in ascending order,
 // repeats expanded.
 func (s *Seq) Runs(f func(SeqRun) bool) {
-	var c SeqCursor
+	var c seqCursor
 	for c.Init(s); c.left > 0; c.advance() {
 		if !f(SeqRun{Start: c.val, Stride: c.stride, Count: c.left}) {
 			return
@@ -258,7 +258,7 @@ func (s *Seq) Runs(f func(SeqRun) bool) {
 
 // All calls f for each sequence number in ascending order.
 func (s *Seq) All(f func(int64) bool) {
-	var c SeqCursor
+	var c seqCursor
 	for c.Init(s); c.left > 0; c.Next() {
 		if !f(c.val) {
 			return
@@ -266,9 +266,9 @@ func (s *Seq) All(f func(int64) bool) {
 	}
 }
 
-// SeqCursor walks the numbers of a Seq in ascending order in amortized
+// seqCursor walks the numbers of a Seq in ascending order in amortized
 // O(1) per number, with memory bounded by the nesting depth.
-type SeqCursor struct {
+type seqCursor struct {
 	terms  []SeqTerm
 	val    int64 // current number; math.MaxInt64 when exhausted
 	stride int64 // of the current run
@@ -285,17 +285,17 @@ type seqFrame struct {
 }
 
 // Init positions c at the first number of s.
-func (c *SeqCursor) Init(s *Seq) {
+func (c *seqCursor) Init(s *Seq) {
 	c.terms = s.Terms()
 	c.stack = append(c.stack[:0], seqFrame{end: int32(len(c.terms)), k: 1, count: 1})
 	c.advance()
 }
 
 // Val is the current number, math.MaxInt64 when the cursor is exhausted.
-func (c *SeqCursor) Val() int64 { return c.val }
+func (c *seqCursor) Val() int64 { return c.val }
 
 // Next moves to the next number.
-func (c *SeqCursor) Next() {
+func (c *seqCursor) Next() {
 	if c.left--; c.left > 0 {
 		c.val += c.stride
 		return
@@ -304,7 +304,7 @@ func (c *SeqCursor) Next() {
 }
 
 // advance enters the next leaf.
-func (c *SeqCursor) advance() {
+func (c *seqCursor) advance() {
 	ts := c.terms
 	for n := len(c.stack) - 1; n >= 0; {
 		f := &c.stack[n]
