@@ -452,7 +452,8 @@ mf_seqv mf_rec_seq(const mf_rec *r, const mf_edge *e)
 	return (mf_seqv){.a = e->terms, .na = e->nterms, .ostart = e->ostart, .ostride = e->ostride, .ocount = e->ocount};
 }
 
-const mf_term *mf_seqv_term(const mf_seqv *v, int32_t k)
+/* mf_seqv_term is the k-th term of v (k < na + nb). */
+static const mf_term *mf_seqv_term(const mf_seqv *v, int32_t k)
 {
 	return k < v->na ? &v->a[k] : &v->b[k - v->na];
 }
@@ -483,7 +484,8 @@ static int64_t term_last(const mf_seqv *v, int32_t p)
 	return x + term_last(v, c);
 }
 
-int64_t mf_seqv_len(const mf_seqv *v)
+/* mf_seqv_len is the number of sequence numbers in v. */
+static int64_t mf_seqv_len(const mf_seqv *v)
 {
 	int64_t n = v->ocount;
 	for (int32_t p = 0; p < v->na + v->nb; p += mf_seqv_term(v, p)->size)
@@ -491,7 +493,8 @@ int64_t mf_seqv_len(const mf_seqv *v)
 	return n;
 }
 
-int64_t mf_seqv_last(const mf_seqv *v)
+/* mf_seqv_last is the last sequence number of v, -1 if none. */
+static int64_t mf_seqv_last(const mf_seqv *v)
 {
 	if (v->ocount > 0)
 		return v->ostart + (v->ocount - 1) * v->ostride;

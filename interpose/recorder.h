@@ -230,12 +230,6 @@ typedef struct mf_seqv {
  * or as before the close in progress when a signal interrupts a fold.
  * Pure: safe in a signal handler. */
 mf_seqv mf_rec_seq(const mf_rec *r, const mf_edge *e);
-/* mf_seqv_term is the k-th term of v (k < na + nb). */
-const mf_term *mf_seqv_term(const mf_seqv *v, int32_t k);
-/* mf_seqv_len is the number of sequence numbers in v, mf_seqv_last the
- * last one (-1 if none). */
-int64_t mf_seqv_len(const mf_seqv *v);
-int64_t mf_seqv_last(const mf_seqv *v);
 /* mf_seqv_encode writes the encoding of flowgraph.Seq.AppendBinary through
  * put (NULL: only count) and returns its length. Signal-safe. */
 uint64_t mf_seqv_encode(const mf_seqv *v, void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx);
