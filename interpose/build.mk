@@ -22,7 +22,7 @@ MF_SRC       := interpose/recorder.c interpose/partial.c interpose/csrc/core.c i
 MF_HDR       := interpose/recorder.h interpose/partial.h interpose/mpiflow.h interpose/csrc/mf_mpi.h
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
-.PHONY: libs bench-overhead bench-overhead-papi $(LIBDIR)/libmpiflow-go.so
+.PHONY: libs bench-overhead bench-overhead-papi bench-recorder $(LIBDIR)/libmpiflow-go.so
 libs: $(MF_LIBS)
 ifeq ($(OMPI_VERSION),)
 	@echo "note: no Open MPI mpicc found; built only the Go part of the interposer"
@@ -49,6 +49,17 @@ BENCH_ITERS ?= 400000
 BENCH_PAPI  ?= PAPI_TOT_INS,PAPI_TOT_CYC
 bench-overhead-papi:
 	$(MAKE) bench-overhead MPIFLOW_PAPI=$(BENCH_PAPI)
+# The recorder alone (interpose/bench/recbench.c): ns per event, and with
+# valgrind installed instructions per event, for loops of 1, 4 and 16 calls.
+REC_EVENTS ?= 1000000
+bench-recorder:
+	@mkdir -p $(LIBDIR)/bench
+	$(CC) -O2 -std=gnu11 -Iinterpose -o $(LIBDIR)/bench/recbench interpose/bench/recbench.c interpose/recorder.c
+	for b in 1 4 16; do $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b || exit 1; done
+	if command -v valgrind >/dev/null; then for b in 1 4 16; do \
+		valgrind --tool=callgrind --callgrind-out-file=/dev/null $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b 1 2>&1 | \
+		awk -v b=$$b -v n=$(REC_EVENTS) '/Collected/ { printf "recorder: loop of %d calls: %.0f instructions/event (the driver included)\n", b, $$4 / n }'; \
+	done; fi
 bench-overhead: libs
 	@mkdir -p $(LIBDIR)/bench
 	$(MPICC) -O2 -o $(LIBDIR)/bench/microbench interpose/bench/microbench.c
