@@ -344,17 +344,43 @@ type timingRec struct {
 	bkeep   int    // the keep buf was written with
 	nclosed int64
 
-	// open interval
-	sum, stamp     []int64 // per id
-	gen            int64
-	open           []uint32 // ids in order of first touch
+	open           idSums // the open interval
 	mrest, crest   int64
-	msum, mstamp   []int64 // merge scratch per id
-	mgen           int64
-	mlist          []uint32
+	merged         idSums // merge scratch
 	mmrest, mcrest int64
 	order          []capEntry
 	dec            TimingInterval
+}
+
+// idSums are sums per id of one interval, with the ids in the order of
+// their first touch: a stamp per id tells whether it was touched since the
+// last reset (mf_tm_touch and tm_merge in the C recorder).
+type idSums struct {
+	sum, stamp []int64 // per id
+	gen        int64
+	ids        []uint32
+}
+
+// add adds v to the sum of id.
+func (s *idSums) add(id uint32, v int64) {
+	if n := int(id) + 1; n > len(s.sum) {
+		n = max(n, 2*len(s.sum), 16)
+		s.sum = append(s.sum, make([]int64, n-len(s.sum))...)
+		s.stamp = append(s.stamp, make([]int64, n-len(s.stamp))...)
+	}
+	if s.stamp[id] != s.gen {
+		s.stamp[id] = s.gen
+		s.sum[id] = v
+		s.ids = append(s.ids, id)
+		return
+	}
+	s.sum[id] += v
+}
+
+// reset empties the sums.
+func (s *idSums) reset() {
+	s.gen++
+	s.ids = s.ids[:0]
 }
 
 type capEntry struct {
@@ -368,64 +394,45 @@ func newTimingRec(b TimingBudget) *timingRec {
 		bytes = DefaultTimingBytes
 	}
 	bytes = min(max(bytes, MinTimingBytes), MaxTimingBytes)
-	t := &timingRec{budget: bytes - timingHeaderMax, spacing: 1, gen: 1, mgen: 1}
+	t := &timingRec{budget: bytes - timingHeaderMax, spacing: 1, open: idSums{gen: 1}, merged: idSums{gen: 1}}
 	if b.Intervals >= 2 {
 		t.maxInt = int64(b.Intervals)
 	}
 	return t
 }
 
-func (t *timingRec) grow(id uint32) {
-	n := int(id) + 1
-	if n <= len(t.sum) {
-		return
-	}
-	n = max(n, 2*len(t.sum), 16)
-	for _, p := range []*[]int64{&t.sum, &t.stamp, &t.msum, &t.mstamp} {
-		*p = append(*p, make([]int64, n-len(*p))...)
-	}
-}
-
-// touch adds v to the open interval's sum of id.
-func (t *timingRec) touch(id uint32, v int64) {
-	t.grow(id)
-	if t.stamp[id] != t.gen {
-		t.stamp[id] = t.gen
-		t.sum[id] = v
-		t.open = append(t.open, id)
-		return
-	}
-	t.sum[id] += v
-}
-
 // add records event idx (node ni, in-edge ei unless idx is 0) of duration
 // dur after a gap of gap. A clock going backwards counts as 0.
 func (t *timingRec) add(idx int64, ni, ei int, dur, gap int64) {
 	if idx > 0 {
-		t.touch(2*uint32(ei)+1, max(gap, 0))
+		t.open.add(2*uint32(ei)+1, max(gap, 0))
 		if idx&(t.spacing-1) == 0 {
 			t.flush()
 		}
 	}
-	t.touch(2*uint32(ni), max(dur, 0))
+	t.open.add(2*uint32(ni), max(dur, 0))
 }
 
 func (t *timingRec) resetOpen() {
-	t.gen++
-	t.open = t.open[:0]
+	t.open.reset()
 	t.mrest, t.crest = 0, 0
+}
+
+// intervalSize is the encoded size of an interval (appendInterval).
+func intervalSize(keep int, list []uint32, sum []int64, mr, cr int64) int {
+	n := uvlen(uint64(len(list)))
+	if keep > 0 {
+		n += uvlen(uint64(mr)) + uvlen(uint64(cr))
+	}
+	for _, id := range list {
+		n += uvlen(uint64(id)) + uvlen(uint64(sum[id]))
+	}
+	return n
 }
 
 // openSize is the encoded size of the open interval.
 func (t *timingRec) openSize() int {
-	n := uvlen(uint64(len(t.open)))
-	if t.keep > 0 {
-		n += uvlen(uint64(t.mrest)) + uvlen(uint64(t.crest))
-	}
-	for _, id := range t.open {
-		n += uvlen(uint64(id)) + uvlen(uint64(t.sum[id]))
-	}
-	return n
+	return intervalSize(t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
 }
 
 func appendInterval(b []byte, keep int, list []uint32, sum []int64, mr, cr int64) []byte {
@@ -478,9 +485,9 @@ func (t *timingRec) capList(list []uint32, sum []int64, mr, cr *int64) []uint32 
 
 // flush closes the open interval during the run (at event (k+1)*spacing).
 func (t *timingRec) flush() {
-	t.open = t.capList(t.open, t.sum, &t.mrest, &t.crest)
+	t.open.ids = t.capList(t.open.ids, t.open.sum, &t.mrest, &t.crest)
 	if len(t.buf)+t.openSize() <= t.budget && (t.maxInt == 0 || t.nclosed+2 <= t.maxInt) {
-		t.buf = appendInterval(t.buf, t.keep, t.open, t.sum, t.mrest, t.crest)
+		t.buf = appendInterval(t.buf, t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
 		t.nclosed++
 		t.resetOpen()
 		return
@@ -530,8 +537,8 @@ func (t *timingRec) compact(final bool) {
 		if final {
 			t.nclosed++
 		} else {
-			for _, id := range t.mlist {
-				t.touch(id, t.msum[id])
+			for _, id := range t.merged.ids {
+				t.open.add(id, t.merged.sum[id])
 			}
 			t.mrest, t.crest = t.mmrest, t.mcrest
 		}
@@ -541,14 +548,13 @@ func (t *timingRec) compact(final bool) {
 // pass merges the m intervals (closed, then open) in groups of g and
 // returns the encoded size of the groups that are closed afterwards,
 // appending them to *out if out is not nil. The last group's merge is left
-// in the scratch (mlist, msum, mmrest, mcrest).
+// in the scratch (merged, mmrest, mcrest).
 func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
 	m := t.nclosed + 1
 	size := 0
 	pos := 0
 	for j := int64(0); j*g < m; j++ {
-		t.mgen++
-		t.mlist = t.mlist[:0]
+		t.merged.reset()
 		t.mmrest, t.mcrest = 0, 0
 		end := min((j+1)*g, m)
 		for k := j * g; k < end; k++ {
@@ -557,43 +563,27 @@ func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
 				t.mmrest += t.dec.MPIRest
 				t.mcrest += t.dec.ComputeRest
 				for _, e := range t.dec.Entries {
-					t.merge(uint32(e.id()), e.Sum)
+					t.merged.add(uint32(e.id()), e.Sum)
 				}
 			} else {
 				t.mmrest += t.mrest
 				t.mcrest += t.crest
-				for _, id := range t.open {
-					t.merge(id, t.sum[id])
+				for _, id := range t.open.ids {
+					t.merged.add(id, t.open.sum[id])
 				}
 			}
 		}
 		if end-j*g < g && !final {
 			break // the partial group stays open
 		}
-		t.mlist = t.capList(t.mlist, t.msum, &t.mmrest, &t.mcrest)
-		size += uvlen(uint64(len(t.mlist)))
-		if t.keep > 0 {
-			size += uvlen(uint64(t.mmrest)) + uvlen(uint64(t.mcrest))
-		}
-		for _, id := range t.mlist {
-			size += uvlen(uint64(id)) + uvlen(uint64(t.msum[id]))
-		}
+		m := &t.merged
+		m.ids = t.capList(m.ids, m.sum, &t.mmrest, &t.mcrest)
+		size += intervalSize(t.keep, m.ids, m.sum, t.mmrest, t.mcrest)
 		if out != nil {
-			*out = appendInterval(*out, t.keep, t.mlist, t.msum, t.mmrest, t.mcrest)
+			*out = appendInterval(*out, t.keep, m.ids, m.sum, t.mmrest, t.mcrest)
 		}
 	}
 	return size
-}
-
-func (t *timingRec) merge(id uint32, v int64) {
-	t.grow(id)
-	if t.mstamp[id] != t.mgen {
-		t.mstamp[id] = t.mgen
-		t.msum[id] = v
-		t.mlist = append(t.mlist, id)
-		return
-	}
-	t.msum[id] += v
 }
 
 // decode reads the closed interval at pos of buf into t.dec.
@@ -610,7 +600,7 @@ func (t *timingRec) decode(pos int) int {
 func (t *timingRec) finish(nev int64) Timing {
 	if nev > t.nclosed*t.spacing {
 		if len(t.buf)+t.openSize() <= t.budget && (t.maxInt == 0 || t.nclosed+1 <= t.maxInt) {
-			t.buf = appendInterval(t.buf, t.keep, t.open, t.sum, t.mrest, t.crest)
+			t.buf = appendInterval(t.buf, t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
 			t.nclosed++
 			t.resetOpen()
 		} else {
@@ -651,7 +641,7 @@ func (s *TimingState) Finish(nev int64) (Timing, error) {
 	t.spacing, t.keep, t.bkeep, t.nclosed = s.Spacing, s.Keep, s.Keep, s.NumClosed
 	t.buf = append([]byte(nil), s.Closed...)
 	for _, e := range s.Open {
-		t.touch(uint32(e.id()), e.Sum)
+		t.open.add(uint32(e.id()), e.Sum)
 	}
 	t.mrest, t.crest = s.MPIRest, s.ComputeRest
 	return t.finish(nev), nil

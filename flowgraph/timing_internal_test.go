@@ -25,7 +25,7 @@ func mergePairs(t *testing.T, tm Timing) Timing {
 	r.nclosed = tm.n - 1
 	iv := it.Interval()
 	for _, e := range iv.Entries {
-		r.touch(uint32(e.id()), e.Sum)
+		r.open.add(uint32(e.id()), e.Sum)
 	}
 	r.mrest, r.crest = iv.MPIRest, iv.ComputeRest
 	var out []byte
