@@ -305,24 +305,18 @@ func (it *EventIter) timeRemainders(follower *Event, trans int, mr, cr int64) {
 	}
 	eligM := func(nd int) bool { return mr > 0 && (allM || !nacc[nd].has) }
 	eligC := func(ed int) bool { return cr > 0 && (allC || !eacc[ed].has) }
-	var wm, wc float64
-	var nm, nc int
+	sm, sc := spreader{total: mr}, spreader{total: cr}
 	for k := range buf {
 		if nd := buf[k].Node; eligM(nd) {
-			wm += it.nodeMean[nd]
-			nm++
+			sm.add(it.nodeMean[nd])
 		}
 		if k < trans {
 			if ed := inEdge(k); eligC(ed) {
-				wc += it.edgeMean[ed]
-				nc++
+				sc.add(it.edgeMean[ed])
 			}
 		}
 	}
 	t := it.tnext
-	var cm, cc float64
-	var prevM, prevC int64
-	var im, ic int
 	for k := range buf {
 		ev := &buf[k]
 		nd := ev.Node
@@ -331,11 +325,7 @@ func (it *EventIter) timeRemainders(follower *Event, trans int, mr, cr int64) {
 			d = nacc[nd].share()
 		}
 		if eligM(nd) {
-			cm += it.nodeMean[nd]
-			x := spread(mr, cm, wm, im, nm)
-			d += x - prevM
-			prevM = x
-			im++
+			d += sm.next(it.nodeMean[nd])
 		}
 		ev.Start = t
 		ev.End = t + d
@@ -346,11 +336,7 @@ func (it *EventIter) timeRemainders(follower *Event, trans int, mr, cr int64) {
 				t += eacc[ed].share()
 			}
 			if eligC(ed) {
-				cc += it.edgeMean[ed]
-				x := spread(cr, cc, wc, ic, nc)
-				t += x - prevC
-				prevC = x
-				ic++
+				t += sc.next(it.edgeMean[ed])
 			}
 		}
 	}
@@ -361,7 +347,6 @@ func (it *EventIter) timeRemainders(follower *Event, trans int, mr, cr int64) {
 // leaves it.tnext at the start of the follower.
 func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 	buf := it.buf
-	n := len(buf)
 	trans := transitions(buf, follower)
 	transMean := func(k int) float64 { return it.edgeMean[outEdge(buf, follower, k)] }
 	t := it.tnext
@@ -379,33 +364,49 @@ func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 		it.tnext = t
 		return
 	}
-	var wm, wc float64
+	mpi := b.MPITime - a.MPITime
+	sm, sc := spreader{total: mpi}, spreader{total: (b.Time - a.Time) - mpi}
 	for k := range buf {
-		wm += it.nodeMean[buf[k].Node]
+		sm.add(it.nodeMean[buf[k].Node])
 		if k < trans {
-			wc += transMean(k)
+			sc.add(transMean(k))
 		}
 	}
-	mpi := b.MPITime - a.MPITime
-	comp := (b.Time - a.Time) - mpi
-	var cm, cc float64
-	var prevM, prevC int64
 	for k := range buf {
 		ev := &buf[k]
-		cm += it.nodeMean[ev.Node]
-		m := spread(mpi, cm, wm, k, n)
 		ev.Start = t
-		ev.End = t + (m - prevM)
-		prevM = m
+		ev.End = t + sm.next(it.nodeMean[ev.Node])
 		t = ev.End
 		if k < trans {
-			cc += transMean(k)
-			c := spread(comp, cc, wc, k, trans)
-			t += c - prevC
-			prevC = c
+			t += sc.next(transMean(k))
 		}
 	}
 	it.tnext = t
+}
+
+// spreader spreads total over count items in proportion to their weights
+// (add them all first, then take the parts in order with next): the last
+// item gets what is left, so rounding never leaks time out of an interval.
+type spreader struct {
+	total    int64
+	w, cum   float64
+	count, k int
+	prev     int64
+}
+
+func (s *spreader) add(weight float64) {
+	s.w += weight
+	s.count++
+}
+
+// next returns the part of the next item, of the given weight.
+func (s *spreader) next(weight float64) int64 {
+	s.cum += weight
+	x := spread(s.total, s.cum, s.w, s.k, s.count)
+	d := x - s.prev
+	s.prev = x
+	s.k++
+	return d
 }
 
 // share returns the next of a.cnt even integer parts of a.sum (the first
