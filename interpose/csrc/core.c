@@ -787,7 +787,7 @@ static void partial_setup(void)
 		.init_mono = G.init_mono,
 		.mpi_library = P.lib,
 		.mpi_version = P.ver,
-		.clock = "CLOCK_MONOTONIC",
+		.clock = mf_clock_name(),
 		.counters = papi.names,
 		.names = mf_call_names,
 		.ncalls = mf_ncalls,
@@ -857,6 +857,8 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 				getenv("MPIFLOW_KEY"));
 		G.keyflags = MF_KEY_SITE;
 	}
+	if (G.rank == 0 && mf_clock_warning())
+		fprintf(stderr, "mpiflow: %s\n", mf_clock_warning());
 	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
 	G.timing_bytes = timing_bytes(getenv("MPIFLOW_TIMING"));
 	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {
@@ -1106,7 +1108,7 @@ void mf_finish(void)
 			.finalize_mono = fin,
 			.mpi_library = lib,
 			.mpi_version = vs,
-			.clock = "CLOCK_MONOTONIC",
+			.clock = mf_clock_name(),
 			.complete = 1,
 			.counters = papi.names,
 		};

@@ -1,6 +1,6 @@
 /*
  * mf_mpi.h: what the generated MPI wrappers (wrappers_gen.c) use: the
- * per-thread recorder pointer, the clock, and cached facts about
+ * per-thread recorder pointer, the clock (clock.h), and cached facts about
  * communicators, windows and files (size, world ranks, a small id).
  * Built against one MPI's mpi.h; everything else is in ../recorder.h.
  */
@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "../recorder.h"
+#include "clock.h"
 
 #define MF_HIDDEN __attribute__((visibility("hidden")))
 #define MF_EXPORT __attribute__((visibility("default")))
@@ -68,13 +69,6 @@ MF_HIDDEN uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs);
 MF_HIDDEN void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs);
 #define MF_SAVED_G(i) (mf_saved ? mf_req_find(mf_saved[i]) : NULL)
 extern const int mf_ncalls MF_HIDDEN;
-
-static inline int64_t mf_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline int64_t mf_now_real(void)
 {
