@@ -43,7 +43,7 @@ func (r SeqRun) Last() int64 { return r.Start + (r.Count-1)*r.Stride }
 // Seq is built online by Append: the last run stays open and is extended
 // in O(1); when a number does not continue it, the run is closed and the
 // tail of the top-level terms is folded into repeats, which costs amortized
-// O(1) per closed run. The C recorder (interpose/recorder.c) implements the
+// O(1) per closed run. The C recorder (interpose/csrc/recorder.c) implements the
 // same algorithm and must give the same terms.
 type Seq struct {
 	terms []SeqTerm // closed terms in prefix order (a repeat before its body)

@@ -331,7 +331,7 @@ type TimingBudget struct {
 }
 
 // timingRec accumulates the Timing of a recording, exactly as the C
-// recorder (interpose/recorder.h) does: the open interval's sums per id
+// recorder (interpose/csrc/recorder.h) does: the open interval's sums per id
 // (2*node, 2*edge+1) with a stamp telling whether the id was touched in
 // it, the closed intervals encoded, and the merge that keeps them within
 // the budget.

@@ -18,8 +18,8 @@ MPICH_SHOW   := $(shell $(MPICH_CC) -show 2>/dev/null)
 MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
 MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MF_SRC       := interpose/recorder.c interpose/partial.c interpose/csrc/core.c interpose/csrc/clock.c interpose/csrc/wrappers_gen.c
-MF_HDR       := interpose/recorder.h interpose/partial.h interpose/mpiflow.h interpose/csrc/mf_mpi.h interpose/csrc/clock.h
+MF_SRC       := interpose/csrc/recorder.c interpose/csrc/partial.c interpose/csrc/core.c interpose/csrc/clock.c interpose/csrc/wrappers_gen.c
+MF_HDR       := interpose/csrc/recorder.h interpose/csrc/partial.h interpose/csrc/mpiflow.h interpose/csrc/mf_mpi.h interpose/csrc/clock.h
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
 .PHONY: libs bench-overhead bench-overhead-papi bench-recorder $(LIBDIR)/libmpiflow-go.so
@@ -54,7 +54,7 @@ bench-overhead-papi:
 REC_EVENTS ?= 1000000
 bench-recorder:
 	@mkdir -p $(LIBDIR)/bench
-	$(CC) -O2 -std=gnu11 -Iinterpose -o $(LIBDIR)/bench/recbench interpose/bench/recbench.c interpose/recorder.c
+	$(CC) -O2 -std=gnu11 -Iinterpose/csrc -o $(LIBDIR)/bench/recbench interpose/bench/recbench.c interpose/csrc/recorder.c
 	for b in 1 4 16; do $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b || exit 1; done
 	if command -v valgrind >/dev/null; then for b in 1 4 16; do \
 		valgrind --tool=callgrind --callgrind-out-file=/dev/null $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b 1 2>&1 | \

@@ -3,8 +3,8 @@
 //
 // The interposition itself is plain C: csrc/ holds the MPI wrappers
 // (generated from gen/mpi.spec by `go generate`) and the MPI helpers, built
-// against one MPI into lib/libmpiflow-<mpi>.so; recorder.c holds the event
-// flow graph recorder, shared by both libraries. The C library records
+// against one MPI into lib/libmpiflow-<mpi>.so; csrc/recorder.c holds the
+// event flow graph recorder, shared by both libraries (see csrc.go). The C library records
 // every MPI call without calling into Go, and at MPI_Finalize it dlopen()s
 // the Go library and calls mpiflowFinalize once, which converts the
 // recorder's tables into a flowgraph.Rank and writes the job file with
@@ -20,7 +20,7 @@ package main
 //go:generate go run ./gen -spec gen/mpi.spec -c csrc/wrappers_gen.c -go wrapped_gen.go -md WRAPPED.md
 
 /*
-#cgo CFLAGS: -O2 -std=gnu11
+#cgo CFLAGS: -O2 -std=gnu11 -I${SRCDIR}/csrc
 #include "mpiflow.h"
 */
 import "C"

@@ -61,7 +61,7 @@ import (
 	"unsafe"
 )
 
-// This file drives the C partial-file writer (partial.c) from Go so that
+// This file drives the C partial-file writer (csrc/partial.c) from Go so that
 // partial_test.go can compare its output with the Go conversion (cgo cannot
 // be used in _test.go files). Nothing here is exported from the library.
 

@@ -132,7 +132,7 @@ func outputDir(flag, env string) (string, error) {
 }
 
 // partialSuffix ends the per-rank files of ranks that never reached
-// MPI_Finalize (interpose/partial.h).
+// MPI_Finalize (interpose/csrc/partial.h).
 const partialSuffix = ".partial.mpiflow"
 
 // profiles lists the job files in dir, or with partial the per-rank

@@ -1,6 +1,6 @@
 /*
  * core.c: start and end of recording, the handle caches, and the MPI
- * helpers that the Go part calls at MPI_Finalize (see ../mpiflow.h).
+ * helpers that the Go part calls at MPI_Finalize (see mpiflow.h).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "mf_mpi.h"
-#include "../mpiflow.h"
-#include "../partial.h"
+#include "mpiflow.h"
+#include "partial.h"
 
 __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec")));
 mf_ginfo mf_world_info = {.id = 0, .identity = 1, .outdeg = -1};

@@ -2,7 +2,7 @@
  * mf_mpi.h: what the generated MPI wrappers (wrappers_gen.c) use: the
  * per-thread recorder pointer, the clock (clock.h), and cached facts about
  * communicators, windows and files (size, world ranks, a small id).
- * Built against one MPI's mpi.h; everything else is in ../recorder.h.
+ * Built against one MPI's mpi.h; everything else is in recorder.h.
  */
 #ifndef MPIFLOW_MF_MPI_H
 #define MPIFLOW_MF_MPI_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../recorder.h"
+#include "recorder.h"
 #include "clock.h"
 
 #define MF_HIDDEN __attribute__((visibility("hidden")))
@@ -48,7 +48,7 @@ MF_HIDDEN int mf_outdeg(mf_ginfo *g, MPI_Comm c);
 MF_HIDDEN void mf_start(int64_t init_mono, int64_t init_real, int provided);
 MF_HIDDEN void mf_finish(void);
 /* mf_partial_now writes every recording thread's partial file (once per
- * process; see ../partial.h). safe: not in a signal handler, so call sites
+ * process; see partial.h). safe: not in a signal handler, so call sites
  * may be located with dladdr. */
 MF_HIDDEN void mf_partial_now(int safe);
 /* mf_thread_rec gives a thread without a recorder its own, when several

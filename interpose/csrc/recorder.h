@@ -2,7 +2,7 @@
  * recorder.h: the per-rank event flow graph recorder, in plain C.
  *
  * It knows nothing about MPI, so that the same code is compiled into the
- * LD_PRELOAD library (csrc/, built against one MPI) and into the Go package
+ * LD_PRELOAD library (built against one MPI) and into the Go package
  * (which converts the tables at MPI_Finalize and tests the recorder against
  * flowgraph.Builder). It must produce exactly what flowgraph.Builder produces
  * for the same call sequence: nodes and edges numbered by first appearance,

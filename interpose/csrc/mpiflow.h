@@ -1,10 +1,11 @@
 /*
- * mpiflow.h: the interface between the LD_PRELOAD library (csrc/, built
- * against one MPI) and the Go part (this directory, built without any MPI
- * headers). At MPI_Finalize the preload library dlopen()s the Go library and
- * calls mpiflowFinalize(ctx): Go converts the recorder's tables into a
- * flowgraph.Rank and writes the job file through the MPI helpers in ops, so
- * the Go part never includes mpi.h and one Go library serves every MPI.
+ * mpiflow.h: the interface between the LD_PRELOAD library (the rest of
+ * csrc/, built against one MPI) and the Go part (interpose/, built without
+ * any MPI headers). At MPI_Finalize the preload library dlopen()s the Go
+ * library and calls mpiflowFinalize(ctx): Go converts the recorder's tables
+ * into a flowgraph.Rank and writes the job file through the MPI helpers in
+ * ops, so the Go part never includes mpi.h and one Go library serves every
+ * MPI.
  */
 #ifndef MPIFLOW_H
 #define MPIFLOW_H

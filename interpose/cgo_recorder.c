@@ -1,0 +1,2 @@
+/* csrc/recorder.c compiled into the Go package by cgo (see csrc.go). */
+#include "csrc/recorder.c"
