@@ -1,7 +1,8 @@
 /* recbench: the recorder alone, without MPI or a clock, as instructions
  * and nanoseconds per event (make bench-recorder). Each run records N
  * events of a loop of BODY calls (one call site each) with durations and
- * gaps that vary a little, as mf_record does in the wrappers; the best of 3
+ * gaps that vary a little, as the wrappers do (a loop of 1 call is a run of
+ * repeats: mf_record_repeat); the best of 3
  * runs is printed. Run it under valgrind --tool=callgrind to count
  * instructions, which this shared machine's timings cannot resolve to a
  * few ns. */
@@ -43,8 +44,14 @@ int main(int argc, char **argv)
 		if (mf_rec_init(&rec, MF_KEY_SITE, 0, 0))
 			return 1;
 		double s = now();
-		for (long i = 0; i < n; i++)
-			mf_record(&rec, &evs[i]);
+		for (long i = 0; i < n; i++) {
+			/* as the wrappers do */
+			int how = mf_repeat(&rec, evs[i].call, evs[i].site);
+			if (how)
+				mf_record_repeat(&rec, &evs[i], how);
+			else
+				mf_record(&rec, &evs[i]);
+		}
 		double e = (now() - s) / (double)n * 1e9;
 		best = e < best ? e : best;
 		mf_rec_free(&rec);

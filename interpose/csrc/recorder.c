@@ -42,6 +42,9 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->keyflags = keyflags;
 	r->initial = -1;
 	r->prev = -1;
+	r->rep_call = -1;
+	r->sample_mask = MF_SAMPLE - 1;
+	r->rng = 0x9e3779b97f4a7c15u;
 	if (timing_bytes == 0)
 		timing_bytes = MF_TIMING_BYTES;
 	timing_bytes = timing_bytes < MF_TIMING_MIN ? MF_TIMING_MIN : timing_bytes > MF_TIMING_MAX ? MF_TIMING_MAX : timing_bytes;
@@ -70,6 +73,7 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 
 void mf_rec_free(mf_rec *r)
 {
+	r->rep_call = -1; /* a call after MPI_Finalize must not reach the freed tables */
 	for (int32_t i = 0; i < r->nnodes; i++)
 		free(r->nodes[i].partners);
 	for (int32_t i = 0; i < r->nedges; i++) {
@@ -138,6 +142,7 @@ int mf_parse_key(const char *s, uint32_t *flags)
 static void fail(mf_rec *r)
 {
 	r->failed = 1;
+	r->rep_call = -1; /* no more repeats either */
 }
 
 /* tm_reserve makes room for every node and edge in the timing lists. */
@@ -526,6 +531,78 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank)
 		return;
 	}
 	n->other_partners++;
+}
+
+/* stat_addn adds k > 0 values v to s, which holds some already. */
+static void stat_addn(mf_stat *s, int64_t v, int64_t k)
+{
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->total += k * v;
+}
+
+/* mf_settle: the untimed repeats and the gap before the next event share
+ * the time since the last timed event: each repeat takes the mean duration
+ * of the node's recent samples (the timed events among its sampled
+ * repeats; before the first, of all its timed events) and the gaps the
+ * rest, or, when that leaves the gaps less than nothing, all in the
+ * proportions of the mean duration and gap. So the sums
+ * per timing interval (and the MPI and compute time of the run) stay
+ * exact; what is estimated is the split between the repeats' durations
+ * and gaps, and each repeat gets the same. */
+void mf_settle(mf_rec *r, int64_t enter)
+{
+	int64_t j = r->pending;
+	r->pending = 0;
+	mf_node *n = &r->nodes[r->prev];
+	int32_t ei = n->succ_edge;
+	mf_edge *e = &r->edges[ei];
+	double md, mg;
+	if (n->sn > 0) {
+		md = (double)n->sdur / (double)n->sn;
+		mg = (double)n->sgap / (double)n->sn;
+	} else { /* no sample yet: the means of the timed events */
+		int64_t nt = n->count - j, et = e->count - j; /* >= 1 (MF_REP_TIMED) */
+		md = nt > 0 ? (double)n->time.total / (double)nt : 0;
+		mg = et > 0 ? (double)e->time.total / (double)et : 0;
+	}
+	int64_t d = (int64_t)md, g = (int64_t)mg;
+	if (enter != INT64_MIN) {
+		double span = enter > r->last_exit ? (double)(enter - r->last_exit) : 0;
+		double w = (double)(j + 1) * mg + (double)j * md;
+		if ((double)j * md <= span) { /* the calls take their mean, the gaps the rest */
+			g = (int64_t)((span - (double)j * md) / (double)(j + 1));
+		} else if (w > 0) { /* too little time for that: in proportion */
+			d = (int64_t)(span * md / w);
+			g = (int64_t)(span * mg / w);
+		} else {
+			d = g = (int64_t)(span / (double)(2 * j + 1));
+		}
+	}
+	stat_addn(&n->time, d, j);
+	stat_addn(&e->time, g, j);
+	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, j * d);
+	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, j * g);
+	r->last_exit += j * (d + g);
+}
+
+void mf_sample(mf_rec *r, mf_node *n, int64_t idx, int64_t dur, int64_t gap, int64_t untimed)
+{
+	if (untimed) { /* time the next one too, to measure its gap */
+		r->sample_at = idx + 1;
+		return;
+	}
+	if (n->sn >= 256) { /* the last 256 to 512 samples */
+		n->sdur >>= 1;
+		n->sgap >>= 1;
+		n->sn >>= 1;
+	}
+	n->sdur += dur;
+	n->sgap += gap;
+	n->sn++;
+	r->sample_at = idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1));
 }
 
 /* ---- Timing: the slow paths of flowgraph's timingRec, step for step ---- */

@@ -84,6 +84,11 @@ typedef struct {
 	/* timing: sum in the open interval (valid if tstamp == mf_rec.tm_gen),
 	 * and the merge scratch */
 	int64_t tsum, tstamp, msum, mstamp;
+	/* samples of its runs of repeats (timed repeats that follow a timed
+	 * one, so that the gap before them is measured too): sums of their
+	 * durations and gaps, halved now and then so that they follow the
+	 * program's phases */
+	int64_t sdur, sgap, sn;
 } mf_node;
 
 typedef struct {
@@ -145,6 +150,21 @@ typedef struct mf_rec {
 	int32_t initial;
 	int32_t prev;
 	int64_t t0, last_exit;
+
+	/* Repeats: once the events repeat node prev along its self-loop
+	 * (MF_REP_TIMED times), the wrappers record the next ones through
+	 * mf_record_repeat, a few counter updates (mf_repeat tells them). With
+	 * sampling (MPIFLOW_SAMPLE > 1) only some of them are timed: the event
+	 * sample_at, the one after it, and those that start a timing
+	 * interval; the time the others took is split over them at the next
+	 * timed event (mf_settle). */
+	int32_t rep_call;     /* prev's call while its repeats take mf_record_repeat, else -1 */
+	int32_t rep_len;      /* events of prev's current run of repeats - 1 */
+	uint64_t rep_site;    /* the call site of prev's events */
+	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
+	int64_t pending;      /* untimed repeats since the last timed event */
+	int64_t sample_mask;  /* sample - 1; 0: every event timed */
+	uint64_t rng;         /* xorshift state for the distance to sample_at */
 
 	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
 	 * open interval's sums live in the nodes and edges (tsum), touched in
@@ -309,6 +329,64 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 	*len = n;
 }
 
+/* MF_REP_TIMED: the first events of a run of repeats are all timed. */
+#define MF_REP_TIMED 4
+/* MPIFLOW_SAMPLE=K times a pair of consecutive events in about K of a run
+ * of repeats, at random distances (2 to 2K+1) so that sampling does not
+ * alias with periodic costs inside the MPI library (progress engines poll
+ * some sources every n-th call). MF_SAMPLE is the default: every event
+ * timed. */
+#define MF_SAMPLE 1
+
+/* mf_settle splits the time since the last timed event over the untimed
+ * repeats (the enter time of the next timed event, or INT64_MIN at the end
+ * of the recording: the means then). */
+void mf_settle(mf_rec *r, int64_t enter);
+
+/* mf_sample keeps the duration and gap of a timed repeat that follows a
+ * timed one (both measured) as a sample of node n, and chooses the next
+ * repeat to time. */
+void mf_sample(mf_rec *r, mf_node *n, int64_t idx, int64_t dur, int64_t gap, int64_t untimed);
+
+/* mf_rand is the next of the recorder's pseudo-random numbers. */
+static inline uint64_t mf_rand(mf_rec *r)
+{
+	r->rng ^= r->rng << 13;
+	r->rng ^= r->rng >> 7;
+	r->rng ^= r->rng << 17;
+	return r->rng;
+}
+
+/* mf_node_record adds ev's bytes, communicator size and partner to n. */
+static inline void mf_node_record(mf_rec *r, mf_node *n, const mf_event *ev)
+{
+	mf_stat_add(&n->bytes, ev->bytes, n->count);
+	n->count++;
+	if (ev->commsize > n->commsize)
+		n->commsize = ev->commsize;
+	if (ev->partner >= 0) {
+		int32_t lp = n->last_partner;
+		if (lp >= 0 && n->partners[lp].rank == ev->partner)
+			n->partners[lp].count++;
+		else
+			mf_partner_add(r, n, ev->partner);
+	}
+}
+
+/* mf_trace_event appends event ni to the full trace. */
+static inline void mf_trace_event(mf_rec *r, int32_t ni, const mf_event *ev)
+{
+	if (r->tcap - r->tlen < 32)
+		mf_trace_flush(r);
+	/* tag = node + 1 (0 ends the events), enter - previous exit
+	 * (zigzag), duration */
+	int64_t gap = ev->enter - r->tprev_exit;
+	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)ni + 1);
+	mf_trace_uvarint(r->tbuf, &r->tlen, ((uint64_t)gap << 1) ^ (uint64_t)(gap >> 63));
+	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)(ev->exit - ev->enter));
+	r->tprev_exit = ev->exit;
+}
+
 /* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
 static inline void mf_record_(mf_rec *r, const mf_event *ev)
 {
@@ -319,7 +397,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	const int64_t kbytes = (kf & MF_KEY_BYTES) ? ev->bytes : 0;
 	const int32_t kpartner = (kf & MF_KEY_PARTNER) ? ev->partner : -1;
 	const int32_t kcomm = (kf & MF_KEY_COMM) ? ev->comm : -1;
+	if (r->pending)
+		mf_settle(r, ev->enter);
 	const int64_t idx = r->nevents;
+	const int32_t prev = r->prev;
 	int32_t ni = -1, ei = -1;
 
 	if (r->prev >= 0) {
@@ -342,17 +423,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	mf_node *n = &r->nodes[ni];
 	const int64_t dur = ev->exit - ev->enter;
 	mf_stat_add(&n->time, dur, n->count);
-	mf_stat_add(&n->bytes, ev->bytes, n->count);
-	n->count++;
-	if (ev->commsize > n->commsize)
-		n->commsize = ev->commsize;
-	if (ev->partner >= 0) {
-		int32_t lp = n->last_partner;
-		if (lp >= 0 && n->partners[lp].rank == ev->partner)
-			n->partners[lp].count++;
-		else
-			mf_partner_add(r, n, ev->partner);
-	}
+	mf_node_record(r, n, ev);
 
 	if (idx == 0) {
 		r->initial = ni;
@@ -392,18 +463,81 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		r->last_counts[c] = ev->cout[c];
 	r->prev = ni;
 	r->nevents = idx + 1;
-
-	if (r->trace_fd >= 0) {
-		if (r->tcap - r->tlen < 32)
-			mf_trace_flush(r);
-		/* tag = node + 1 (0 ends the events), enter - previous exit
-		 * (zigzag), duration */
-		int64_t gap = ev->enter - r->tprev_exit;
-		mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)ni + 1);
-		mf_trace_uvarint(r->tbuf, &r->tlen, ((uint64_t)gap << 1) ^ (uint64_t)(gap >> 63));
-		mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)dur);
-		r->tprev_exit = ev->exit;
+	/* The next repeats take mf_record_repeat once this is the
+	 * MF_REP_TIMED-th along a self-loop whose run of sequence numbers it
+	 * can extend, if the node depends on no more than call and site and
+	 * there are no counters to read. */
+	if (ni == prev) {
+		const mf_edge *e = &r->edges[ei];
+		if (++r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
+		    !(kf & ~(uint32_t)MF_KEY_SITE)) {
+			r->rep_call = ev->call;
+			r->rep_site = ev->site;
+			r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
+		}
+	} else {
+		r->rep_len = 0;
+		r->rep_call = -1;
 	}
+
+	if (r->trace_fd >= 0)
+		mf_trace_event(r, ni, ev);
+}
+
+/* mf_repeat tells the wrapper of a call about to start how to record it:
+ * 0 with mf_record; else it repeats the previous event and goes to
+ * mf_record_repeat, 1 timed, 2 untimed (no clock read), 3 untimed but its
+ * times are needed for the full trace. */
+static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
+{
+	if (r->rep_call != call || r->rep_site != site)
+		return 0;
+	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
+		return 1;
+	return r->trace_fd >= 0 ? 3 : 2;
+}
+
+/* mf_record_repeat adds an event that mf_repeat found to repeat node prev
+ * along its self-loop: how = mf_repeat's answer. An untimed one counts,
+ * and its duration and the gap before it are known only at the next timed
+ * event (mf_settle); its times in ev are used only for the full trace. */
+static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, const mf_event *ev, int how)
+{
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	const int64_t idx = r->nevents;
+	const int32_t ni = r->prev;
+	mf_node *n = &r->nodes[ni];
+	const int32_t ei = n->succ_edge;
+	mf_edge *e = &r->edges[ei];
+	mf_node_record(r, n, ev);
+	e->count++;
+	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
+	r->rep_len++;
+	r->nevents = idx + 1;
+	if (how == 1) {
+		const int64_t untimed = r->pending;
+		if (untimed)
+			mf_settle(r, ev->enter);
+		const int64_t dur = ev->exit - ev->enter, gap = ev->enter - r->last_exit;
+		mf_stat_add(&n->time, dur, 1);
+		mf_stat_add(&e->time, gap, 1);
+		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, gap);
+		if ((idx & r->spacing_mask) == 0)
+			mf_timing_flush(r);
+		mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)ni, dur);
+		r->last_exit = ev->exit;
+		if (r->sample_mask)
+			mf_sample(r, n, idx, dur, gap, untimed);
+	} else {
+		r->pending++;
+	}
+	if (r->trace_fd >= 0)
+		mf_trace_event(r, ni, ev);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
+	if (__builtin_expect(how == 1 && ev->exit >= r->ckpt_next, 0))
+		r->ckpt(r);
 }
 
 /* mf_record adds one event, marking the recorder busy meanwhile so that a

@@ -470,13 +470,17 @@ static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 4, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 4, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -495,13 +499,17 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 5, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 5, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -520,13 +528,17 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 6, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_attach(buffer, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 6, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -545,13 +557,17 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 7, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_detach(buffer, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 7, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -570,13 +586,17 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 8, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 8, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -600,13 +620,17 @@ static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, in
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 9, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 9, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -625,13 +649,17 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 10, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Imrecv(buf, count, type, message, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 10, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -655,13 +683,17 @@ static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 11, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 11, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -680,13 +712,17 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 12, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 12, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -707,13 +743,17 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 13, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 13, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -732,13 +772,17 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 14, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 14, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -757,13 +801,17 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 15, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 15, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -787,13 +835,17 @@ static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 16, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 16, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -816,14 +868,18 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 17, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mrecv(buf, count, type, message, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
 	mf_event mf_ev = {.call = 17, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -847,13 +903,17 @@ static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 18, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Probe(source, tag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 18, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -872,13 +932,17 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 19, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 19, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -903,14 +967,18 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 20, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -929,13 +997,17 @@ static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 21, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 21, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -954,13 +1026,17 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 22, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 22, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -979,13 +1055,17 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 23, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 23, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1004,13 +1084,17 @@ static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 24, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 24, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1033,14 +1117,18 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 25, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1063,14 +1151,18 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 26, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1089,13 +1181,17 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 27, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 27, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1114,13 +1210,17 @@ static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 28, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 28, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1139,13 +1239,17 @@ static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 29, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cancel(request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 29, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1166,13 +1270,17 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 30, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Request_free(request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 30, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1200,13 +1308,17 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 31, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Request_get_status(request, flag, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 31, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rg && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1227,13 +1339,17 @@ static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 32, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Start(request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 32, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1252,13 +1368,17 @@ static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, i
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 33, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Startall(count, array_of_requests);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 33, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1278,13 +1398,17 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 34, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 34, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1311,13 +1435,17 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 35, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 35, .partner = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1345,13 +1473,17 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 36, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Test(request, flag, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 36, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1373,13 +1505,17 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 37, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 37, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1401,13 +1537,17 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 38, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 38, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1434,13 +1574,17 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 39, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 39, .partner = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1468,13 +1612,17 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 40, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Wait(request, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 40, .partner = mf_speer(mf_rg,status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1496,13 +1644,17 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 41, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 41, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1523,13 +1675,17 @@ static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 42, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 42, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1548,13 +1704,17 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 43, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 43, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1573,13 +1733,17 @@ static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 44, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 44, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1598,13 +1762,17 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 45, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 45, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1623,13 +1791,17 @@ static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 46, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 46, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1648,13 +1820,17 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 47, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 47, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1673,13 +1849,17 @@ static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 48, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 48, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1698,13 +1878,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 49, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 49, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1723,13 +1907,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 50, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 50, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1748,13 +1936,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 51, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 51, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1773,13 +1965,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 52, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 52, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1798,13 +1994,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 53, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 53, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1823,13 +2023,17 @@ static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MP
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 54, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Barrier(comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 54, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1848,13 +2052,17 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 55, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibarrier(comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 55, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1873,13 +2081,17 @@ static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 56, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 56, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1898,13 +2110,17 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 57, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 57, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1923,13 +2139,17 @@ static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 58, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 58, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1948,13 +2168,17 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 59, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 59, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1973,13 +2197,17 @@ static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 60, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 60, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -1998,13 +2226,17 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 61, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 61, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2023,13 +2255,17 @@ static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 62, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 62, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2048,13 +2284,17 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 63, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 63, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2073,13 +2313,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 64, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 64, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2098,13 +2342,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 65, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 65, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2123,13 +2371,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 66, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 66, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2148,13 +2400,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 67, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 67, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2173,13 +2429,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 68, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 68, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2198,13 +2458,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 69, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 69, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2223,13 +2487,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 70, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 70, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2248,13 +2516,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 71, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 71, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2273,13 +2545,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 72, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 72, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2298,13 +2574,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 73, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 73, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2323,13 +2603,17 @@ static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 74, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 74, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2348,13 +2632,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 75, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 75, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2373,13 +2661,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 76, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 76, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2398,13 +2690,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 77, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 77, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2423,13 +2719,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 78, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 78, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2448,13 +2748,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 79, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 79, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2473,13 +2777,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 80, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 80, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2498,13 +2806,17 @@ static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 81, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 81, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2523,13 +2835,17 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 82, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 82, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2548,13 +2864,17 @@ static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 83, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 83, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2573,13 +2893,17 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 84, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 84, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2598,13 +2922,17 @@ static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 85, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 85, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2623,13 +2951,17 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 86, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 86, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2648,13 +2980,17 @@ static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 87, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 87, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2673,13 +3009,17 @@ static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 88, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 88, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2698,13 +3038,17 @@ static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 89, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 89, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2723,13 +3067,17 @@ static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 90, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 90, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2748,13 +3096,17 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 91, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 91, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2773,13 +3125,17 @@ static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 92, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 92, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2798,13 +3154,17 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 93, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 93, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2823,13 +3183,17 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 94, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 94, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2848,13 +3212,17 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 95, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 95, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2873,13 +3241,17 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 96, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 96, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2898,13 +3270,17 @@ static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 97, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 97, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2923,13 +3299,17 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 98, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 98, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2948,13 +3328,17 @@ static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 99, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_attach(win, base, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 99, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2973,13 +3357,17 @@ static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 100, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_complete(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 100, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -2998,13 +3386,17 @@ static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 101, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 101, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3023,13 +3415,17 @@ static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 102, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create_dynamic(info, comm, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 102, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3048,13 +3444,17 @@ static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 103, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_detach(win, base);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 103, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3073,13 +3473,17 @@ static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 104, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_fence(assert, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 104, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3098,13 +3502,17 @@ static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 105, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush(rank, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 105, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3123,13 +3531,17 @@ static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 106, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_all(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 106, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3148,13 +3560,17 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 107, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_local(rank, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 107, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3173,13 +3589,17 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 108, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_local_all(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 108, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3199,13 +3619,17 @@ static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 109, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_free(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 109, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_WIN, mf_old);
 	return mf_rc;
@@ -3226,13 +3650,17 @@ static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, i
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 110, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 110, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3251,13 +3679,17 @@ static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 111, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_lock_all(assert, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 111, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3276,13 +3708,17 @@ static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 112, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_post(group, assert, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 112, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3301,13 +3737,17 @@ static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 113, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_start(group, assert, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 113, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3326,13 +3766,17 @@ static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 114, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_sync(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 114, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3351,13 +3795,17 @@ static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 115, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_test(win, flag);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 115, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3376,13 +3824,17 @@ static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 116, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_unlock(rank, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 116, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3401,13 +3853,17 @@ static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 117, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_unlock_all(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 117, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3426,13 +3882,17 @@ static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 118, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_wait(win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 118, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3451,13 +3911,17 @@ static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 119, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 119, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3477,13 +3941,17 @@ static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 120, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_close(fh);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 120, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_FILE, mf_old);
 	return mf_rc;
@@ -3504,13 +3972,17 @@ static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 121, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_delete(filename, info);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 121, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3529,13 +4001,17 @@ static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 122, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_size(fh, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 122, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3554,13 +4030,17 @@ static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 123, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_preallocate(fh, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 123, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3579,13 +4059,17 @@ static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 124, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_info(fh, info);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 124, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3604,13 +4088,17 @@ static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 125, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 125, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3629,13 +4117,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 126, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 126, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3654,13 +4146,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 127, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 127, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3679,13 +4175,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 128, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 128, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3704,13 +4204,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 129, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 129, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3729,13 +4233,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 130, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 130, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3754,13 +4262,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 131, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 131, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3779,13 +4291,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 132, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 132, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3804,13 +4320,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 133, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 133, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3829,13 +4349,17 @@ static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 134, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 134, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3854,13 +4378,17 @@ static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 135, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 135, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3879,13 +4407,17 @@ static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 136, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 136, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3904,13 +4436,17 @@ static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 137, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 137, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3929,13 +4465,17 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 138, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 138, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3954,13 +4494,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 139, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 139, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -3979,13 +4523,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 140, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 140, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4004,13 +4552,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 141, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 141, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4029,13 +4581,17 @@ static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 142, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 142, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4054,13 +4610,17 @@ static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 143, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 143, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4079,13 +4639,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 144, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 144, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4104,13 +4668,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 145, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 145, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4129,13 +4697,17 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 146, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 146, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4154,13 +4726,17 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 147, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 147, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4179,13 +4755,17 @@ static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 148, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_seek_shared(fh, offset, whence);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 148, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4204,13 +4784,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 149, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 149, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4229,13 +4813,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 150, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 150, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4254,13 +4842,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 151, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 151, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4279,13 +4871,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 152, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 152, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4304,13 +4900,17 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 153, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 153, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4329,13 +4929,17 @@ static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 154, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 154, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4354,13 +4958,17 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 155, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 155, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4379,13 +4987,17 @@ static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 156, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 156, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4404,13 +5016,17 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 157, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 157, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4429,13 +5045,17 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 158, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 158, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4454,13 +5074,17 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uin
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 159, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 159, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4479,13 +5103,17 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 160, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 160, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4504,13 +5132,17 @@ static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 161, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_atomicity(fh, flag);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 161, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4529,13 +5161,17 @@ static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 162, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_sync(fh);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 162, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4554,13 +5190,17 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 163, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 163, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4579,13 +5219,17 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(u
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 164, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 164, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4604,13 +5248,17 @@ static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 165, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 165, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4629,13 +5277,17 @@ static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 166, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 166, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4654,13 +5306,17 @@ static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 167, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 167, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4679,13 +5335,17 @@ static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 168, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 168, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4704,13 +5364,17 @@ static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 169, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 169, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4729,13 +5393,17 @@ static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 170, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create(comm, group, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 170, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4755,13 +5423,17 @@ static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 171, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_disconnect(comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 171, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
@@ -4782,13 +5454,17 @@ static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 172, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_dup(comm, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 172, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4807,13 +5483,17 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 173, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_idup(comm, newcomm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 173, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4832,13 +5512,17 @@ static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 174, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 174, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4858,13 +5542,17 @@ static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 175, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_free(comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 175, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
@@ -4885,13 +5573,17 @@ static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 176, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_group(comm, group);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 176, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4910,13 +5602,17 @@ static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 177, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_join(fd, intercomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 177, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4935,13 +5631,17 @@ static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 178, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_rank(comm, rank);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 178, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4960,13 +5660,17 @@ static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 179, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_remote_group(comm, group);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 179, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -4985,13 +5689,17 @@ static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 180, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_size(comm, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 180, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5010,13 +5718,17 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 181, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 181, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5035,13 +5747,17 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 182, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 182, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5060,13 +5776,17 @@ static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 183, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 183, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5085,13 +5805,17 @@ static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 184, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 184, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5110,13 +5834,17 @@ static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 185, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 185, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5135,13 +5863,17 @@ static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 186, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_difference(group1, group2, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 186, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5160,13 +5892,17 @@ static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 187, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 187, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5185,13 +5921,17 @@ static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 188, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 188, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5210,13 +5950,17 @@ static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 189, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 189, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5235,13 +5979,17 @@ static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 190, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 190, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5260,13 +6008,17 @@ static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 191, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 191, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5285,13 +6037,17 @@ static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 192, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_union(group1, group2, newgroup);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 192, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5310,13 +6066,17 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 193, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 193, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5335,13 +6095,17 @@ static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 194, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 194, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5362,13 +6126,17 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 195, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 195, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -5389,13 +6157,17 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 196, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 196, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -5416,13 +6188,17 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 197, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 197, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5441,13 +6217,17 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 198, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 198, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -5468,13 +6248,17 @@ static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 199, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready(partition, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 199, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5493,13 +6277,17 @@ static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 200, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 200, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5518,13 +6306,17 @@ static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 201, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 201, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5543,13 +6335,17 @@ static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, M
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 202, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Parrived(request, partition, flag);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 202, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5568,13 +6364,17 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 203, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 203, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5593,13 +6393,17 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 204, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 204, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5618,13 +6422,17 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 205, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 205, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5643,13 +6451,17 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 206, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 206, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5668,13 +6480,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 207, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 207, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5693,13 +6509,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 208, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 208, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5718,13 +6538,17 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 209, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Barrier_init(comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 209, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5743,13 +6567,17 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 210, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 210, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5768,13 +6596,17 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 211, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 211, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5793,13 +6625,17 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 212, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 212, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5818,13 +6654,17 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 213, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 213, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5843,13 +6683,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 214, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 214, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5868,13 +6712,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 215, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 215, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5893,13 +6741,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 216, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 216, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5918,13 +6770,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 217, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 217, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5943,13 +6799,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 218, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 218, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5968,13 +6828,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 219, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 219, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -5993,13 +6857,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 220, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 220, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6018,13 +6886,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 221, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 221, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6043,13 +6915,17 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 222, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 222, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6068,13 +6944,17 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 223, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 223, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6093,13 +6973,17 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 224, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 224, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6118,13 +7002,17 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 225, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 225, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6143,13 +7031,17 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 226, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 226, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6168,13 +7060,17 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 227, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_attach_c(buffer, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 227, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6193,13 +7089,17 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 228, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 228, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6218,13 +7118,17 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 229, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 229, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6243,13 +7147,17 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 230, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 230, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6268,13 +7176,17 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 231, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 231, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6295,13 +7207,17 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 232, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 232, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6320,13 +7236,17 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 233, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 233, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6345,13 +7265,17 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 234, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 234, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6374,14 +7298,18 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 235, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 235, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6400,13 +7328,17 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 236, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 236, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6431,14 +7363,18 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 237, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 237, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6457,13 +7393,17 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 238, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 238, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6482,13 +7422,17 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 239, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 239, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6507,13 +7451,17 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 240, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 240, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6532,13 +7480,17 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 241, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 241, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6561,14 +7513,18 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 242, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	mf_event mf_ev = {.call = 242, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6591,14 +7547,18 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 243, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 	mf_event mf_ev = {.call = 243, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6617,13 +7577,17 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 244, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 244, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6642,13 +7606,17 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 245, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 245, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6667,13 +7635,17 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 246, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 246, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6694,13 +7666,17 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 247, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 247, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6721,13 +7697,17 @@ static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 248, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 248, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6746,13 +7726,17 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 249, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 249, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6771,13 +7755,17 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 250, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 250, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6796,13 +7784,17 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 251, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 251, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6821,13 +7813,17 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 252, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 252, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6846,13 +7842,17 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 253, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 253, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6871,13 +7871,17 @@ static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 254, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 254, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6896,13 +7900,17 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 255, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 255, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6921,13 +7929,17 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 256, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 256, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6946,13 +7958,17 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 257, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 257, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6971,13 +7987,17 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 258, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 258, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -6996,13 +8016,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 259, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 259, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7021,13 +8045,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 260, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 260, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7046,13 +8074,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 261, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 261, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7071,13 +8103,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 262, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 262, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7096,13 +8132,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 263, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 263, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7121,13 +8161,17 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 264, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 264, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7146,13 +8190,17 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 265, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 265, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7171,13 +8219,17 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 266, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 266, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7196,13 +8248,17 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 267, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 267, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7221,13 +8277,17 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 268, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 268, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7246,13 +8306,17 @@ static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 269, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 269, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7271,13 +8335,17 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 270, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 270, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7296,13 +8364,17 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 271, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 271, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7321,13 +8393,17 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 272, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 272, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7346,13 +8422,17 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 273, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 273, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7371,13 +8451,17 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 274, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 274, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7396,13 +8480,17 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 275, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 275, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7421,13 +8509,17 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 276, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 276, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7446,13 +8538,17 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 277, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 277, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7471,13 +8567,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 278, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 278, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7496,13 +8596,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 279, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 279, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7521,13 +8625,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 280, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 280, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7546,13 +8654,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 281, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 281, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7571,13 +8683,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 282, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 282, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7596,13 +8712,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 283, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 283, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7621,13 +8741,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 284, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 284, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7646,13 +8770,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 285, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 285, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7671,13 +8799,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 286, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 286, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7696,13 +8828,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 287, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 287, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7721,13 +8857,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 288, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 288, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7746,13 +8886,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 289, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 289, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7771,13 +8915,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 290, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 290, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7796,13 +8944,17 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 291, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 291, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7821,13 +8973,17 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 292, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 292, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7846,13 +9002,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 293, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 293, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7871,13 +9031,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 294, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 294, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7896,13 +9060,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 295, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 295, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7921,13 +9089,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 296, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 296, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7946,13 +9118,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 297, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 297, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7971,13 +9147,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 298, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 298, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -7996,13 +9176,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 299, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 299, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8021,13 +9205,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 300, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 300, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8046,13 +9234,17 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 301, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 301, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8071,13 +9263,17 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 302, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 302, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8096,13 +9292,17 @@ static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 303, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 303, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8121,13 +9321,17 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 304, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 304, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8146,13 +9350,17 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 305, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 305, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8171,13 +9379,17 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 306, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 306, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8196,13 +9408,17 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 307, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 307, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8221,13 +9437,17 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 308, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 308, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8246,13 +9466,17 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 309, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 309, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8271,13 +9495,17 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 310, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 310, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8296,13 +9524,17 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 311, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 311, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8321,13 +9553,17 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 312, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 312, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8346,13 +9582,17 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 313, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 313, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8371,13 +9611,17 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 314, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 314, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8396,13 +9640,17 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 315, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 315, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8421,13 +9669,17 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 316, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 316, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8446,13 +9698,17 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 317, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 317, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8471,13 +9727,17 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 318, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 318, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8496,13 +9756,17 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 319, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 319, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8521,13 +9785,17 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 320, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 320, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8546,13 +9814,17 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 321, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 321, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8571,13 +9843,17 @@ static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 322, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 322, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8596,13 +9872,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_s
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 323, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 323, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8621,13 +9901,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 324, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 324, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8646,13 +9930,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 325, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 325, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8671,13 +9959,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 326, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 326, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8696,13 +9988,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 327, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 327, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8721,13 +10017,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 328, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 328, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8746,13 +10046,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 329, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 329, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8771,13 +10075,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 330, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 330, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8796,13 +10104,17 @@ static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 331, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 331, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8821,13 +10133,17 @@ static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 332, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 332, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8846,13 +10162,17 @@ static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 333, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 333, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8871,13 +10191,17 @@ static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 334, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 334, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8896,13 +10220,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_sit
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 335, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 335, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8921,13 +10249,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_si
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 336, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 336, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8946,13 +10278,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 337, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 337, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8971,13 +10307,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 338, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 338, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -8996,13 +10336,17 @@ static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t 
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 339, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 339, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9021,13 +10365,17 @@ static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 340, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 340, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9046,13 +10394,17 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 341, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 341, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9071,13 +10423,17 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 342, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 342, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9096,13 +10452,17 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 343, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 343, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9121,13 +10481,17 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 344, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 344, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9146,13 +10510,17 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uin
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 345, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 345, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9171,13 +10539,17 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 346, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 346, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9196,13 +10568,17 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 347, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 347, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9221,13 +10597,17 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 348, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 348, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9246,13 +10626,17 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(ui
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 349, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 349, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9271,13 +10655,17 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(u
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 350, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 350, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9296,13 +10684,17 @@ static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint6
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 351, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 351, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9321,13 +10713,17 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 352, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 352, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 
@@ -9346,13 +10742,17 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_now();
+	int mf_u = mf_repeat(mf_r, 353, mf_site);
+	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
-	int64_t mf_t1 = mf_now();
+	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	mf_event mf_ev = {.call = 353, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	if (mf_u)
+		mf_record_repeat(mf_r, &mf_ev, mf_u);
+	else
+		mf_record(mf_r, &mf_ev);
 	return mf_rc;
 }
 

@@ -5,8 +5,13 @@
  * third pass. With an optional argv[2] = "irregular", the loop instead
  * polls a request that succeeds after a pseudo-random 1..8 tries (its
  * message is sent by the rank itself), the pattern of real progress loops
- * whose repeat counts vary. The sequence numbers of the periodic loop must
- * cost the same whatever the number of passes. */
+ * whose repeat counts vary. With argv[2] = "spin", each of argv[1] rounds
+ * sends to the right neighbour after a compute phase whose length varies
+ * with the rank and the round, and polls the receive from the left with
+ * MPI_Test (a little compute between tries) until it completes: long runs
+ * of one repeated call, whose durations change from run to run. The
+ * sequence numbers of the periodic loop must cost the same whatever the
+ * number of passes. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10000;
 	int irregular = argc > 2 && strcmp(argv[2], "irregular") == 0;
+	int spin = argc > 2 && strcmp(argv[2], "spin") == 0;
 	int rank, size;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -24,7 +30,25 @@ int main(int argc, char **argv)
 	int buf[2] = {0, 0}, out[2] = {rank, rank};
 	MPI_Request req[2];
 	long done = 0;
-	if (!irregular) {
+	volatile double sink = 0;
+	if (spin) {
+		for (long i = 0; i < n; i++) {
+			MPI_Request rr, sr;
+			int flag = 0;
+			MPI_Irecv(&buf[0], 1, MPI_INT, left, 2, MPI_COMM_WORLD, &rr);
+			long work = 2000 * (1 + (i * 7 + rank * 3) % 11) * (1 + rank);
+			for (long k = 0; k < work; k++)
+				sink += 1e-9 * (double)k;
+			MPI_Isend(&out[0], 1, MPI_INT, right, 2, MPI_COMM_WORLD, &sr);
+			while (!flag) {
+				MPI_Test(&rr, &flag, MPI_STATUS_IGNORE);
+				for (int k = 0; k < 20 + (int)(i % 5) * 20; k++)
+					sink += 1e-9;
+			}
+			done++;
+			MPI_Wait(&sr, MPI_STATUS_IGNORE);
+		}
+	} else if (!irregular) {
 		MPI_Irecv(&buf[0], 1, MPI_INT, left, 0, MPI_COMM_WORLD, &req[0]);
 		MPI_Irecv(&buf[1], 1, MPI_INT, left, 1, MPI_COMM_WORLD, &req[1]);
 		for (long i = 0; i < n; i++) {
