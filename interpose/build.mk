@@ -18,8 +18,8 @@ MPICH_SHOW   := $(shell $(MPICH_CC) -show 2>/dev/null)
 MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
 MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MF_SRC       := interpose/csrc/recorder.c interpose/csrc/partial.c interpose/csrc/core.c interpose/csrc/clock.c interpose/csrc/wrappers_gen.c
-MF_HDR       := interpose/csrc/recorder.h interpose/csrc/partial.h interpose/csrc/mpiflow.h interpose/csrc/mf_mpi.h interpose/csrc/clock.h
+MF_SRC       := $(addprefix interpose/csrc/,recorder.c partial.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c wrappers_gen.c)
+MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
 .PHONY: libs bench-overhead bench-overhead-papi bench-recorder $(LIBDIR)/libmpiflow-go.so

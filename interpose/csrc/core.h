@@ -1,0 +1,71 @@
+/*
+ * core.h: the process state that the preload library's files share (the
+ * wrappers see only mf_mpi.h): the recording threads (mf_thr), the
+ * settings and facts of the process (G), and what one file provides to
+ * another.
+ */
+#ifndef MPIFLOW_CORE_H
+#define MPIFLOW_CORE_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "mf_mpi.h"
+
+/* One recording thread: its recorder and full trace. */
+typedef struct mf_thr {
+	mf_rec rec;
+	int index; /* 0: the thread that initialized MPI */
+	uint8_t *ckpt_buf; /* output buffer of its checkpoints */
+	int64_t ckpt_gap;  /* ns to the next checkpoint: 1 s, doubling up to G.ckpt_every */
+	int ckpt_written;  /* a checkpoint file of this thread exists */
+	char trace_tmp[PATH_MAX];
+	int trace_err;
+} mf_thr;
+
+/* Process-wide state. Under MPI_THREAD_SERIALIZED or MULTIPLE every
+ * thread that calls MPI gets its own recorder (mf_thread_rec); the handle
+ * caches and request table (handles.c) are then shared under mu, off the
+ * hot path of MPI_COMM_WORLD. */
+typedef struct mf_state {
+	mf_thr main;
+	mf_thr **thr; /* all recording threads, thr[0] == &main */
+	int nthr, capthr;
+	int threads; /* more than one thread may call MPI */
+	pthread_mutex_t mu;
+	uint32_t keyflags;
+	int64_t timing_bytes;  /* timing budget per graph, MPIFLOW_TIMING */
+	int64_t max_intervals; /* most timing intervals per graph, MPIFLOW_ANCHORS; 0: no limit */
+	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
+	int trace;
+	int active;
+	int rank, size;
+	int64_t init_mono, init_real;
+} mf_state;
+extern mf_state G MF_HIDDEN;
+
+/* core.c: the output directory, MPIFLOW_DIR or the working directory. */
+MF_HIDDEN const char *mf_output_dir(void);
+
+/* papi.c: the hardware counters. mf_papi_start sets up those of
+ * MPIFLOW_PAPI and returns how many work; mf_papi_names is their names,
+ * comma-separated ("" for none). */
+MF_HIDDEN int mf_papi_start(void);
+MF_HIDDEN const char *mf_papi_names(void);
+
+/* handles.c: mf_free_caches frees the handle caches and the request table
+ * at MPI_Finalize. */
+MF_HIDDEN void mf_free_caches(void);
+
+/* crash.c: the partial files of runs that never reach MPI_Finalize.
+ * mf_partial_setup prepares them and installs the crash paths at MPI_Init;
+ * mf_start_checkpoints arms the checkpoints of a thread; mf_partial_off
+ * stops the partial files for good (MPI_Finalize); mf_remove_checkpoints
+ * removes the checkpoint files once the job file is written. */
+MF_HIDDEN void mf_partial_setup(void);
+MF_HIDDEN void mf_start_checkpoints(mf_thr *t);
+MF_HIDDEN void mf_partial_off(void);
+MF_HIDDEN void mf_remove_checkpoints(void);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * handles.c: the facts about communicators, windows and files, cached by
+ * handle (mf_lookup, mf_forget, mf_outdeg), and the requests on
+ * communicators whose ranks are not world ranks (mf_req_track).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core.h"
+
+mf_ginfo mf_world_info = {.id = 0, .identity = 1, .outdeg = -1};
+mf_ginfo mf_null_info = {.id = -1, .identity = 1, .outdeg = -1};
+
+/* The handle caches and the request table, shared under G.mu when more
+ * than one thread may call MPI (see core.h). */
+static struct {
+	/* handle caches: small arrays, most recent first lookups */
+	mf_ginfo **cache;
+	int ncache, capcache;
+	int next_id;
+	mf_ginfo *last[MF_NKINDS];
+	/* facts of freed handles: pending requests may still point to them */
+	mf_ginfo **retired;
+	int nretired, capretired;
+	/* tracked requests (see mf_req_track), most recent last */
+	struct mf_req {
+		uintptr_t h;
+		mf_ginfo *g;
+	} * reqs;
+	int capreqs;
+} H;
+
+int mf_nreq;
+
+static int *world_ranks(MPI_Group grp, int n, int *identity)
+{
+	MPI_Group wg;
+	int *in = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	int *out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	*identity = 1;
+	if (!in || !out || PMPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS) {
+		free(in);
+		free(out);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		in[i] = i;
+	if (PMPI_Group_translate_ranks(grp, n, in, wg, out) != MPI_SUCCESS) {
+		for (int i = 0; i < n; i++)
+			out[i] = -1;
+	}
+	PMPI_Group_free(&wg);
+	free(in);
+	for (int i = 0; i < n; i++) {
+		if (out[i] == MPI_UNDEFINED)
+			out[i] = -1; /* e.g. a spawned process: not in our world */
+		if (out[i] != i)
+			*identity = 0;
+	}
+	return out;
+}
+
+static void fill_group(mf_ginfo *g, MPI_Group grp, int remote)
+{
+	int n = 0, r = MPI_UNDEFINED, id = 1;
+	PMPI_Group_size(grp, &n);
+	if (remote) {
+		g->rsize = n;
+		g->rworld = world_ranks(grp, n, &id);
+		return;
+	}
+	PMPI_Group_rank(grp, &r);
+	g->size = n;
+	g->rank = r;
+	g->world = world_ranks(grp, n, &id);
+	g->identity = id && n <= G.size;
+	if (g->identity) {
+		free(g->world);
+		g->world = NULL;
+	} else if (!g->world) {
+		g->identity = 1; /* out of memory: fall back to "same as world" */
+	}
+}
+
+#define LOCK()                                      \
+	do {                                        \
+		if (G.threads)                      \
+			pthread_mutex_lock(&G.mu);  \
+	} while (0)
+#define UNLOCK()                                    \
+	do {                                        \
+		if (G.threads)                      \
+			pthread_mutex_unlock(&G.mu);\
+	} while (0)
+
+static mf_ginfo *lookup(int kind, uintptr_t handle, void *h);
+
+mf_ginfo *mf_lookup(int kind, uintptr_t handle, void *h)
+{
+	LOCK();
+	mf_ginfo *g = lookup(kind, handle, h);
+	UNLOCK();
+	return g;
+}
+
+static mf_ginfo *lookup(int kind, uintptr_t handle, void *h)
+{
+	mf_ginfo *l = H.last[kind];
+	if (l && l->handle == handle)
+		return l;
+	for (int i = 0; i < H.ncache; i++) {
+		mf_ginfo *g = H.cache[i];
+		if (g->kind == kind && g->handle == handle) {
+			H.last[kind] = g;
+			return g;
+		}
+	}
+	if (H.ncache == H.capcache) {
+		int nc = H.capcache ? 2 * H.capcache : 16;
+		mf_ginfo **q = realloc(H.cache, sizeof(*q) * (size_t)nc);
+		if (!q)
+			return &mf_null_info;
+		H.cache = q;
+		H.capcache = nc;
+	}
+	mf_ginfo *g = calloc(1, sizeof(*g));
+	if (!g)
+		return &mf_null_info;
+	g->handle = handle;
+	g->kind = kind;
+	g->id = ++H.next_id;
+	g->outdeg = -1;
+	g->identity = 1;
+	MPI_Group grp = MPI_GROUP_NULL;
+	switch (kind) {
+	case MF_KIND_COMM: {
+		MPI_Comm c = *(MPI_Comm *)h;
+		int inter = 0;
+		PMPI_Comm_test_inter(c, &inter);
+		if (PMPI_Comm_group(c, &grp) == MPI_SUCCESS) {
+			fill_group(g, grp, 0);
+			PMPI_Group_free(&grp);
+		}
+		if (inter && PMPI_Comm_remote_group(c, &grp) == MPI_SUCCESS) {
+			g->inter = 1;
+			fill_group(g, grp, 1);
+			PMPI_Group_free(&grp);
+		}
+		break;
+	}
+	case MF_KIND_WIN:
+		if (PMPI_Win_get_group(*(MPI_Win *)h, &grp) == MPI_SUCCESS) {
+			fill_group(g, grp, 0);
+			PMPI_Group_free(&grp);
+		}
+		break;
+	case MF_KIND_FILE:
+		if (PMPI_File_get_group(*(MPI_File *)h, &grp) == MPI_SUCCESS) {
+			fill_group(g, grp, 0);
+			PMPI_Group_free(&grp);
+		}
+		break;
+	}
+	H.cache[H.ncache++] = g;
+	H.last[kind] = g;
+	return g;
+}
+
+static void forget(int kind, uintptr_t handle);
+
+void mf_forget(int kind, uintptr_t handle)
+{
+	LOCK();
+	forget(kind, handle);
+	UNLOCK();
+}
+
+static void forget(int kind, uintptr_t handle)
+{
+	for (int i = 0; i < H.ncache; i++) {
+		mf_ginfo *g = H.cache[i];
+		if (g->kind == kind && g->handle == handle) {
+			if (H.last[kind] == g)
+				H.last[kind] = NULL;
+			H.cache[i] = H.cache[--H.ncache];
+			/* A freed communicator can still have pending requests. */
+			if (H.nretired == H.capretired) {
+				int nc = H.capretired ? 2 * H.capretired : 16;
+				mf_ginfo **q = realloc(H.retired, sizeof(*q) * (size_t)nc);
+				if (!q)
+					return; /* leak it rather than risk a dangling pointer */
+				H.retired = q;
+				H.capretired = nc;
+			}
+			H.retired[H.nretired++] = g;
+			return;
+		}
+	}
+}
+
+void mf_req_track(uintptr_t h, mf_ginfo *g)
+{
+	LOCK();
+	for (int i = mf_nreq - 1; i >= 0; i--) {
+		if (H.reqs[i].h == h) {
+			H.reqs[i].g = g;
+			UNLOCK();
+			return;
+		}
+	}
+	if (mf_nreq == H.capreqs) {
+		int nc = H.capreqs ? 2 * H.capreqs : 64;
+		struct mf_req *q = realloc(H.reqs, sizeof(*q) * (size_t)nc);
+		if (!q) {
+			UNLOCK();
+			return; /* Wait will then read the source as a world rank */
+		}
+		H.reqs = q;
+		H.capreqs = nc;
+	}
+	H.reqs[mf_nreq++] = (struct mf_req){h, g};
+	UNLOCK();
+}
+
+mf_ginfo *mf_req_find(uintptr_t h)
+{
+	mf_ginfo *g = NULL;
+	LOCK();
+	for (int i = mf_nreq - 1; i >= 0; i--) {
+		if (H.reqs[i].h == h) {
+			g = H.reqs[i].g;
+			break;
+		}
+	}
+	UNLOCK();
+	return g;
+}
+
+void mf_req_done(uintptr_t h)
+{
+	LOCK();
+	for (int i = mf_nreq - 1; i >= 0; i--) {
+		if (H.reqs[i].h == h) {
+			H.reqs[i] = H.reqs[--mf_nreq];
+			break;
+		}
+	}
+	UNLOCK();
+}
+
+uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs)
+{
+	if (n <= 0 || !reqs)
+		return NULL;
+	uintptr_t *s = malloc(sizeof(uintptr_t) * (size_t)n);
+	if (s)
+		for (int i = 0; i < n; i++)
+			s[i] = MF_H(reqs[i]);
+	return s;
+}
+
+void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs)
+{
+	for (int i = 0; i < n; i++)
+		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != MF_H(MPI_REQUEST_NULL))
+			mf_req_done(saved[i]);
+	free(saved);
+}
+
+int mf_outdeg(mf_ginfo *g, MPI_Comm c)
+{
+	if (g->outdeg >= 0)
+		return g->outdeg;
+	int topo = MPI_UNDEFINED, d = 0;
+	PMPI_Topo_test(c, &topo);
+	if (topo == MPI_CART) {
+		PMPI_Cartdim_get(c, &d);
+		d *= 2;
+	} else if (topo == MPI_GRAPH) {
+		PMPI_Graph_neighbors_count(c, g->rank, &d);
+	} else if (topo == MPI_DIST_GRAPH) {
+		int in = 0, w = 0;
+		PMPI_Dist_graph_neighbors_count(c, &in, &d, &w);
+	}
+	g->outdeg = d;
+	return d;
+}
+
+void mf_free_caches(void)
+{
+	for (int i = 0; i < H.ncache; i++) {
+		free(H.cache[i]->world);
+		free(H.cache[i]->rworld);
+		free(H.cache[i]);
+	}
+	free(H.cache);
+	H.cache = NULL;
+	H.ncache = H.capcache = 0;
+	for (int i = 0; i < H.nretired; i++) {
+		free(H.retired[i]->world);
+		free(H.retired[i]->rworld);
+		free(H.retired[i]);
+	}
+	free(H.retired);
+	H.retired = NULL;
+	H.nretired = H.capretired = 0;
+	free(H.reqs);
+	H.reqs = NULL;
+	H.capreqs = mf_nreq = 0;
+	for (int k = 0; k < MF_NKINDS; k++)
+		H.last[k] = NULL;
+}
