@@ -120,6 +120,26 @@ static int64_t timing_bytes(const char *v)
 	return n * mul;
 }
 
+/* sample_mask parses MPIFLOW_SAMPLE, how many of a run of repeated calls
+ * (after the first MF_REP_TIMED) share one timed pair: a power of two
+ * from 1 (every call timed) to 65536. Unset or invalid means MF_SAMPLE
+ * (with a warning on rank 0 for an invalid value). */
+static int64_t sample_mask(const char *v)
+{
+	if (!v || !*v)
+		return MF_SAMPLE - 1;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > 65536 || (n & (n - 1))) {
+		if (G.rank == 0)
+			fprintf(stderr, "mpiflow: MPIFLOW_SAMPLE=%s: use a power of two from 1 to 65536; using %d\n", v,
+				MF_SAMPLE);
+		return MF_SAMPLE - 1;
+	}
+	return n - 1;
+}
+
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
 	const char *dis = getenv("MPIFLOW_DISABLE");
@@ -141,10 +161,12 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 		fprintf(stderr, "mpiflow: %s\n", mf_clock_warning());
 	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
 	G.timing_bytes = timing_bytes(getenv("MPIFLOW_TIMING"));
+	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
 	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
+	G.main.rec.sample_mask = G.sample_mask;
 	const char *tr = getenv("MPIFLOW_TRACE");
 	G.trace = tr && !strcmp(tr, "1");
 	open_trace(&G.main);
@@ -168,6 +190,7 @@ mf_rec *mf_thread_rec(void)
 		free(t);
 		return NULL;
 	}
+	t->rec.sample_mask = G.sample_mask;
 	/* Counters are per thread in PAPI: only the main thread has them. */
 	pthread_mutex_lock(&G.mu);
 	int ok = G.active && !add_thread(t);

@@ -37,6 +37,7 @@ typedef struct mf_state {
 	uint32_t keyflags;
 	int64_t timing_bytes;  /* timing budget per graph, MPIFLOW_TIMING */
 	int64_t max_intervals; /* most timing intervals per graph, MPIFLOW_ANCHORS; 0: no limit */
+	int64_t sample_mask;   /* MPIFLOW_SAMPLE - 1 */
 	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
 	int trace;
 	int active;
