@@ -294,3 +294,91 @@ func TestFullTraceRoundTrip(t *testing.T) {
 		assert.Equal(t, g.Nodes[i].Time, tg.Nodes[i].Time)
 	}
 }
+
+// genPolls makes a polling program: per round a call, then a run of one
+// repeated call (1 to 300 tries) whose durations and gaps are constant, the
+// shape mf_record_repeat samples.
+func genPolls(rng *rand.Rand, rounds int, dur, gap int64) []recEvent {
+	var evs []recEvent
+	t := int64(1000)
+	add := func(call int, site uint64, g, d int64) {
+		evs = append(evs, recEvent{Call: call, Site: site, Partner: -1, Comm: 0, CommSize: 4, Enter: t + g, Exit: t + g + d})
+		t += g + d
+	}
+	add(0, 0x1000, 0, 10)
+	for i := 0; i < rounds; i++ {
+		add(1, 0x2000, 50+rng.Int64N(500), 20+rng.Int64N(100))
+		for k := 1 + rng.IntN(300); k > 0; k-- {
+			add(4, 0x3000, gap, dur)
+		}
+	}
+	add(5, 0x4000, 10, 10)
+	return evs
+}
+
+// TestRecorderSampledRepeats records polling loops with MPIFLOW_SAMPLE 16:
+// the graph's structure (nodes, edges, counts, sequence numbers) is the one
+// of every event timed, and so is the time: per node exactly (the polls
+// take a constant time, which the samples measure), for all gaps together
+// and per timing interval (the untimed repeats share the measured time
+// between timed events).
+func TestRecorderSampledRepeats(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			evs := genPolls(rng, 200, 37+int64(seed), 120)
+			// a small budget, so that intervals soon hold many events
+			tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+			r, err := newRecorderBudget("call,site", tb, 0)
+			require.NoError(t, err)
+			defer r.free()
+			r.sample(16)
+			var untimed int64
+			for _, e := range evs {
+				r.add(e)
+				untimed = max(untimed, r.pending())
+			}
+			r.settle()
+			assert.Greater(t, untimed, int64(16), "some repeats went untimed")
+			got := r.graph(testNames)
+			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+			require.NoError(t, got.Validate())
+
+			require.Equal(t, len(want.Nodes), len(got.Nodes))
+			for i := range want.Nodes {
+				w, g := want.Nodes[i], got.Nodes[i]
+				assert.Equal(t, w.Key, g.Key)
+				assert.Equal(t, w.Count, g.Count, "node %d", i)
+				assert.Equal(t, w.Time.Total, g.Time.Total, "node %d time", i)
+			}
+			require.Equal(t, len(want.Edges), len(got.Edges))
+			var wgap, ggap int64
+			for i := range want.Edges {
+				w, g := want.Edges[i], got.Edges[i]
+				assert.Equal(t, [3]int64{int64(w.Src), int64(w.Dst), w.Count}, [3]int64{int64(g.Src), int64(g.Dst), g.Count})
+				assert.Equal(t, w.Seq, g.Seq, "edge %d sequence", i)
+				wgap += w.Time.Total
+				ggap += g.Time.Total
+			}
+			assert.Equal(t, wgap, ggap, "compute time")
+			assert.Equal(t, intervalTotals(t, &want.Timing), intervalTotals(t, &got.Timing))
+		})
+	}
+}
+
+// intervalTotals is the time (durations and gaps) of each timing interval.
+func intervalTotals(t *testing.T, tm *flowgraph.Timing) []int64 {
+	t.Helper()
+	var out []int64
+	it := tm.Intervals()
+	for it.Next() {
+		iv := it.Interval()
+		s := iv.MPIRest + iv.ComputeRest
+		for _, e := range iv.Entries {
+			s += e.Sum
+		}
+		out = append(out, s)
+	}
+	require.NoError(t, it.Err())
+	return out
+}

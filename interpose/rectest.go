@@ -16,7 +16,12 @@ static mf_rec *rt_new(uint32_t flags, int64_t bytes, int64_t intervals) {
 static void rt_free(mf_rec *r) { mf_rec_free(r); free(r); }
 static void rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
 	mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site, .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
-	mf_record(r, &ev);
+	// as the wrappers do
+	int how = mf_repeat(r, call, site);
+	if (how)
+		mf_record_repeat(r, &ev, how);
+	else
+		mf_record(r, &ev);
 }
 static int rt_trace(mf_rec *r, const char *path, int rank) {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -88,6 +93,20 @@ func (r *recorder) add(e recEvent) {
 		cout = (*C.int64_t)(unsafe.Pointer(&e.CountersExit[0]))
 	}
 	C.rt_add(r.r, C.int32_t(e.Call), C.uint64_t(e.Site), C.int64_t(e.Bytes), C.int32_t(e.Partner), C.int32_t(e.Comm), C.int32_t(e.CommSize), C.int64_t(e.Enter), C.int64_t(e.Exit), cin, cout)
+}
+
+// sample sets MPIFLOW_SAMPLE (a power of two).
+func (r *recorder) sample(k int) { r.r.sample_mask = C.int64_t(k - 1) }
+
+// repeats is how many events went through mf_record_repeat's untimed
+// path and are still to be settled.
+func (r *recorder) pending() int64 { return int64(r.r.pending) }
+
+// settle ends the recording as MPI_Finalize does.
+func (r *recorder) settle() {
+	if r.r.pending > 0 {
+		C.mf_settle(r.r, C.INT64_MIN)
+	}
 }
 
 func (r *recorder) graph(names []string) flowgraph.Graph {
