@@ -5,8 +5,18 @@
  * what the library adds, measured within the same process and the same few
  * milliseconds: a shared machine's speed changes between runs (2-core
  * virtual machines here run ping-pong 3x faster now and then) but hardly
- * between neighboring blocks. Rank 0 prints "<test> <MPI_ ns> <PMPI_ ns>"
- * per call, each the median over its blocks. */
+ * between neighboring blocks.
+ *
+ * Rank 0 prints, one a line:
+ *   tests NAME...             the tests, first, so that a missing row shows
+ *   sym MPI_X OBJ PMPI_OBJ    for each function the tests call, the object
+ *                             the MPI_ and the PMPI_ name resolve to, so the
+ *                             caller can check what intercepted them
+ *   row NAME MPI_NS PMPI_NS   per test, ns per call, the medians over its
+ *                             blocks */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,11 +89,26 @@ static double x = 1, y;
 TESTS(, mpi)
 TESTS(P, pmpi)
 
+/* The functions the tests call through MPI_. */
+static const char *const called[] = {
+	"Comm_rank", "Send", "Recv", "Isend", "Irecv", "Waitall", "Allreduce",
+};
+
 struct test {
 	const char *name;
 	int (*wrapped)(int), (*pmpi)(int);
 	int div; /* iterations per block: n / BLOCKS / div */
 };
+
+/* object writes to out (PATH_MAX bytes) the path of the object that
+ * defines name, or "none". */
+static void object(const char *name, char *out)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+	Dl_info info;
+	if (!f || !dladdr(f, &info) || !info.dli_fname || !realpath(info.dli_fname, out))
+		snprintf(out, PATH_MAX, "none");
+}
 
 int main(int argc, char **argv)
 {
@@ -104,7 +129,23 @@ int main(int argc, char **argv)
 		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, 10},
 		{"allreduce", allreduce_mpi, allreduce_pmpi, 10},
 	};
-	for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {
+	const size_t ntests = sizeof tests / sizeof tests[0];
+	if (rank == 0) {
+		printf("tests");
+		for (size_t k = 0; k < ntests; k++)
+			printf(" %s", tests[k].name);
+		printf("\n");
+		for (size_t k = 0; k < sizeof called / sizeof called[0]; k++) {
+			char name[64], mobj[PATH_MAX], pobj[PATH_MAX];
+			snprintf(name, sizeof name, "MPI_%s", called[k]);
+			object(name, mobj);
+			snprintf(name, sizeof name, "PMPI_%s", called[k]);
+			object(name, pobj);
+			printf("sym MPI_%s %s %s\n", called[k], mobj, pobj);
+		}
+		fflush(stdout);
+	}
+	for (size_t k = 0; k < ntests; k++) {
 		struct test *tt = &tests[k];
 		int m = n / BLOCKS / tt->div;
 		if (m < 1)
@@ -123,8 +164,10 @@ int main(int argc, char **argv)
 			else
 				p[b / 2] = ns;
 		}
-		if (rank == 0)
-			printf("%s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
+		if (rank == 0) {
+			printf("row %s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
+			fflush(stdout);
+		}
 	}
 	MPI_Finalize();
 	return 0;
