@@ -40,12 +40,14 @@ demo: all apps
 
 # Profile size and fidelity on real applications with 2 ranks
 # (scripts/bench-size.sh; not part of test or CI): LAMMPS' LJ melt with
-# STEPS steps and full traces, HPCC with N=HPCC_N bare and under mpiflow.
-# Each skips with a message when lmp or hpcc is not installed.
+# STEPS steps and full traces, HPCC with N=HPCC_N bare and under mpiflow,
+# alternately, ROUNDS=n times (default 3): medians of the wall time and of
+# MPIRandomAccess's time, and their ratios. Each skips with a message when
+# lmp or hpcc is not installed.
 STEPS  ?= 3000
 HPCC_N ?= 4000
 BENCH_SIZE = $(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" MPIFLOW_BIN=$(BIN)/mpiflow \
-	STEPS=$(STEPS) HPCC_N=$(HPCC_N) scripts/bench-size.sh
+	STEPS=$(STEPS) HPCC_N=$(HPCC_N) ROUNDS="$(ROUNDS)" scripts/bench-size.sh
 .PHONY: bench-lammps bench-hpcc
 bench-lammps: all
 	$(BENCH_SIZE) lammps

@@ -60,8 +60,21 @@ bench-recorder:
 		valgrind --tool=callgrind --callgrind-out-file=/dev/null $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b 1 2>&1 | \
 		awk -v b=$$b -v n=$(REC_EVENTS) '/Collected/ { printf "recorder: loop of %d calls: %.0f instructions/event (the driver included)\n", b, $$4 / n }'; \
 	done; fi
-bench-overhead: libs
-	@mkdir -p $(LIBDIR)/bench
-	$(MPICC) -O2 -o $(LIBDIR)/bench/microbench interpose/bench/microbench.c
-	$(CC) -O2 -fPIC -shared $(OMPI_CFLAGS) -o $(LIBDIR)/bench/libminwrap.so interpose/bench/minwrap.c $(OMPI_LDFLAGS)
-	sh interpose/bench/run.sh $(LIBDIR) $(BENCH_ITERS)
+# bench-overhead: one table per MPI installed (Open MPI, MPICH), ROUNDS=n
+# rounds (default 15).
+BENCH_MPIS := $(if $(OMPI_VERSION),openmpi) $(if $(MPICH_SHOW),mpich)
+bench-overhead: libs $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/microbench-$(m) $(LIBDIR)/bench/libminwrap-$(m).so)
+	sh interpose/bench/run.sh $(LIBDIR) $(BENCH_ITERS) $(BENCH_MPIS)
+$(LIBDIR)/bench/microbench-openmpi: interpose/bench/microbench.c
+	@mkdir -p $(@D)
+	$(MPICC) -O2 -o $@ $< -ldl
+# (MPICH's MPI_STATUSES_IGNORE sets off GCC's -Wstringop-overflow.)
+$(LIBDIR)/bench/microbench-mpich: interpose/bench/microbench.c
+	@mkdir -p $(@D)
+	$(MPICH_CC) -O2 -Wno-stringop-overflow -o $@ $< -ldl
+$(LIBDIR)/bench/libminwrap-openmpi.so: interpose/bench/minwrap.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fPIC -shared $(OMPI_CFLAGS) -o $@ $< $(OMPI_LDFLAGS)
+$(LIBDIR)/bench/libminwrap-mpich.so: interpose/bench/minwrap.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -fPIC -shared $(MPICH_CFLAGS) -o $@ $< $(MPICH_LDFLAGS)

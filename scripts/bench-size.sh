@@ -4,19 +4,20 @@
 # profile costs and how faithful it is. APP is lammps (LJ melt,
 # testdata/lammps/in.lj with a 10x10x10 box (4000 atoms), STEPS steps, run
 # with --trace so the full traces are written) or hpcc (N=HPCC_N on a 1x2
-# grid, run bare and under mpiflow).
+# grid, run ROUNDS times bare then under mpiflow).
 #
 # Rows: the job file's bytes, by part when `mpiflow stats --json` has
 # "file_bytes"; events per rank; for lammps the recorded full traces
 # (.mftrace) and their OTF2 export (`mpiflow trace --truth`, or the rebuilt
 # trace's export where --truth is missing: the row says so), the OTF2/job
 # ratio and the summary of `mpiflow fidelity --json` where it exists; for
-# hpcc the wall time bare and under mpiflow. "n/a": not available with this
+# hpcc the wall time bare and under mpiflow and that of MPIRandomAccess,
+# medians over the rounds, and their ratios. "n/a": not available with this
 # mpiflow, "-": not measured for that application.
 #
 # Settings (environment): MPIFLOW_BIN (default bin/mpiflow), MPIRUN
 # (mpirun), MPIRUN_FLAGS (--oversubscribe), STEPS (3000), HPCC_N (4000),
-# KEEP=1 keeps the temporary directory. An application that is not
+# ROUNDS (3), KEEP=1 keeps the temporary directory. An application that is not
 # installed is skipped with a message; a run that fails ends the script
 # with its exit status.
 set -euo pipefail
@@ -27,6 +28,12 @@ MPIRUN=${MPIRUN:-mpirun}
 MPIRUN_FLAGS=${MPIRUN_FLAGS---oversubscribe}
 STEPS=${STEPS:-3000}
 HPCC_N=${HPCC_N:-4000}
+ROUNDS=${ROUNDS:-3}
+case $ROUNDS in '' | *[!0-9]* | 0)
+	echo "bench-size: ROUNDS must be a positive integer, not '$ROUNDS'" >&2
+	exit 2
+	;;
+esac
 
 if [ $# -eq 0 ]; then
 	echo "usage: $0 lammps|hpcc..." >&2
@@ -190,39 +197,103 @@ $HPCC_N         Ns
 EOF
 }
 
+# run_bare APP DIR runs the job bare in DIR and sets secs to its wall time.
+run_bare() {
+	local app=$1 dir=$2 t0 t1 rc
+	t0=$(now)
+	# shellcheck disable=SC2086
+	(cd "$dir" && $MPIRUN $MPIRUN_FLAGS -np 2 "${cmd[@]}" >"$tmp/$app.bare.log" 2>&1) || {
+		rc=$?
+		echo "bench-size: $app failed (exit $rc); the last lines of $tmp/$app.bare.log:" >&2
+		tail -20 "$tmp/$app.bare.log" >&2
+		exit $rc
+	}
+	t1=$(now)
+	secs=$(elapsed "$t0" "$t1")
+}
+
+# median FORMAT VALUE... prints the median of the values.
+median() {
+	local fmt=$1
+	shift
+	printf '%s\n' "$@" | sort -g | awk -v fmt="$fmt" '{ v[NR] = $1 }
+		END { printf fmt "\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# hpcc_value FILE NAME prints NAME's value from the summary of HPCC's
+# report FILE, and fails when it is not there.
+hpcc_value() {
+	local v
+	v=$(sed -n "s/^$2=//p" "$1")
+	if [ -z "$v" ]; then
+		echo "bench-size: no $2 in $1" >&2
+		exit 1
+	fi
+	printf '%s\n' "$v"
+}
+
+# HPCC, ROUNDS times bare then under mpiflow. Rows: the medians of the wall
+# times and of MPIRandomAccess's (plain and LCG) update loop times, and the
+# median over the rounds of each round's ratio mpiflow / bare; the
+# MPIRandomAccess ratios are of the time per update, as HPCC stops the
+# updates early when they take longer than its time bound (60 s here). The
+# job file rows are the last round's.
 hpcc() {
 	if ! command -v hpcc >/dev/null; then
 		echo "bench-size: hpcc skipped: hpcc not found (Debian: apt-get install hpcc)"
 		return
 	fi
-	local bare="$tmp/hpcc-bare" d="$tmp/hpcc" t0 t1 rc out
-	mkdir -p "$bare" "$d"
-	hpccinf "$bare"
-	hpccinf "$d"
+	local i bare d out m tb ub tm um
+	local -a wall_bare=() wall_mpiflow=() wall_ratio=()
+	local -A ra=() # ra[metric,bare|mpiflow|ratio] lists the rounds' values
+	local metrics=(MPIRandomAccess MPIRandomAccess_LCG)
 	cmd=(hpcc)
-	echo "bench-size: HPCC N=$HPCC_N, 2 ranks (1x2), bare then under mpiflow"
-	t0=$(now)
-	# shellcheck disable=SC2086
-	(cd "$bare" && $MPIRUN $MPIRUN_FLAGS -np 2 hpcc >"$tmp/hpcc.bare.log" 2>&1) || {
-		rc=$?
-		echo "bench-size: hpcc failed (exit $rc); the last lines of $tmp/hpcc.bare.log:" >&2
-		tail -20 "$tmp/hpcc.bare.log" >&2
-		exit $rc
-	}
-	t1=$(now)
-	run_mpiflow hpcc "$d"
-	# hpcc exits 0 when its input is wrong, so its report must be complete.
-	for out in "$bare/hpccoutf.txt" "$d/hpccoutf.txt"; do
-		if ! grep -q "End of HPC Challenge tests" "$out"; then
-			echo "bench-size: hpcc did not finish its tests; the end of $out:" >&2
-			tail -5 "$out" >&2
-			exit 1
-		fi
+	echo "bench-size: HPCC N=$HPCC_N, 2 ranks (1x2), $ROUNDS rounds of bare then under mpiflow"
+	for ((i = 1; i <= ROUNDS; i++)); do
+		echo "bench-size: hpcc round $i of $ROUNDS"
+		bare="$tmp/hpcc-bare.$i" d="$tmp/hpcc.$i"
+		mkdir -p "$bare" "$d"
+		hpccinf "$bare"
+		hpccinf "$d"
+		run_bare hpcc "$bare"
+		wall_bare+=("$secs")
+		run_mpiflow hpcc "$d"
+		wall_mpiflow+=("$secs")
+		wall_ratio+=("$(awk -v a="${wall_bare[-1]}" -v b="$secs" 'BEGIN { print b / a }')")
+		# hpcc exits 0 when its input is wrong, so its report must be complete.
+		for out in "$bare/hpccoutf.txt" "$d/hpccoutf.txt"; do
+			if ! grep -q "End of HPC Challenge tests" "$out"; then
+				echo "bench-size: hpcc did not finish its tests (round $i); the end of $out:" >&2
+				tail -5 "$out" >&2
+				exit 1
+			fi
+		done
+		for m in "${metrics[@]}"; do
+			tb=$(hpcc_value "$bare/hpccoutf.txt" "${m}_time")
+			ub=$(hpcc_value "$bare/hpccoutf.txt" "${m}_ExeUpdates")
+			tm=$(hpcc_value "$d/hpccoutf.txt" "${m}_time")
+			um=$(hpcc_value "$d/hpccoutf.txt" "${m}_ExeUpdates")
+			ra[$m,bare]+=" $tb"
+			ra[$m,mpiflow]+=" $tm"
+			ra[$m,ratio]+=" $(awk -v tb="$tb" -v ub="$ub" -v tm="$tm" -v um="$um" 'BEGIN { print (tm / um) / (tb / ub) }')"
+		done
+		echo "bench-size: hpcc round $i: wall time bare ${wall_bare[-1]} s, under mpiflow $secs s;" \
+			"MPIRandomAccess_time bare ${ra[MPIRandomAccess,bare]##* } s, under mpiflow ${ra[MPIRandomAccess,mpiflow]##* } s"
 	done
 	apps+=(hpcc)
-	put hpcc "run" "N=$HPCC_N 1x2"
-	put hpcc "time bare (s)" "$(elapsed "$t0" "$t1")"
-	put hpcc "time under mpiflow (s)" "$secs"
+	put hpcc "run" "N=$HPCC_N 1x2, $ROUNDS rounds"
+	put hpcc "time bare (s)" "$(median %.2f "${wall_bare[@]}")"
+	put hpcc "time under mpiflow (s)" "$(median %.2f "${wall_mpiflow[@]}")"
+	put hpcc "time mpiflow / bare" "$(median %.3f "${wall_ratio[@]}")"
+	for m in "${metrics[@]}"; do
+		# The lists are split on purpose.
+		# shellcheck disable=SC2086
+		{
+			put hpcc "${m}_time bare (s)" "$(median %.3f ${ra[$m,bare]})"
+			put hpcc "${m}_time under mpiflow (s)" "$(median %.3f ${ra[$m,mpiflow]})"
+			put hpcc "$m mpiflow / bare (per update)" "$(median %.3f ${ra[$m,ratio]})"
+		}
+	done
 	profile_rows hpcc "$job"
 }
 

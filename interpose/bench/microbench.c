@@ -5,8 +5,20 @@
  * what the library adds, measured within the same process and the same few
  * milliseconds: a shared machine's speed changes between runs (2-core
  * virtual machines here run ping-pong 3x faster now and then) but hardly
- * between neighboring blocks. Rank 0 prints "<test> <MPI_ ns> <PMPI_ ns>"
- * per call, each the median over its blocks. */
+ * between neighboring blocks.
+ *
+ * Rank 0 prints, one a line:
+ *   tests NAME...             the tests, first, so that a missing row shows
+ *   sym MPI_X OBJ PMPI_OBJ    for each function the tests call, the object
+ *                             the MPI_ and the PMPI_ name resolve to, so the
+ *                             caller can check what intercepted them
+ *   row NAME MPI_NS PMPI_NS   per test, ns per call, the medians over its
+ *                             blocks
+ * and it ends the job (MPI_Abort) when a pending request completes during
+ * its test. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +49,64 @@ static int rank, peer, r;
 static char buf[8], rbuf[8];
 static double x = 1, y;
 
+/* The pending requests of test_pending (MPI_Test on the first) and
+ * testany_pending (MPI_Testany on all): receives from the peer, which
+ * sends only after both ranks have timed the test. */
+#define NPENDING 4
+#define TAG_PENDING 10
+static MPI_Request pending[NPENDING];
+static char pbuf[NPENDING];
+
+/* The call sites of the comm_rank_16sites tests: one MPI_Comm_rank per
+ * case of a switch, each with its own return address (the ranks[k] keep
+ * the compiler from merging the cases), called in the order order[0..norder)
+ * that setup sets at run time, so that the compiler cannot unroll it. */
+#define NSITES 16
+static int ranks[NSITES], order[2 * NSITES], norder;
+#define SITE(P, k)                                          \
+	case k:                                             \
+		P##MPI_Comm_rank(MPI_COMM_WORLD, &ranks[k]); \
+		break;
+#define SITES(P)                                                                        \
+	SITE(P, 0) SITE(P, 1) SITE(P, 2) SITE(P, 3) SITE(P, 4) SITE(P, 5) SITE(P, 6) SITE(P, 7) \
+	SITE(P, 8) SITE(P, 9) SITE(P, 10) SITE(P, 11) SITE(P, 12) SITE(P, 13) SITE(P, 14) SITE(P, 15)
+
 /* TESTS(P, V) defines the tests <name>_V, each running m iterations
  * through the P##MPI_ functions (P empty or P) and returning the number of
- * calls per iteration. */
+ * calls per iteration, or -1 when a pending request completed. */
 #define TESTS(P, V)                                                                                  \
 	static int comm_rank_##V(int m)                                                             \
 	{                                                                                           \
 		for (int i = 0; i < m; i++)                                                         \
 			P##MPI_Comm_rank(MPI_COMM_WORLD, &r);                                       \
 		return 1;                                                                           \
+	}                                                                                           \
+	static int sites_##V(int m)                                                                 \
+	{                                                                                           \
+		for (int i = 0; i < m; i++)                                                         \
+			for (int j = 0; j < norder; j++)                                            \
+				switch (order[j]) {                                                 \
+					SITES(P)                                                    \
+				}                                                                   \
+		return norder;                                                                      \
+	}                                                                                           \
+	static int test_pending_##V(int m)                                                          \
+	{                                                                                           \
+		int flag, done = 0;                                                                 \
+		for (int i = 0; i < m; i++) {                                                       \
+			P##MPI_Test(&pending[0], &flag, MPI_STATUS_IGNORE);                         \
+			done |= flag;                                                               \
+		}                                                                                   \
+		return done ? -1 : 1;                                                               \
+	}                                                                                           \
+	static int testany_pending_##V(int m)                                                       \
+	{                                                                                           \
+		int flag, index, done = 0;                                                          \
+		for (int i = 0; i < m; i++) {                                                       \
+			P##MPI_Testany(NPENDING, pending, &index, &flag, MPI_STATUS_IGNORE);        \
+			done |= flag;                                                               \
+		}                                                                                   \
+		return done ? -1 : 1;                                                               \
 	}                                                                                           \
 	static int pingpong_##V(int m)                                                              \
 	{                                                                                           \
@@ -79,11 +140,67 @@ static double x = 1, y;
 TESTS(, mpi)
 TESTS(P, pmpi)
 
+/* The functions the tests call through MPI_ (the setups too). */
+static const char *const called[] = {
+	"Comm_rank", "Test", "Testany", "Send", "Recv", "Isend", "Irecv", "Waitall", "Allreduce",
+};
+
+/* Setups and teardowns, outside the timing. */
+static void sites_in_order(void) /* successor cache hits: each site has one successor */
+{
+	for (int k = 0; k < NSITES; k++)
+		order[k] = k;
+	norder = NSITES;
+}
+
+static void sites_zigzag(void) /* 0..15 then 15..0: every site's successor changes */
+{
+	for (int k = 0; k < NSITES; k++) {
+		order[k] = k;
+		order[2 * NSITES - 1 - k] = k;
+	}
+	norder = 2 * NSITES;
+}
+
+static void pending_post(void)
+{
+	for (int k = 0; k < NPENDING; k++)
+		MPI_Irecv(&pbuf[k], 1, MPI_BYTE, peer, TAG_PENDING + k, MPI_COMM_WORLD, &pending[k]);
+}
+
+static void pending_complete(void)
+{
+	MPI_Request s[NPENDING];
+	char one = 1;
+	PMPI_Barrier(MPI_COMM_WORLD); /* the peer has timed the test too */
+	for (int k = 0; k < NPENDING; k++)
+		MPI_Isend(&one, 1, MPI_BYTE, peer, TAG_PENDING + k, MPI_COMM_WORLD, &s[k]);
+	MPI_Waitall(NPENDING, pending, MPI_STATUSES_IGNORE);
+	MPI_Waitall(NPENDING, s, MPI_STATUSES_IGNORE);
+}
+
 struct test {
 	const char *name;
 	int (*wrapped)(int), (*pmpi)(int);
 	int div; /* iterations per block: n / BLOCKS / div */
+	void (*setup)(void), (*teardown)(void);
 };
+
+/* object writes to out (PATH_MAX bytes) the path of the object that
+ * defines name, or "none". */
+static void object(const char *name, char *out)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+	Dl_info info;
+	if (!f || !dladdr(f, &info) || !info.dli_fname || !realpath(info.dli_fname, out))
+		snprintf(out, PATH_MAX, "none");
+}
+
+static void completed(const char *test)
+{
+	fprintf(stderr, "microbench: rank %d: %s: a pending request completed during the test\n", rank, test);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
 
 int main(int argc, char **argv)
 {
@@ -99,32 +216,61 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	struct test tests[] = {
-		{"comm_rank", comm_rank_mpi, comm_rank_pmpi, 1},
-		{"pingpong", pingpong_mpi, pingpong_pmpi, 10},
-		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, 10},
-		{"allreduce", allreduce_mpi, allreduce_pmpi, 10},
+		{"comm_rank", comm_rank_mpi, comm_rank_pmpi, 1, NULL, NULL},
+		{"comm_rank_16sites", sites_mpi, sites_pmpi, NSITES, sites_in_order, NULL},
+		{"comm_rank_16sites_zigzag", sites_mpi, sites_pmpi, 2 * NSITES, sites_zigzag, NULL},
+		{"test_pending", test_pending_mpi, test_pending_pmpi, 1, pending_post, pending_complete},
+		{"testany_pending", testany_pending_mpi, testany_pending_pmpi, 1, pending_post, pending_complete},
+		{"pingpong", pingpong_mpi, pingpong_pmpi, 10, NULL, NULL},
+		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, 10, NULL, NULL},
+		{"allreduce", allreduce_mpi, allreduce_pmpi, 10, NULL, NULL},
 	};
-	for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {
+	const size_t ntests = sizeof tests / sizeof tests[0];
+	if (rank == 0) {
+		printf("tests");
+		for (size_t k = 0; k < ntests; k++)
+			printf(" %s", tests[k].name);
+		printf("\n");
+		for (size_t k = 0; k < sizeof called / sizeof called[0]; k++) {
+			char name[64], mobj[PATH_MAX], pobj[PATH_MAX];
+			snprintf(name, sizeof name, "MPI_%s", called[k]);
+			object(name, mobj);
+			snprintf(name, sizeof name, "PMPI_%s", called[k]);
+			object(name, pobj);
+			printf("sym MPI_%s %s %s\n", called[k], mobj, pobj);
+		}
+		fflush(stdout);
+	}
+	for (size_t k = 0; k < ntests; k++) {
 		struct test *tt = &tests[k];
 		int m = n / BLOCKS / tt->div;
 		if (m < 1)
 			m = 1;
 		double w[BLOCKS / 2], p[BLOCKS / 2];
-		tt->wrapped(m); /* warm up both paths */
-		tt->pmpi(m);
+		if (tt->setup)
+			tt->setup();
+		/* warm up both paths */
+		if (tt->wrapped(m) < 0 || tt->pmpi(m) < 0)
+			completed(tt->name);
 		for (int b = 0; b < BLOCKS; b++) {
 			int wrapped = b % 2 == 0;
 			PMPI_Barrier(MPI_COMM_WORLD);
 			double t = now();
 			int calls = wrapped ? tt->wrapped(m) : tt->pmpi(m);
 			double ns = (now() - t) * 1e9 / ((double)m * calls);
+			if (calls < 0)
+				completed(tt->name);
 			if (wrapped)
 				w[b / 2] = ns;
 			else
 				p[b / 2] = ns;
 		}
-		if (rank == 0)
-			printf("%s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
+		if (tt->teardown)
+			tt->teardown();
+		if (rank == 0) {
+			printf("row %s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
+			fflush(stdout);
+		}
 	}
 	MPI_Finalize();
 	return 0;

@@ -27,3 +27,5 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MP
 int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *rq) { WRAP(PMPI_Irecv(buf, count, dt, src, tag, comm, rq)) }
 int MPI_Waitall(int n, MPI_Request rq[], MPI_Status st[]) { WRAP(PMPI_Waitall(n, rq, st)) }
 int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) { WRAP(PMPI_Allreduce(s, r, count, dt, op, comm)) }
+int MPI_Test(MPI_Request *rq, int *flag, MPI_Status *st) { WRAP(PMPI_Test(rq, flag, st)) }
+int MPI_Testany(int n, MPI_Request rq[], int *index, int *flag, MPI_Status *st) { WRAP(PMPI_Testany(n, rq, index, flag, st)) }

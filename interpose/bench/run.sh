@@ -1,51 +1,134 @@
 #!/bin/sh
-# run.sh LIBDIR ITERS: the overhead benchmark. Runs the microbenchmark with
-# 2 ranks without a library, with the minimal wrapper (two clock_gettime
-# stamps per call) and with libmpiflow, alternating, ROUNDS times. Each run
-# measures, in alternating blocks, the MPI_ functions (intercepted) and the
-# PMPI_ ones (not), so "added" is what the library costs per call, taken
-# within one process; the table shows the medians over the rounds: the
-# PMPI_ time, the ns added by each configuration (about 0 without a
-# library) and the ratio mpiflow / minimal. Target: at most 1.5.
-# MPIFLOW_PAPI is passed on (to measure with counters requested).
-set -e
-LIB=$1
-ITERS=${2:-200000}
+# run.sh LIBDIR ITERS MPI...: the overhead benchmark, one table per MPI
+# (openmpi: mpirun; mpich: mpiexec.mpich). For each MPI it runs
+# LIBDIR/bench/microbench-MPI with 2 ranks without a library, with the
+# minimal wrapper (LIBDIR/bench/libminwrap-MPI.so: two clock_gettime stamps
+# per call) and with libmpiflow (LIBDIR/libmpiflow-MPI.so), alternating,
+# ROUNDS times (default 15). Each run measures, in alternating blocks, the
+# MPI_ functions (intercepted) and the PMPI_ ones (not), so "added" is what
+# the library costs per call, taken within one process; the table shows the
+# medians over the rounds: the PMPI_ time, the ns added by each
+# configuration (about 0 without a library) and the ratio mpiflow /
+# minimal. Target: at most 1.5. MPIFLOW_PAPI is passed on (to measure with
+# counters requested).
+#
+# It fails (exit 1, naming the MPI, configuration and round) when a run
+# exits non-zero or takes more than RUN_TIMEOUT seconds (default 300), when
+# a test has no row, when an MPI_ function the tests call is not resolved to
+# the preloaded library (or, without one, not to the MPI library), and when
+# a run under libmpiflow wrote no job file.
+set -eu
+LIB=$(cd "$1" && pwd -P)
+ITERS=$2
+shift 2
 ROUNDS=${ROUNDS:-15}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+
+die() {
+	echo "bench-overhead: $*" >&2
+	exit 1
+}
+case $ROUNDS in '' | *[!0-9]* | 0) die "ROUNDS must be a positive integer, not '$ROUNDS'" ;; esac
+[ $# -gt 0 ] || die "no MPI to measure (usage: run.sh LIBDIR ITERS openmpi|mpich...)"
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-run() { # name preload
-	if [ -n "$2" ]; then
-		mpirun --oversubscribe -np 2 -x LD_PRELOAD="$2" -x MPIFLOW_QUIET=1 -x MPIFLOW_DIR="$OUT" ${MPIFLOW_PAPI:+-x MPIFLOW_PAPI="$MPIFLOW_PAPI"} \
-			"$LIB/bench/microbench" "$ITERS" | sed "s/^/$1 /" >>"$OUT/results"
-	else
-		mpirun --oversubscribe -np 2 "$LIB/bench/microbench" "$ITERS" | sed "s/^/$1 /" >>"$OUT/results"
+
+# run MPI CONFIG PRELOAD ROUND runs the microbenchmark once and appends
+# "CONFIG TEST MPI_NS PMPI_NS" per test to $OUT/results.MPI.
+run() {
+	mpi=$1 cfg=$2 preload=$3 what="$1 $2 (round $4)"
+	case $mpi in
+	openmpi)
+		set -- mpirun --oversubscribe -np 2 -x LD_PRELOAD="$preload" -x MPIFLOW_QUIET=1 -x MPIFLOW_DIR="$OUT/prof" \
+			${MPIFLOW_PAPI:+-x MPIFLOW_PAPI="$MPIFLOW_PAPI"}
+		;;
+	mpich)
+		set -- mpiexec.mpich -n 2 -genv LD_PRELOAD "$preload" -genv MPIFLOW_QUIET 1 -genv MPIFLOW_DIR "$OUT/prof" \
+			${MPIFLOW_PAPI:+-genv MPIFLOW_PAPI "$MPIFLOW_PAPI"}
+		;;
+	esac
+	rm -rf "$OUT/prof" && mkdir "$OUT/prof"
+	rc=0
+	timeout "$RUN_TIMEOUT" "$@" "$LIB/bench/microbench-$mpi" "$ITERS" >"$OUT/out" 2>"$OUT/err" || rc=$?
+	if [ $rc -ne 0 ]; then
+		[ $rc -ne 124 ] || echo "bench-overhead: $what: timed out after $RUN_TIMEOUT s" >&2
+		echo "bench-overhead: $what: $1 exited with status $rc; the end of its output:" >&2
+		tail -n 20 "$OUT/out" "$OUT/err" >&2
+		exit 1
+	fi
+	# The tests line names the tests (the first run's must hold for all);
+	# the sym lines where each MPI_ function resolves: under a library
+	# that library, else the object that has its PMPI_ function.
+	[ -e "$OUT/tests.$mpi" ] || grep '^tests ' "$OUT/out" >"$OUT/tests.$mpi" || die "$what: no tests line in the output"
+	awk -v what="$what" -v lib="$preload" -v rows="$OUT/results.$mpi" -v cfg="$cfg" -v tests="$(cat "$OUT/tests.$mpi")" '
+	function fail(msg) { print "bench-overhead: " what ": " msg | "cat 1>&2"; bad = 1 }
+	$1 == "tests" && $0 != tests { fail("the tests differ from the first run: " $0) }
+	$1 == "sym" {
+		nsym++
+		want = lib == "" ? $4 : lib
+		if ($3 != want) fail($2 " resolves to " $3 ", not " want ": not intercepted")
+	}
+	$1 == "row" { got[$2] = 1; print cfg, $2, $3, $4 >>rows }
+	END {
+		if (!nsym) fail("no sym lines in the output")
+		n = split(tests, t, " ")
+		for (k = 2; k <= n; k++)
+			if (!(t[k] in got)) fail("no row for test " t[k])
+		exit bad
+	}' "$OUT/out" || exit 1
+	if [ "$cfg" = mpiflow ] && [ -z "$(find "$OUT/prof" -name '*.mpiflow' ! -name '*.partial.mpiflow')" ]; then
+		echo "bench-overhead: $what: libmpiflow wrote no job file into MPIFLOW_DIR; its stderr:" >&2
+		tail -n 20 "$OUT/err" >&2
+		exit 1
 	fi
 }
-i=0
-while [ $i -lt "$ROUNDS" ]; do
-	run none ""
-	run minimal "$(cd "$LIB" && pwd)/bench/libminwrap.so"
-	run mpiflow "$(cd "$LIB" && pwd)/libmpiflow-openmpi.so"
-	i=$((i + 1))
-done
-# results: config test mpi_ns pmpi_ns; medians of pmpi_ns and of the
-# difference per config and test.
-awk '{ print $1, $2, $3 - $4, $4 }' "$OUT/results" | sort -k2,2 -k1,1 -k3,3n | awk '
-function median(key, n) { return n % 2 ? add[key, (n + 1) / 2] : (add[key, n / 2] + add[key, n / 2 + 1]) / 2 }
-{ key = $1 " " $2; cnt[key]++; add[key, cnt[key]] = $3; base[$2] += $4; nb[$2]++; tests[$2] = 1 }
-END {
-	printf "%-20s %10s %10s %10s %10s %7s\n", "test (ns/call)", "PMPI", "+none", "+minimal", "+mpiflow", "ratio"
-	for (t in tests) {
-		n = median("none " t, cnt["none " t])
-		m = median("minimal " t, cnt["minimal " t])
-		f = median("mpiflow " t, cnt["mpiflow " t])
-		# No comparison inside printf: mawk reads ">" there as a redirection.
-		ratio = 0
-		if (m > 0) ratio = f / m
-		printf "%-20s %10.1f %10.1f %10.1f %10.1f %7.2f\n", t, base[t] / nb[t], n, m, f, ratio
+
+# table MPI prints the medians per test, in the order of the tests line.
+table() {
+	echo "$1: ns per call, medians of $ROUNDS rounds, $ITERS calls a test"
+	awk -v tests="$(cat "$OUT/tests.$1")" '
+	function median(key, n, i, j, v) { # of x[key, 1..n]
+		for (i = 1; i <= n; i++) {
+			v = x[key, i]
+			for (j = i - 1; j >= 1 && s[j] > v; j--)
+				s[j + 1] = s[j]
+			s[j + 1] = v
+		}
+		return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 	}
-}'
+	{ x[$1 " " $2, ++cnt[$1 " " $2]] = $3 - $4; x["pmpi " $2, ++cnt["pmpi " $2]] = $4 }
+	END {
+		printf "%-26s %10s %10s %10s %10s %7s\n", "test (ns/call)", "PMPI", "+none", "+minimal", "+mpiflow", "ratio"
+		n = split(tests, t, " ")
+		for (k = 2; k <= n; k++) {
+			m = median("minimal " t[k], cnt["minimal " t[k]])
+			f = median("mpiflow " t[k], cnt["mpiflow " t[k]])
+			# No comparison inside printf: mawk reads ">" there as a redirection.
+			ratio = "-"
+			if (m > 0) ratio = sprintf("%.2f", f / m)
+			printf "%-26s %10.1f %10.1f %10.1f %10.1f %7s\n", t[k], median("pmpi " t[k], cnt["pmpi " t[k]]),
+				median("none " t[k], cnt["none " t[k]]), m, f, ratio
+		}
+	}' "$OUT/results.$1"
+}
+
+for mpi in "$@"; do
+	for f in "bench/microbench-$mpi" "bench/libminwrap-$mpi.so" "libmpiflow-$mpi.so"; do
+		[ -f "$LIB/$f" ] || die "$mpi: $LIB/$f is missing (make bench-overhead builds it)"
+	done
+	echo "bench-overhead: $mpi, $ROUNDS rounds of none, minimal, mpiflow" >&2
+	i=1
+	while [ $i -le "$ROUNDS" ]; do
+		run "$mpi" none "" $i
+		run "$mpi" minimal "$LIB/bench/libminwrap-$mpi.so" $i
+		run "$mpi" mpiflow "$LIB/libmpiflow-$mpi.so" $i
+		i=$((i + 1))
+	done
+done
+for mpi in "$@"; do
+	echo
+	table "$mpi"
+done
