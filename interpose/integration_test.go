@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -148,7 +149,10 @@ func buildAll() buildResult {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	stop := startLongClock()
 	code := m.Run()
+	stop()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

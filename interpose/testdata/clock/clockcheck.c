@@ -1,5 +1,7 @@
-/* clockcheck SECONDS THREADS: calls mf_now (csrc/clock.c) in THREADS
- * threads for SECONDS seconds, now and then sleeping up to 20 ms, and
+/* clockcheck SECONDS THREADS [light]: calls mf_now (csrc/clock.c) in
+ * THREADS threads for SECONDS seconds, now and then sleeping up to 20 ms
+ * (with light, also 200 us after every 256 calls, to leave the CPU to
+ * others), and
  * checks that each thread's times never go backwards and that every 64th
  * lies within TOLERANCE_NS of CLOCK_MONOTONIC read just before and after.
  * Prints "clock <name> calls N checked C ahead_ns A behind_ns B" (the
@@ -9,11 +11,13 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define TOLERANCE_NS 1000
 
 static double seconds;
+static int light;
 
 typedef struct {
 	long calls, checked, bad;
@@ -52,6 +56,8 @@ static void *run(void *arg)
 		}
 		prev = t;
 		r->calls++;
+		if (light && (i & 255) == 255)
+			usleep(200);
 		if (rand_r(&r->seed) % 200000 == 0)
 			usleep((useconds_t)(rand_r(&r->seed) % 20000));
 	}
@@ -62,8 +68,9 @@ int main(int argc, char **argv)
 {
 	seconds = argc > 1 ? atof(argv[1]) : 5;
 	int n = argc > 2 ? atoi(argv[2]) : 2;
+	light = argc > 3 && !strcmp(argv[3], "light");
 	if (seconds <= 0 || n < 1 || n > 64) {
-		fprintf(stderr, "usage: clockcheck SECONDS THREADS\n");
+		fprintf(stderr, "usage: clockcheck SECONDS THREADS [light]\n");
 		return 2;
 	}
 	pthread_t th[64];
