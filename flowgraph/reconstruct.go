@@ -64,6 +64,7 @@ type EventIter struct {
 // timed so far.
 type intervalAcc struct {
 	cnt, sum, seen int64
+	q, r           int64 // sum / cnt and sum % cnt, set by the first share
 	has            bool
 }
 
@@ -412,8 +413,11 @@ func (s *spreader) next(weight float64) int64 {
 // share returns the next of a.cnt even integer parts of a.sum (the first
 // a.sum%a.cnt parts one larger), counting the parts taken in a.seen.
 func (a *intervalAcc) share() int64 {
-	v := a.sum / a.cnt
-	if a.seen < a.sum%a.cnt {
+	if a.seen == 0 { // divide once per interval, not per event
+		a.q, a.r = a.sum/a.cnt, a.sum%a.cnt
+	}
+	v := a.q
+	if a.seen < a.r {
 		v++
 	}
 	a.seen++
