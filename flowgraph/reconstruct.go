@@ -57,6 +57,9 @@ type EventIter struct {
 	// current interval holds of it
 	tim        *TimingIter
 	nacc, eacc []intervalAcc
+	// the nodes and edges of the current interval in order of first
+	// occurrence
+	seenNodes, seenEdges []int
 }
 
 // intervalAcc is what the current timing interval holds of a node (an
@@ -175,7 +178,10 @@ func (it *EventIter) fill() bool {
 			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
 			follower, ok := it.walk(end)
 			if ok {
-				it.timeInterval(iv, follower)
+				if err := it.timeInterval(iv, follower); err != nil {
+					it.err = err
+					return false
+				}
 			}
 			return ok
 		}
@@ -236,33 +242,31 @@ func (it *EventIter) walk(end int64) (*Event, bool) {
 // interval, the remainders (and sums of nodes or edges without an event
 // here, which only a damaged file has) spread by the means over the
 // events and gaps without a sum of their own, or over all if there are
-// none.
-func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
+// none. Sums without indices go to the interval's nodes and edges in
+// order of first occurrence; a different number of them is an error.
+func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	buf := it.buf
 	trans := transitions(buf, follower)
 	nacc, eacc := it.nacc, it.eacc
+	it.seenNodes, it.seenEdges = it.seenNodes[:0], it.seenEdges[:0]
 	for k := range buf {
-		nacc[buf[k].Node].cnt++
+		nd := buf[k].Node
+		if nacc[nd].cnt == 0 {
+			it.seenNodes = append(it.seenNodes, nd)
+		}
+		nacc[nd].cnt++
 		if k < trans {
-			eacc[outEdge(buf, follower, k)].cnt++
+			ed := outEdge(buf, follower, k)
+			if eacc[ed].cnt == 0 {
+				it.seenEdges = append(it.seenEdges, ed)
+			}
+			eacc[ed].cnt++
 		}
 	}
-	mr, cr := iv.MPIRest, iv.ComputeRest
-	for _, e := range iv.Entries {
-		switch {
-		case e.Edge && eacc[e.Index].cnt > 0:
-			eacc[e.Index].sum += e.Sum
-			eacc[e.Index].has = true
-		case e.Edge:
-			cr += e.Sum
-		case nacc[e.Index].cnt > 0:
-			nacc[e.Index].sum += e.Sum
-			nacc[e.Index].has = true
-		default:
-			mr += e.Sum
-		}
-	}
-	if mr == 0 && cr == 0 {
+	mr, cr, err := it.assign(iv)
+	switch {
+	case err != nil:
+	case mr == 0 && cr == 0:
 		// The usual interval: every node and edge has its sum.
 		t := it.tnext
 		for k := range buf {
@@ -280,15 +284,60 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) {
 			}
 		}
 		it.tnext = t
-	} else {
+	default:
 		it.timeRemainders(follower, trans, mr, cr)
 	}
-	for k := range buf {
-		nacc[buf[k].Node] = intervalAcc{}
-		if k < trans {
-			eacc[outEdge(buf, follower, k)] = intervalAcc{}
+	for _, nd := range it.seenNodes {
+		nacc[nd] = intervalAcc{}
+	}
+	for _, ed := range it.seenEdges {
+		eacc[ed] = intervalAcc{}
+	}
+	return err
+}
+
+// assign gives the sums of iv to the nodes and edges of the current
+// interval (counted in nacc and eacc, listed in seenNodes and seenEdges)
+// and returns the remainders: the interval's, plus the sums of nodes and
+// edges without an event here.
+func (it *EventIter) assign(iv *TimingInterval) (mr, cr int64, err error) {
+	nacc, eacc := it.nacc, it.eacc
+	mr, cr = iv.MPIRest, iv.ComputeRest
+	var ni, ei int
+	for _, e := range iv.Entries {
+		idx := e.Index
+		if idx < 0 {
+			// The entries are the nodes, then the edges, in order.
+			if e.Edge {
+				if ei >= len(it.seenEdges) {
+					return 0, 0, fmt.Errorf("timing: interval %d has more edge sums than edges (%d)", iv.Index, len(it.seenEdges))
+				}
+				idx, ei = it.seenEdges[ei], ei+1
+			} else {
+				if ni >= len(it.seenNodes) {
+					return 0, 0, fmt.Errorf("timing: interval %d has more node sums than nodes (%d)", iv.Index, len(it.seenNodes))
+				}
+				idx, ni = it.seenNodes[ni], ni+1
+			}
+		}
+		switch {
+		case e.Edge && eacc[idx].cnt > 0:
+			eacc[idx].sum += e.Sum
+			eacc[idx].has = true
+		case e.Edge:
+			cr += e.Sum
+		case nacc[idx].cnt > 0:
+			nacc[idx].sum += e.Sum
+			nacc[idx].has = true
+		default:
+			mr += e.Sum
 		}
 	}
+	if it.g.Timing.Keep() == 0 && (ni != len(it.seenNodes) || ei != len(it.seenEdges)) {
+		return 0, 0, fmt.Errorf("timing: interval %d has %d node and %d edge sums for %d nodes and %d edges",
+			iv.Index, ni, ei, len(it.seenNodes), len(it.seenEdges))
+	}
+	return mr, cr, nil
 }
 
 // timeRemainders times an interval whose remainders mr and cr (capped

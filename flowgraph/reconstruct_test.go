@@ -77,19 +77,22 @@ func TestReconstructRoundTrip(t *testing.T) {
 				}
 				require.LessOrEqual(t, ev.Start, ev.End)
 			}
-			// Per anchor interval: exact MPI time, exact start times at anchors.
+			// Per anchor interval: the MPI time, the start times at
+			// anchors, exact with quantum 1, else each node's and edge's
+			// total so far within a quantum.
+			tol := float64((g2.Timing.Quantum() - 1) * int64(len(g2.Nodes)+len(g2.Edges)))
+			var recon, truth int64
 			for k := 0; k+1 < len(g2.Anchors); k++ {
 				a, b := g2.Anchors[k], g2.Anchors[k+1]
-				var recon, truth int64
 				for i := a.Event; i < b.Event; i++ {
 					recon += evs[i].End - evs[i].Start
 					truth += calls[i].Exit - calls[i].Enter
 				}
-				require.Equal(t, truth, recon, "MPI time of anchor interval %d", k)
-				require.Equal(t, calls[a.Event].Enter-t0, evs[a.Event].Start, "start of anchor %d", k)
+				require.InDelta(t, truth, recon, tol, "MPI time up to anchor %d", k+1)
+				require.InDelta(t, calls[a.Event].Enter-t0, evs[a.Event].Start, tol, "start of anchor %d", k)
 			}
 			last := len(evs) - 1
-			assert.Equal(t, calls[last].Exit-t0, evs[last].End, "end of the last event")
+			assert.InDelta(t, calls[last].Exit-t0, evs[last].End, tol, "end of the last event")
 		})
 	}
 }

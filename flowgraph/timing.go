@@ -22,72 +22,96 @@ const (
 )
 
 const (
-	// timingHeaderMax bounds the header (spacing, keep) of the encoding;
-	// the intervals get the rest of the budget.
+	// timingHeaderMax bounds the header (spacing, keep, shift) of the
+	// encoding; the intervals get the rest of the budget.
 	timingHeaderMax = 16
 	// timingMinIntervals: merging stops short of fewer intervals than
-	// this; beyond it the entries of each interval are capped instead.
+	// this when they do not fit; the entries of each interval are capped
+	// instead.
 	timingMinIntervals = 16
+	// timingTarget: a compaction merges until the intervals take at most
+	// timingTarget/8 of the budget, so that the next one is far off.
+	timingTarget = 3
+	// TimingQuantumBits sets the quantum of a compaction: the largest
+	// power of two at most the recorded time over 2^TimingQuantumBits.
+	TimingQuantumBits = 20
 	// timingEntryMax and timingIntervalHeadMax are the largest encoded
-	// entry (id < 2^33, sum < 2^63) and interval head (count < 2^21, two
-	// remainders), which size the cap so that it always fits.
-	timingEntryMax        = 14
-	timingIntervalHeadMax = 23
+	// capped entry (index < 2^33, value < 2^64) and interval head (two
+	// counts < 2^33, two remainders < 2^64), in nibbles, which size the
+	// cap so that it always fits.
+	timingEntryMax        = 11 + 22
+	timingIntervalHeadMax = 2*11 + 2*22
 	maxSpacing            = int64(1) << 62
+	maxShift              = 62
 )
 
-// Timing holds exact time sums per interval of a graph's events (format v2).
-// The events are cut into intervals of Spacing consecutive events (a power
-// of two): interval k holds events [k*Spacing, (k+1)*Spacing). For each
+// Timing holds time sums per interval of a graph's events (format v2). The
+// events are cut into intervals of Spacing consecutive events (a power of
+// two): interval k holds events [k*Spacing, (k+1)*Spacing). For each
 // interval it stores, per node visited in it, the total duration of its
 // events there and, per edge traversed out of one of its events, the total
 // of those compute gaps (the gap after the last event of the interval
-// belongs to it; the run's last event has none). The start of interval k is
-// therefore the sum of all entries before it, exactly.
+// belongs to it; the run's last event has none).
 //
-// The size is bounded by a budget: when it would be exceeded, adjacent
-// intervals are merged (which is exact: sums add) and the spacing doubles.
-// Only if fewer than 16 intervals would then remain (intervals holding
-// thousands of distinct nodes and edges), each interval instead keeps its
-// Keep largest entries and folds the rest into two remainders, the MPI
-// time and the compute time of its other events; a reader splits those by
-// the global means, so inside such an interval the split among the folded
-// nodes and edges is lost, while the interval's totals stay exact.
+// Sums are integers in units of the Quantum, 2^Shift ns. A recording keeps
+// them exact (quantum 1) until its budget fills; each compaction may then
+// coarsen the quantum to about 2^-TimingQuantumBits of the time recorded
+// so far. Rounding is carried: the rounding error of a node's (an edge's)
+// sum is added to its next sum, so at every interval boundary each node's
+// and edge's total so far is within one quantum of the truth (unless a
+// clock went backwards: negative times are carried the same way, into
+// later sums, which are never negative). The start of an interval is
+// therefore within (number of nodes and edges) quanta of the truth, and
+// the time of each node and edge within one quantum, however long the run.
 //
-// Encoding (the msgpack bin): uvarint spacing, uvarint keep, then per
-// interval uvarint n, with keep > 0 uvarint MPI remainder and uvarint
-// compute remainder, then n entries (uvarint id, uvarint sum) in order of
-// first occurrence in the interval, id = 2*node for a duration sum and
-// 2*edge+1 for a gap sum. A Timing may hold fewer intervals than the
-// events need (a partial file of a recorder stopped mid-event): the events
-// after its last interval have no exact times.
+// The size is bounded by a budget: when it would be exceeded, the quantum
+// may coarsen and adjacent intervals are merged (sums add) so that the
+// spacing doubles, as often as needed. Only if fewer than 16 intervals
+// would then remain (intervals holding thousands of distinct nodes and
+// edges), each interval instead keeps its Keep largest entries and folds
+// the rest into two remainders, the MPI time and the compute time of its
+// other events; a reader splits those by the global means, so inside such
+// an interval the split among the folded nodes and edges is lost, while
+// the interval's totals are kept.
+//
+// Encoding (the msgpack bin): uvarint spacing, uvarint keep, uvarint
+// shift, then the intervals as a stream of nibbles (4 bits, the high one
+// of each byte first; an odd count ends with a zero nibble). Numbers are
+// nibble varints: 3 bits a nibble, least significant first, the high bit
+// set when more follow. Per interval: the number of nodes, the number of
+// edges, with keep > 0 the MPI remainder and the compute remainder, then
+// one value per node and then one per edge. With keep 0 the nodes are
+// those of the interval's events and the edges those out of them, each in
+// order of first occurrence, and are not written: a reader knows them from
+// the sequence numbers. With keep > 0 each value is preceded by its node
+// (edge) index. A Timing may hold fewer intervals than the events need (a
+// partial file of a recorder stopped mid-event): the events after its last
+// interval have no exact times.
 //
 // The zero Timing is absent (graphs of version 1 files, timed by Anchors).
 type Timing struct {
 	spacing int64
 	keep    int
-	data    []byte // the intervals
+	shift   int
+	data    []byte // the intervals, a nibble stream
 	n       int64  // number of intervals
 }
 
 // TimingEntry is one sum of an interval: of the durations of a node's
 // events (Edge false) or of an edge's gaps (Edge true).
 type TimingEntry struct {
-	Edge  bool
-	Index int // node or edge index
-	Sum   int64
-}
-
-func (e TimingEntry) id() uint64 {
-	if e.Edge {
-		return 2*uint64(e.Index) + 1
-	}
-	return 2 * uint64(e.Index)
+	Edge bool
+	// Index is the node or edge index, or -1 in an interval of a Timing
+	// with Keep 0, whose entries are its nodes and then its edges in
+	// order of first occurrence.
+	Index int
+	Sum   int64 // ns
 }
 
 // TimingInterval is one interval of a Timing.
 type TimingInterval struct {
-	Index   int64 // k: the interval holds events [k*Spacing, (k+1)*Spacing)
+	Index int64 // k: the interval holds events [k*Spacing, (k+1)*Spacing)
+	// Entries holds the node sums and then the edge sums.
 	Entries []TimingEntry
 	// MPIRest and ComputeRest are the durations and gaps of the interval
 	// not covered by Entries (only when Keep > 0).
@@ -103,6 +127,9 @@ func (t *Timing) Spacing() int64 { return t.spacing }
 // Keep is the number of entries each interval keeps, 0 when unlimited.
 func (t *Timing) Keep() int { return t.keep }
 
+// Quantum is the unit of the sums in ns, 1 when they are exact.
+func (t *Timing) Quantum() int64 { return int64(1) << t.shift }
+
 // Len is the number of intervals.
 func (t *Timing) Len() int64 { return t.n }
 
@@ -111,20 +138,23 @@ func (t *Timing) Size() int {
 	if !t.Present() {
 		return 0
 	}
-	return uvlen(uint64(t.spacing)) + uvlen(uint64(t.keep)) + len(t.data)
+	return uvlen(uint64(t.spacing)) + uvlen(uint64(t.keep)) + uvlen(uint64(t.shift)) + len(t.data)
 }
 
 // NewTiming checks an encoding of intervals (without the header) with the
-// given spacing and keep and returns it as a Timing. It does not check the
-// ids against a graph (see Graph.Validate).
-func NewTiming(spacing int64, keep int, data []byte) (Timing, error) {
+// given spacing, keep and quantum shift and returns it as a Timing. It
+// does not check the entries against a graph (see Graph.Validate).
+func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
 	if spacing < 1 || spacing > maxSpacing || spacing&(spacing-1) != 0 {
 		return Timing{}, fmt.Errorf("timing: spacing %d is not a power of two", spacing)
 	}
 	if keep < 0 || keep > math.MaxInt32 {
 		return Timing{}, fmt.Errorf("timing: keep %d out of range", keep)
 	}
-	t := Timing{spacing: spacing, keep: keep}
+	if shift < 0 || shift > maxShift {
+		return Timing{}, fmt.Errorf("timing: quantum 2^%d out of range", shift)
+	}
+	t := Timing{spacing: spacing, keep: keep, shift: shift}
 	if len(data) > 0 {
 		t.data = data
 	}
@@ -138,10 +168,58 @@ func NewTiming(spacing int64, keep int, data []byte) (Timing, error) {
 	return t, nil
 }
 
+// nibLen is the number of nibbles of the nibble varint of v.
+func nibLen(v uint64) int { return (bits.Len64(v|1) + 2) / 3 }
+
+// nibWriter appends nibble varints to a nibble stream.
+type nibWriter struct {
+	b    []byte
+	nibs int
+}
+
+func (w *nibWriter) put(v uint64) {
+	for {
+		x := byte(v & 7)
+		v >>= 3
+		if v != 0 {
+			x |= 8
+		}
+		if w.nibs&1 == 0 {
+			w.b = append(w.b, x<<4)
+		} else {
+			w.b[len(w.b)-1] |= x
+		}
+		w.nibs++
+		if v == 0 {
+			return
+		}
+	}
+}
+
+// nibAt is nibble i of a stream.
+func nibAt(b []byte, i int) byte { return b[i>>1] >> (4 - 4*(i&1)) & 15 }
+
+// getNib reads the nibble varint at nibble *pos of b (n nibbles).
+func getNib(b []byte, pos *int, n int) (uint64, bool) {
+	var v uint64
+	for s := 0; *pos < n; s += 3 {
+		x := nibAt(b, *pos)
+		*pos++
+		if s > 63 || (s == 63 && x&7 > 1) {
+			return 0, false
+		}
+		v |= uint64(x&7) << s
+		if x < 8 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
 // TimingIter iterates over the intervals of a Timing.
 type TimingIter struct {
 	t   *Timing
-	pos int
+	pos int // nibbles
 	k   int64
 	cur TimingInterval
 	err error
@@ -152,55 +230,69 @@ func (t *Timing) Intervals() *TimingIter { return &TimingIter{t: t} }
 
 // Next decodes the next interval and reports whether there is one.
 func (it *TimingIter) Next() bool {
-	if it.err != nil || it.pos >= len(it.t.data) {
-		return false
-	}
 	b := it.t.data
-	fail := func(what string) bool {
-		it.err = fmt.Errorf("timing: interval %d at byte %d: %s", it.k, it.pos, what)
+	end := 2 * len(b)
+	if it.err != nil || it.pos >= end || (it.pos == end-1 && nibAt(b, it.pos) == 0) {
 		return false
 	}
-	n, ok := it.uv(b)
-	if !ok {
+	fail := func(what string) bool {
+		it.err = fmt.Errorf("timing: interval %d at nibble %d: %s", it.k, it.pos, what)
+		return false
+	}
+	nn, ok1 := getNib(b, &it.pos, end)
+	ne, ok2 := getNib(b, &it.pos, end)
+	if !ok1 || !ok2 {
 		return fail("truncated count")
 	}
-	if n > uint64(len(b)-it.pos)/2 {
-		return fail(fmt.Sprintf("%d entries do not fit in the rest of the data", n))
+	per := uint64(1)
+	if it.t.keep > 0 {
+		per = 2
+	}
+	if nn > uint64(end-it.pos)/per || ne > uint64(end-it.pos)/per-nn {
+		return fail(fmt.Sprintf("%d node and %d edge sums do not fit in the rest of the data", nn, ne))
 	}
 	iv := &it.cur
 	iv.Index = it.k
 	iv.Entries = iv.Entries[:0]
 	iv.MPIRest, iv.ComputeRest = 0, 0
 	if it.t.keep > 0 {
-		m, ok1 := it.uv(b)
-		c, ok2 := it.uv(b)
-		if !ok1 || !ok2 || m > math.MaxInt64 || c > math.MaxInt64 {
+		m, ok1 := it.value(b, end)
+		c, ok2 := it.value(b, end)
+		if !ok1 || !ok2 {
 			return fail("bad remainder")
 		}
-		iv.MPIRest, iv.ComputeRest = int64(m), int64(c)
+		iv.MPIRest, iv.ComputeRest = m, c
 	}
-	for i := uint64(0); i < n; i++ {
-		id, ok1 := it.uv(b)
-		s, ok2 := it.uv(b)
-		if !ok1 || !ok2 {
-			return fail("truncated entry")
+	for i := uint64(0); i < nn+ne; i++ {
+		idx := uint64(0)
+		ok := true
+		if it.t.keep > 0 {
+			idx, ok = getNib(b, &it.pos, end)
+			if ok && idx > math.MaxInt32 {
+				return fail(fmt.Sprintf("entry %d: index %d out of range", i, idx))
+			}
 		}
-		if id>>1 > math.MaxInt32 || s > math.MaxInt64 {
-			return fail(fmt.Sprintf("entry %d (id %d, sum %d) out of range", i, id, s))
+		s, ok2 := it.value(b, end)
+		if !ok || !ok2 {
+			return fail(fmt.Sprintf("entry %d truncated or out of range", i))
 		}
-		iv.Entries = append(iv.Entries, TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(s)})
+		e := TimingEntry{Edge: i >= nn, Index: -1, Sum: s}
+		if it.t.keep > 0 {
+			e.Index = int(idx)
+		}
+		iv.Entries = append(iv.Entries, e)
 	}
 	it.k++
 	return true
 }
 
-func (it *TimingIter) uv(b []byte) (uint64, bool) {
-	v, n := binary.Uvarint(b[it.pos:])
-	if n <= 0 {
+// value reads a sum in quanta and returns it in ns.
+func (it *TimingIter) value(b []byte, end int) (int64, bool) {
+	v, ok := getNib(b, &it.pos, end)
+	if !ok || v > math.MaxInt64>>it.t.shift {
 		return 0, false
 	}
-	it.pos += n
-	return v, true
+	return int64(v) << it.t.shift, true
 }
 
 // Interval returns the current interval; its Entries are reused by Next.
@@ -210,8 +302,9 @@ func (it *TimingIter) Interval() *TimingInterval { return &it.cur }
 func (it *TimingIter) Err() error { return it.err }
 
 // validate checks t against a graph of nn nodes, ne edges and nev events:
-// ids in range, at most the intervals the events need, and totals that do
-// not overflow.
+// indices in range, at most the intervals the events need, no interval
+// with more nodes or edges than it has events, and totals that do not
+// overflow.
 func (t *Timing) validate(nn, ne int, nev int64) error {
 	need := nev / t.spacing
 	if nev%t.spacing != 0 {
@@ -232,13 +325,23 @@ func (t *Timing) validate(nn, ne int, nev int64) error {
 		if !add(iv.MPIRest) || !add(iv.ComputeRest) {
 			return fmt.Errorf("timing: interval %d: total time overflows", iv.Index)
 		}
+		events := min(t.spacing, nev-iv.Index*t.spacing)
+		var nodes, edges int64
 		for _, e := range iv.Entries {
+			if e.Edge {
+				edges++
+			} else {
+				nodes++
+			}
 			if (e.Edge && e.Index >= ne) || (!e.Edge && e.Index >= nn) {
 				return fmt.Errorf("timing: interval %d: %s", iv.Index, e.describe(nn, ne))
 			}
 			if !add(e.Sum) {
 				return fmt.Errorf("timing: interval %d: total time overflows", iv.Index)
 			}
+		}
+		if nodes > events || edges > events {
+			return fmt.Errorf("timing: interval %d: %d node and %d edge sums for %d events", iv.Index, nodes, edges, events)
 		}
 	}
 	return it.Err()
@@ -283,11 +386,12 @@ func (t Timing) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return enc.EncodeBytes(t.AppendBinary(make([]byte, 0, t.Size())))
 }
 
-// AppendBinary appends the encoding of a present t (spacing, keep, then
-// the intervals) to b.
+// AppendBinary appends the encoding of a present t (spacing, keep, shift,
+// then the intervals) to b.
 func (t *Timing) AppendBinary(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(t.spacing))
 	b = binary.AppendUvarint(b, uint64(t.keep))
+	b = binary.AppendUvarint(b, uint64(t.shift))
 	return append(b, t.data...)
 }
 
@@ -306,16 +410,20 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 // UnmarshalBinary reads what AppendBinary wrote and checks its structure.
 func (t *Timing) UnmarshalBinary(b []byte) error {
-	s, n1 := binary.Uvarint(b)
-	if n1 <= 0 || s > uint64(maxSpacing) {
-		return errors.New("timing: bad spacing")
+	var head [3]uint64
+	pos := 0
+	for i, what := range []string{"spacing", "keep", "quantum"} {
+		v, n := binary.Uvarint(b[pos:])
+		if n <= 0 || v > uint64(maxSpacing) {
+			return fmt.Errorf("timing: bad %s", what)
+		}
+		head[i], pos = v, pos+n
 	}
-	k, n2 := binary.Uvarint(b[n1:])
-	if n2 <= 0 || k > math.MaxInt32 {
-		return errors.New("timing: bad keep")
+	if head[1] > math.MaxInt32 || head[2] > maxShift {
+		return errors.New("timing: bad keep or quantum")
 	}
 	var err error
-	*t, err = NewTiming(int64(s), int(k), b[n1+n2:])
+	*t, err = NewTiming(int64(head[0]), int(head[1]), int(head[2]), b[pos:])
 	return err
 }
 
@@ -331,34 +439,50 @@ type TimingBudget struct {
 }
 
 // timingRec accumulates the Timing of a recording, exactly as the C
-// recorder (interpose/csrc/recorder.h) does: the open interval's sums per id
-// (2*node, 2*edge+1) with a stamp telling whether the id was touched in
-// it, the closed intervals encoded, and the merge that keeps them within
-// the budget.
+// recorder (interpose/csrc/recorder.h) does: the open interval's raw sums
+// per id (2*node, 2*edge+1) in order of first touch, the closed intervals
+// encoded with the ids of their entries beside them, the carries of the
+// rounding, and the merge that keeps the intervals within the budget.
 type timingRec struct {
-	budget  int   // bytes for the intervals
+	budget  int   // nibbles for the intervals
 	maxInt  int64 // 0: no limit
 	spacing int64
 	keep    int
-	buf     []byte // the closed intervals
-	bkeep   int    // the keep buf was written with
+	shift   int
+	closed  nibWriter // the closed intervals
+	ids     []uint32  // the ids of their entries, in order
 	nclosed int64
+	ctime   int64 // the time of the closed intervals as encoded
 
-	open           idSums // the open interval
-	mrest, crest   int64
-	merged         idSums // merge scratch
+	open         idSums // the open interval, raw
+	mrest, crest int64
+	carry        idSums   // per id: the rounding carried into its next sum
+	rcarry       [2]int64 // the same for the MPI and compute remainders
+
+	// merge scratch: one group's sums, the carries of a pass, its output
+	merged         idSums
 	mmrest, mcrest int64
-	order          []capEntry
-	dec            TimingInterval
+	pcarry         idSums
+	prcarry        [2]int64
+	out            nibWriter
+	outIDs         []uint32
+	outTime        int64
+	// per entry of the interval being put (nodes, then edges)
+	entries []uint32
+	codes   []uint64
+	rests   []int64
+	kept    []bool
+	order   []capEntry
 }
 
-// idSums are sums per id of one interval, with the ids in the order of
-// their first touch: a stamp per id tells whether it was touched since the
-// last reset (mf_tm_touch and tm_merge in the C recorder).
+// idSums are sums per id with the ids of each kind (nodes: even ids,
+// edges: odd) in the order of their first touch: a stamp per id tells
+// whether it was touched since the last reset (mf_tm_touch and tm_merge in
+// the C recorder).
 type idSums struct {
 	sum, stamp []int64 // per id
 	gen        int64
-	ids        []uint32
+	ids        [2][]uint32 // by kind
 }
 
 // add adds v to the sum of id.
@@ -371,21 +495,45 @@ func (s *idSums) add(id uint32, v int64) {
 	if s.stamp[id] != s.gen {
 		s.stamp[id] = s.gen
 		s.sum[id] = v
-		s.ids = append(s.ids, id)
+		s.ids[id&1] = append(s.ids[id&1], id)
 		return
 	}
 	s.sum[id] += v
 }
 
+// get is the sum of id, 0 if untouched.
+func (s *idSums) get(id uint32) int64 {
+	if int(id) < len(s.sum) && s.stamp[id] == s.gen {
+		return s.sum[id]
+	}
+	return 0
+}
+
+// set sets the sum of id.
+func (s *idSums) set(id uint32, v int64) {
+	s.add(id, 0)
+	s.sum[id] = v
+}
+
 // reset empties the sums.
 func (s *idSums) reset() {
 	s.gen++
-	s.ids = s.ids[:0]
+	s.ids[0], s.ids[1] = s.ids[0][:0], s.ids[1][:0]
+}
+
+// addAll adds the sums of o, each plus its carry in carry, to s, nodes
+// first.
+func (s *idSums) addAll(o *idSums, carry *idSums) {
+	for _, list := range o.ids {
+		for _, id := range list {
+			s.add(id, o.sum[id]+carry.get(id))
+		}
+	}
 }
 
 type capEntry struct {
-	sum int64
-	pos int
+	code uint64
+	pos  int
 }
 
 func newTimingRec(b TimingBudget) *timingRec {
@@ -394,7 +542,10 @@ func newTimingRec(b TimingBudget) *timingRec {
 		bytes = DefaultTimingBytes
 	}
 	bytes = min(max(bytes, MinTimingBytes), MaxTimingBytes)
-	t := &timingRec{budget: bytes - timingHeaderMax, spacing: 1, open: idSums{gen: 1}, merged: idSums{gen: 1}}
+	t := &timingRec{budget: 2 * (bytes - timingHeaderMax), spacing: 1}
+	for _, s := range []*idSums{&t.open, &t.carry, &t.merged, &t.pcarry} {
+		s.gen = 1
+	}
 	if b.Intervals >= 2 {
 		t.maxInt = int64(b.Intervals)
 	}
@@ -402,15 +553,15 @@ func newTimingRec(b TimingBudget) *timingRec {
 }
 
 // add records event idx (node ni, in-edge ei unless idx is 0) of duration
-// dur after a gap of gap. A clock going backwards counts as 0.
+// dur after a gap of gap.
 func (t *timingRec) add(idx int64, ni, ei int, dur, gap int64) {
 	if idx > 0 {
-		t.open.add(2*uint32(ei)+1, max(gap, 0))
+		t.open.add(2*uint32(ei)+1, gap)
 		if idx&(t.spacing-1) == 0 {
 			t.flush()
 		}
 	}
-	t.open.add(2*uint32(ni), max(dur, 0))
+	t.open.add(2*uint32(ni), dur)
 }
 
 func (t *timingRec) resetOpen() {
@@ -418,219 +569,383 @@ func (t *timingRec) resetOpen() {
 	t.mrest, t.crest = 0, 0
 }
 
-// intervalSize is the encoded size of an interval (appendInterval).
-func intervalSize(keep int, list []uint32, sum []int64, mr, cr int64) int {
-	n := uvlen(uint64(len(list)))
+// quantize returns the code of v (raw time plus the carry) at quantum
+// 2^shift, rounded half up (at most what a Timing can hold), and the
+// rounding left to carry; times at or below zero give code 0 and carry
+// whole.
+func quantize(v int64, shift int) (uint64, int64) {
+	if v <= 0 {
+		return 0, v
+	}
+	c := v >> shift
+	if shift > 0 {
+		c += v >> (shift - 1) & 1
+	}
+	c = min(c, math.MaxInt64>>shift)
+	return uint64(c), v - c<<shift
+}
+
+// carries are where an interval's rounding is carried: the recording's
+// (flush) or a compaction pass's.
+type carries struct {
+	id   *idSums
+	rest *[2]int64
+}
+
+// interval is one interval to put: raw sums per id (the lists of sums in
+// order) and raw remainders.
+type interval struct {
+	sums   *idSums
+	mr, cr int64
+}
+
+// put quantizes iv with the carries c at quantum 2^t.shift, caps it to keep
+// entries when capped, and returns its size in nibbles; with w it appends
+// it to w and its ids to *ids, updates the carries and returns its time as
+// encoded too (0 without w).
+func (t *timingRec) put(iv interval, keep int, capped bool, c carries, w *nibWriter, ids *[]uint32) (int, int64) {
+	t.entries, t.codes, t.rests = t.entries[:0], t.codes[:0], t.rests[:0]
+	for _, list := range iv.sums.ids {
+		for _, id := range list {
+			code, rest := quantize(iv.sums.sum[id]+c.id.get(id), t.shift)
+			t.entries = append(t.entries, id)
+			t.codes = append(t.codes, code)
+			t.rests = append(t.rests, rest)
+		}
+	}
+	var mc, cc uint64
 	if keep > 0 {
-		n += uvlen(uint64(mr)) + uvlen(uint64(cr))
+		mc, _ = quantize(iv.mr+c.rest[0], t.shift)
+		cc, _ = quantize(iv.cr+c.rest[1], t.shift)
 	}
-	for _, id := range list {
-		n += uvlen(uint64(id)) + uvlen(uint64(sum[id]))
+	kept := t.capCodes(keep, capped, &mc, &cc)
+	var counts [2]uint64
+	size := 0
+	for i, id := range t.entries {
+		if kept == nil || kept[i] {
+			counts[id&1]++
+			size += nibLen(t.codes[i])
+			if keep > 0 {
+				size += nibLen(uint64(id >> 1))
+			}
+		}
 	}
-	return n
-}
-
-// openSize is the encoded size of the open interval.
-func (t *timingRec) openSize() int {
-	return intervalSize(t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
-}
-
-func appendInterval(b []byte, keep int, list []uint32, sum []int64, mr, cr int64) []byte {
-	b = binary.AppendUvarint(b, uint64(len(list)))
+	size += nibLen(counts[0]) + nibLen(counts[1])
 	if keep > 0 {
-		b = binary.AppendUvarint(b, uint64(mr))
-		b = binary.AppendUvarint(b, uint64(cr))
+		size += nibLen(mc) + nibLen(cc)
 	}
-	for _, id := range list {
-		b = binary.AppendUvarint(b, uint64(id))
-		b = binary.AppendUvarint(b, uint64(sum[id]))
+	if w == nil {
+		return size, 0
 	}
-	return b
+	w.put(counts[0])
+	w.put(counts[1])
+	if keep > 0 {
+		w.put(mc)
+		w.put(cc)
+	}
+	time := int64(mc+cc) << t.shift
+	for i, id := range t.entries {
+		if kept == nil || kept[i] {
+			if keep > 0 {
+				w.put(uint64(id >> 1))
+			}
+			w.put(t.codes[i])
+			*ids = append(*ids, id)
+			time += int64(t.codes[i]) << t.shift
+		}
+		c.id.set(id, t.rests[i])
+	}
+	if keep > 0 {
+		_, c.rest[0] = quantize(iv.mr+c.rest[0], t.shift)
+		_, c.rest[1] = quantize(iv.cr+c.rest[1], t.shift)
+	}
+	return size, time
 }
 
-// capList keeps the keep largest sums of list (ties: the earlier first) in
-// their order and folds the others into the remainders.
-func (t *timingRec) capList(list []uint32, sum []int64, mr, cr *int64) []uint32 {
-	if t.keep == 0 || len(list) <= t.keep {
-		return list
+// capCodes keeps the keep largest codes of the interval being put (ties:
+// the earlier first) when capped and it has more, folding the others into
+// the remainder codes by kind; it returns which entries are kept, nil for
+// all.
+func (t *timingRec) capCodes(keep int, capped bool, mc, cc *uint64) []bool {
+	if !capped || keep == 0 || len(t.entries) <= keep {
+		return nil
 	}
 	t.order = t.order[:0]
-	for i, id := range list {
-		t.order = append(t.order, capEntry{sum[id], i})
+	for i, code := range t.codes {
+		t.order = append(t.order, capEntry{code, i})
 	}
 	slices.SortFunc(t.order, func(a, b capEntry) int {
-		if a.sum != b.sum {
-			if a.sum > b.sum {
+		if a.code != b.code {
+			if a.code > b.code {
 				return -1
 			}
 			return 1
 		}
 		return a.pos - b.pos
 	})
-	last := t.order[t.keep-1]
-	k := 0
-	for i, id := range list {
-		s := sum[id]
-		if s > last.sum || (s == last.sum && i <= last.pos) {
-			list[k] = id
-			k++
-		} else if id&1 == 0 {
-			*mr += s
+	t.kept = t.kept[:0]
+	for range t.entries {
+		t.kept = append(t.kept, false)
+	}
+	for _, e := range t.order[:keep] {
+		t.kept[e.pos] = true
+	}
+	for i, id := range t.entries {
+		if t.kept[i] {
+			continue
+		}
+		if id&1 == 0 {
+			*mc += t.codes[i]
 		} else {
-			*cr += s
+			*cc += t.codes[i]
 		}
 	}
-	return list[:k]
+	return t.kept
+}
+
+// flushCarries are the recording's carries.
+func (t *timingRec) flushCarries() carries { return carries{&t.carry, &t.rcarry} }
+
+// openInterval is the open interval.
+func (t *timingRec) openInterval() interval { return interval{&t.open, t.mrest, t.crest} }
+
+// Why the open interval could not be closed.
+const (
+	closedOK   = iota
+	overCount  // the interval limit
+	overBudget // the bytes
+)
+
+// close appends the open interval, capped when capped, if it fits the
+// budget and the interval limit with room left for lim more; it returns
+// closedOK, or why it did not.
+func (t *timingRec) close(capped bool, lim int64) int {
+	if t.maxInt > 0 && t.nclosed+lim > t.maxInt {
+		return overCount
+	}
+	if n, _ := t.put(t.openInterval(), t.keep, capped, t.flushCarries(), nil, nil); t.closed.nibs+n > t.budget {
+		return overBudget
+	}
+	_, tm := t.put(t.openInterval(), t.keep, capped, t.flushCarries(), &t.closed, &t.ids)
+	t.ctime += tm
+	t.nclosed++
+	t.resetOpen()
+	return closedOK
 }
 
 // flush closes the open interval during the run (at event (k+1)*spacing).
 func (t *timingRec) flush() {
-	t.open.ids = t.capList(t.open.ids, t.open.sum, &t.mrest, &t.crest)
-	if len(t.buf)+t.openSize() <= t.budget && (t.maxInt == 0 || t.nclosed+2 <= t.maxInt) {
-		t.buf = appendInterval(t.buf, t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
-		t.nclosed++
-		t.resetOpen()
-		return
+	if why := t.close(true, 2); why != closedOK {
+		t.compact(false, why == overBudget)
 	}
-	t.compact(false)
 }
 
 // keepFor is the cap that lets timingMinIntervals capped intervals fit in
-// three quarters of the budget.
+// the target of a compaction (in nibbles).
 func keepFor(budget int) int {
-	return max(1, (budget*3/4/timingMinIntervals-timingIntervalHeadMax)/timingEntryMax)
+	return max(1, (budget*timingTarget/8/timingMinIntervals-timingIntervalHeadMax)/timingEntryMax)
 }
 
-// compact merges the closed intervals and the open one in groups of
-// 2, 4, ... until they fit in three quarters of the budget. During the run
-// (final false) a last incomplete group becomes the open interval; at the
-// end it is the last interval.
-func (t *timingRec) compact(final bool) {
+// quantumShift is the shift of the quantum for a recording of total time
+// so far: about 2^-TimingQuantumBits of it.
+func quantumShift(total int64) int {
+	return max(0, bits.Len64(uint64(max(total, 0)))-TimingQuantumBits)
+}
+
+// compact merges the closed intervals and the open one until they fit in
+// timingTarget/8 of the budget and the interval limit: when the budget is
+// what is exceeded (coarsen), at the quantum for the time recorded so far,
+// first alone if that coarsens it enough; then in groups of 2, 4, ...
+// During the run (final false) a last incomplete group becomes the open
+// interval; at the end it is the last interval.
+func (t *timingRec) compact(final, coarsen bool) {
 	m := t.nclosed + 1
-	target := t.budget * 3 / 4
-	var g int64
-	for r := 1; ; r++ {
-		g = int64(1) << r
+	target := t.budget * timingTarget / 8
+	oldShift, oldKeep := t.shift, t.keep
+	if coarsen {
+		total := t.ctime + t.mrest + t.crest
+		for _, list := range t.open.ids {
+			for _, id := range list {
+				total += t.open.sum[id]
+			}
+		}
+		t.shift = max(t.shift, quantumShift(total))
+	}
+	// Merging alone pays when the quantum grows at least 8-fold: then
+	// every value of more than one nibble loses one.
+	first := int64(2)
+	if t.shift >= oldShift+3 {
+		first = 1
+	}
+	g := first
+	for {
 		full, part := m/g, m%g != 0
-		size := t.pass(g, final, nil)
 		count := full + 1
 		if final && !part {
 			count = full
 		}
-		if size <= target && (t.maxInt == 0 || count <= t.maxInt) {
+		ok := t.pass(g, oldShift, oldKeep, final, target)
+		if ok && (t.maxInt == 0 || count <= t.maxInt) {
 			break
 		}
-		if t.keep == 0 && size > target && full < timingMinIntervals {
+		if t.keep == 0 && !ok && full < timingMinIntervals {
 			t.keep = keepFor(t.budget)
-			r = 0
+			g = first
+			continue
 		}
+		g *= 2
 	}
-	out := make([]byte, 0, t.budget)
-	t.pass(g, final, &out)
 	full, part := m/g, m%g != 0
-	t.buf = out
-	t.bkeep = t.keep
+	t.closed, t.out = t.out, t.closed
+	t.ids, t.outIDs = t.outIDs, t.ids
+	t.ctime = t.outTime
 	t.spacing *= g
 	t.nclosed = full
+	// The open interval took its carries; the pass left its own.
+	for _, list := range t.open.ids {
+		for _, id := range list {
+			t.carry.set(id, 0)
+		}
+	}
+	for _, list := range t.pcarry.ids {
+		for _, id := range list {
+			t.carry.set(id, t.carry.get(id)+t.pcarry.sum[id])
+		}
+	}
+	t.rcarry = t.prcarry
 	t.resetOpen()
 	if part {
 		if final {
 			t.nclosed++
 		} else {
-			for _, id := range t.merged.ids {
-				t.open.add(id, t.merged.sum[id])
-			}
+			t.open.addAll(&t.merged, &idSums{})
 			t.mrest, t.crest = t.mmrest, t.mcrest
 		}
 	}
 }
 
-// pass merges the m intervals (closed, then open) in groups of g and
-// returns the encoded size of the groups that are closed afterwards,
-// appending them to *out if out is not nil. The last group's merge is left
-// in the scratch (merged, mmrest, mcrest).
-func (t *timingRec) pass(g int64, final bool, out *[]byte) int {
+// pass merges the m intervals (closed, written at quantum 2^oldShift with
+// oldKeep, then the open one, which takes its carries as a flush would) in
+// groups of g into t.out at the quantum and keep of t, and reports whether
+// the groups closed afterwards fit in limit nibbles (it stops at the first
+// that does not, or as soon as they are bound not to: overProjected). The
+// last, partial group is left in the merge scratch unless final.
+func (t *timingRec) pass(g int64, oldShift, oldKeep int, final bool, limit int) bool {
 	m := t.nclosed + 1
-	size := 0
-	pos := 0
+	t.out = nibWriter{b: t.out.b[:0]}
+	t.outIDs = t.outIDs[:0]
+	t.outTime = 0
+	t.pcarry.reset()
+	t.prcarry = [2]int64{}
+	pos, idPos := 0, 0
 	for j := int64(0); j*g < m; j++ {
 		t.merged.reset()
 		t.mmrest, t.mcrest = 0, 0
 		end := min((j+1)*g, m)
 		for k := j * g; k < end; k++ {
 			if k < t.nclosed {
-				pos = t.decode(pos)
-				t.mmrest += t.dec.MPIRest
-				t.mcrest += t.dec.ComputeRest
-				for _, e := range t.dec.Entries {
-					t.merged.add(uint32(e.id()), e.Sum)
-				}
+				pos, idPos = t.mergeClosed(pos, idPos, oldShift, oldKeep)
 			} else {
-				t.mmrest += t.mrest
-				t.mcrest += t.crest
-				for _, id := range t.open.ids {
-					t.merged.add(id, t.open.sum[id])
-				}
+				t.mmrest += t.mrest + t.rcarry[0]
+				t.mcrest += t.crest + t.rcarry[1]
+				t.merged.addAll(&t.open, &t.carry)
 			}
 		}
 		if end-j*g < g && !final {
-			break // the partial group stays open
+			return true // the partial group stays open
 		}
-		m := &t.merged
-		m.ids = t.capList(m.ids, m.sum, &t.mmrest, &t.mcrest)
-		size += intervalSize(t.keep, m.ids, m.sum, t.mmrest, t.mcrest)
-		if out != nil {
-			*out = appendInterval(*out, t.keep, m.ids, m.sum, t.mmrest, t.mcrest)
+		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest}, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
+		t.outTime += tm
+		if t.out.nibs > limit || overProjected(t.out.nibs, limit, pos, t.closed.nibs) {
+			return false
 		}
 	}
-	return size
+	return true
 }
 
-// decode reads the closed interval at pos of buf into t.dec.
-func (t *timingRec) decode(pos int) int {
-	tm := Timing{keep: t.bkeep, data: t.buf[pos:]}
-	it := TimingIter{t: &tm, cur: t.dec}
-	it.Next()
-	t.dec = it.cur
-	return pos + it.pos
+// overProjected reports whether a pass that has written out nibbles after
+// reading pos of the total nibbles of the closed intervals is bound to
+// end over limit: past a sixteenth of its input, it is when its output
+// so far is more than 17/16 of its share of the limit.
+func overProjected(out, limit, pos, total int) bool {
+	if 16*pos < total {
+		return false
+	}
+	hi, lo := bits.Mul64(16*uint64(out), uint64(total))
+	hl, ll := bits.Mul64(17*uint64(limit), uint64(pos))
+	return hi > hl || (hi == hl && lo > ll)
+}
+
+// mergeClosed adds the closed interval at nibble pos of t.closed, whose
+// ids start at idPos of t.ids, to the merge scratch and returns the
+// positions of the next one.
+func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int) {
+	b, n := t.closed.b, t.closed.nibs
+	nn, _ := getNib(b, &pos, n)
+	ne, _ := getNib(b, &pos, n)
+	if keep > 0 {
+		m, _ := getNib(b, &pos, n)
+		c, _ := getNib(b, &pos, n)
+		t.mmrest += int64(m) << shift
+		t.mcrest += int64(c) << shift
+	}
+	for i := uint64(0); i < nn+ne; i++ {
+		if keep > 0 {
+			getNib(b, &pos, n) // the index, as in t.ids
+		}
+		v, _ := getNib(b, &pos, n)
+		t.merged.add(t.ids[idPos], int64(v)<<shift)
+		idPos++
+	}
+	return pos, idPos
 }
 
 // finish closes the last interval of a recording of nev events and
-// returns the Timing. The last interval is kept whole when it fits.
+// returns the Timing. The last interval is kept whole (not capped) when
+// it fits.
 func (t *timingRec) finish(nev int64) Timing {
 	if nev > t.nclosed*t.spacing {
-		if len(t.buf)+t.openSize() <= t.budget && (t.maxInt == 0 || t.nclosed+1 <= t.maxInt) {
-			t.buf = appendInterval(t.buf, t.keep, t.open.ids, t.open.sum, t.mrest, t.crest)
-			t.nclosed++
-			t.resetOpen()
-		} else {
-			t.compact(true)
+		if why := t.close(false, 1); why != closedOK {
+			t.compact(true, why == overBudget)
 		}
 	}
-	tm := Timing{spacing: t.spacing, keep: t.keep, n: t.nclosed}
-	if len(t.buf) > 0 {
-		tm.data = t.buf
+	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, n: t.nclosed}
+	if len(t.closed.b) > 0 {
+		tm.data = t.closed.b
 	}
 	return tm
 }
 
 // TimingState is a recording's Timing as the C recorder keeps it during
-// the run: the closed intervals, encoded, and the sums of the open one.
+// the run: the closed intervals, encoded, with the ids of their entries,
+// the raw sums of the open one and the carries of the rounding.
 type TimingState struct {
 	Budget    TimingBudget
 	Spacing   int64
 	Keep      int
-	Closed    []byte // the closed intervals, encoded with Keep
+	Shift     int
+	Closed    []byte // the closed intervals, encoded with Keep and Shift
 	NumClosed int64
-	// Open holds the open interval's sums in order of first occurrence.
+	// ClosedTime is the time of the closed intervals as encoded.
+	ClosedTime int64
+	// IDs are the ids (2*node, 2*edge+1) of the closed intervals'
+	// entries in their order.
+	IDs []uint32
+	// Open holds the open interval's sums, of each kind in order of
+	// first occurrence.
 	Open                 []TimingEntry
 	MPIRest, ComputeRest int64
+	// Carry holds the rounding carried into the next sum of each node
+	// and edge (those without are 0), RestCarry that of the MPI and
+	// compute remainders.
+	Carry     []TimingEntry
+	RestCarry [2]int64
 }
 
 // Finish returns the Timing of a recording of nev events that ended in
 // state s, as Builder.Graph returns it for the same calls and budget.
 func (s *TimingState) Finish(nev int64) (Timing, error) {
-	closed, err := NewTiming(s.Spacing, s.Keep, s.Closed)
+	closed, err := NewTiming(s.Spacing, s.Keep, s.Shift, s.Closed)
 	if err != nil {
 		return Timing{}, err
 	}
@@ -638,11 +953,31 @@ func (s *TimingState) Finish(nev int64) (Timing, error) {
 		return Timing{}, fmt.Errorf("timing: %d closed intervals encoded, %d counted", closed.n, s.NumClosed)
 	}
 	t := newTimingRec(s.Budget)
-	t.spacing, t.keep, t.bkeep, t.nclosed = s.Spacing, s.Keep, s.Keep, s.NumClosed
-	t.buf = append([]byte(nil), s.Closed...)
+	t.spacing, t.keep, t.shift, t.nclosed, t.ctime = s.Spacing, s.Keep, s.Shift, s.NumClosed, s.ClosedTime
+	t.closed = nibWriter{b: append([]byte(nil), s.Closed...), nibs: closed.nibbles()}
+	t.ids = append([]uint32(nil), s.IDs...)
 	for _, e := range s.Open {
 		t.open.add(uint32(e.id()), e.Sum)
 	}
-	t.mrest, t.crest = s.MPIRest, s.ComputeRest
+	for _, e := range s.Carry {
+		t.carry.set(uint32(e.id()), e.Sum)
+	}
+	t.mrest, t.crest, t.rcarry = s.MPIRest, s.ComputeRest, s.RestCarry
 	return t.finish(nev), nil
+}
+
+// nibbles is the length of the intervals of a valid t in nibbles,
+// without the padding.
+func (t *Timing) nibbles() int {
+	it := t.Intervals()
+	for it.Next() {
+	}
+	return it.pos
+}
+
+func (e TimingEntry) id() uint64 {
+	if e.Edge {
+		return 2*uint64(e.Index) + 1
+	}
+	return 2 * uint64(e.Index)
 }

@@ -1,6 +1,7 @@
 package flowgraph
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -8,33 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// mergePairs merges the intervals of tm two by two the way a compaction
-// does (pass with groups of 2).
-func mergePairs(t *testing.T, tm Timing) Timing {
-	t.Helper()
-	r := newTimingRec(TimingBudget{Bytes: MaxTimingBytes})
-	r.spacing, r.keep, r.bkeep = tm.spacing, tm.keep, tm.keep
-	// all intervals but the last closed, the last one open
-	it := tm.Intervals()
-	lastPos := 0
-	for k := int64(0); k < tm.n; k++ {
-		lastPos = it.pos
-		require.True(t, it.Next())
-	}
-	r.buf = append([]byte(nil), tm.data[:lastPos]...)
-	r.nclosed = tm.n - 1
-	iv := it.Interval()
-	for _, e := range iv.Entries {
-		r.open.add(uint32(e.id()), e.Sum)
-	}
-	r.mrest, r.crest = iv.MPIRest, iv.ComputeRest
-	var out []byte
-	r.pass(2, true, &out)
-	return Timing{spacing: 2 * tm.spacing, keep: tm.keep, data: out, n: (tm.n + 1) / 2}
-}
-
 // TestTimingMergeEqualsDoubleSpacing checks that merging adjacent
-// intervals gives what recording at twice the spacing gives, byte for byte.
+// intervals (a compaction's pass with groups of 2) gives what recording at
+// twice the spacing gives, byte for byte, exact or at a coarser quantum:
+// rounding with carries makes a merged sum the multiple of the quantum
+// nearest to the same time.
 func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 	for _, n := range []int64{1, 2, 7, 64, 1000, 4097} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
@@ -57,34 +36,88 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 				ein[i] = edges[k]
 			}
 		}
-		record := func(spacing int64) Timing {
-			r := newTimingRec(TimingBudget{Bytes: MaxTimingBytes})
-			r.spacing = spacing
-			for i := range nodes {
-				r.add(int64(i), nodes[i], ein[i], durs[i], gaps[i])
+		for _, shift := range []int{0, 5} {
+			record := func(spacing int64) *timingRec {
+				r := newTimingRec(TimingBudget{Bytes: MaxTimingBytes})
+				r.spacing, r.shift = spacing, shift
+				for i := range nodes {
+					r.add(int64(i), nodes[i], ein[i], durs[i], gaps[i])
+				}
+				return r
 			}
-			return r.finish(n)
-		}
-		one := record(1)
-		require.Equal(t, n, one.n)
-		for s := int64(1); s < 2*n; s *= 2 {
-			merged := mergePairs(t, record(s))
-			direct := record(2 * s)
-			assert.Equal(t, direct, merged, "%d events, spacing %d", n, s)
+			one := record(1).finish(n)
+			require.Equal(t, n, one.n)
+			for s := int64(1); s < 2*n; s *= 2 {
+				r := record(s)
+				require.True(t, r.pass(2, shift, 0, true, math.MaxInt))
+				merged := Timing{spacing: 2 * s, shift: shift, data: r.out.b, n: (r.nclosed + 2) / 2}
+				direct := record(2 * s).finish(n)
+				assert.Equal(t, direct, merged, "%d events, spacing %d, quantum 2^%d", n, s, shift)
+			}
 		}
 	}
 }
 
-// TestTimingCap checks the cap keeps the largest entries in their order
-// and folds the others into the remainders by kind.
+// TestTimingQuantize checks rounding to the nearest multiple of the
+// quantum, and that what is not stored is carried.
+func TestTimingQuantize(t *testing.T) {
+	tests := []struct {
+		v     int64
+		shift int
+		code  uint64
+		carry int64
+	}{
+		{0, 0, 0, 0},
+		{7, 0, 7, 0},
+		{-5, 0, 0, -5},
+		{-5, 3, 0, -5},
+		{11, 3, 1, 3},
+		{12, 3, 2, -4},
+		{math.MaxInt64, 3, math.MaxInt64 >> 3, 7},
+		{math.MaxInt64 - 4, 3, math.MaxInt64 >> 3, 3},
+		{1<<62 + 4, 3, 1<<59 + 1, -4},
+	}
+	for _, tt := range tests {
+		code, carry := quantize(tt.v, tt.shift)
+		assert.Equal(t, tt.code, code, "%d at 2^%d", tt.v, tt.shift)
+		assert.Equal(t, tt.carry, carry, "%d at 2^%d", tt.v, tt.shift)
+		assert.Equal(t, tt.v, int64(code)<<tt.shift+carry)
+	}
+}
+
+// TestTimingCap checks the cap keeps the largest codes in their order and
+// folds the others into the remainders by kind.
 func TestTimingCap(t *testing.T) {
 	r := newTimingRec(TimingBudget{})
-	r.keep = 3
-	sum := []int64{5, 9, 1, 9, 7, 2}
-	list := []uint32{0, 1, 2, 3, 4, 5}
-	var mr, cr int64
-	got := r.capList(list, sum, &mr, &cr)
-	assert.Equal(t, []uint32{1, 3, 4}, got, "9, 9 and 7 in their order")
-	assert.Equal(t, int64(5+1), mr, "node ids 0 and 2")
-	assert.Equal(t, int64(2), cr, "edge id 5")
+	r.entries = []uint32{0, 2, 4, 1, 3, 5}
+	r.codes = []uint64{5, 9, 1, 9, 7, 2}
+	var mc, cc uint64
+	got := r.capCodes(3, true, &mc, &cc)
+	assert.Equal(t, []bool{false, true, false, true, true, false}, got, "9, 9 and 7 in their order")
+	assert.Equal(t, uint64(5+1), mc, "node ids 0 and 4")
+	assert.Equal(t, uint64(2), cc, "edge id 5")
+	assert.Nil(t, r.capCodes(6, true, &mc, &cc), "no more entries than kept")
+	assert.Nil(t, r.capCodes(3, false, &mc, &cc), "not capped")
+}
+
+// TestNibbles round-trips nibble varints and rejects overlong ones.
+func TestNibbles(t *testing.T) {
+	vals := []uint64{0, 7, 8, 63, 64, 511, 1 << 40, math.MaxUint64}
+	var w nibWriter
+	for _, v := range vals {
+		w.put(v)
+	}
+	pos := 0
+	for _, v := range vals {
+		n := pos
+		got, ok := getNib(w.b, &pos, w.nibs)
+		require.True(t, ok)
+		assert.Equal(t, v, got)
+		assert.Equal(t, nibLen(v), pos-n, "length of %d", v)
+	}
+	assert.Equal(t, w.nibs, pos)
+	over := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x20}
+	pos = 0
+	_, ok := getNib(over, &pos, 2*len(over))
+	assert.False(t, ok, "more than 64 bits")
 }

@@ -31,6 +31,7 @@ static const char *site_object(uint64_t addr, uint64_t *base) {
 import "C"
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"unsafe"
@@ -129,30 +130,58 @@ func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
 // intervals whose events and gaps are all within nev.
 func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 	pub := r.tm_pub[r.tm_pubi]
-	spacing, keep := int64(pub.spacing), int(pub.keep)
+	spacing, keep, shift := int64(pub.spacing), int(pub.keep), int(pub.shift)
+	nibs := pub.len
 	if r.failed != 0 {
 		lim := int64(0)
 		if nev > 0 {
 			lim = (nev - 1) / spacing
 		}
-		n := C.mf_timing_prefix(&pub, C.int64_t(lim))
-		t, err := flowgraph.NewTiming(spacing, keep, C.GoBytes(unsafe.Pointer(pub.buf), C.int(n)))
+		nibs = C.mf_timing_prefix(&pub, C.int64_t(lim))
+	}
+	closed := C.GoBytes(unsafe.Pointer(pub.buf), C.int((nibs+1)/2))
+	if nibs%2 == 1 {
+		closed[len(closed)-1] &= 0xf0 // the nibble after them is not theirs
+	}
+	if r.failed != 0 {
+		t, err := flowgraph.NewTiming(spacing, keep, shift, closed)
 		if err != nil {
 			return flowgraph.Timing{} // cannot happen: the recorder's own encoding
 		}
 		return t
 	}
 	st := flowgraph.TimingState{
-		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm_budget) + C.MF_TM_HEAD, Intervals: int(r.tm_maxint)},
+		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm_budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm_maxint)},
 		Spacing:     spacing,
 		Keep:        keep,
-		Closed:      C.GoBytes(unsafe.Pointer(pub.buf), C.int(pub.len)),
+		Shift:       shift,
+		Closed:      closed,
 		NumClosed:   int64(pub.nclosed),
+		ClosedTime:  int64(r.tm_ctime),
 		MPIRest:     int64(r.tm_mrest),
 		ComputeRest: int64(r.tm_crest),
+		RestCarry:   [2]int64{int64(r.tm_rcarry[0]), int64(r.tm_rcarry[1])},
 	}
-	for _, id := range unsafe.Slice(r.tm_open, int(r.tm_nopen)) {
-		st.Open = append(st.Open, flowgraph.TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(C.mf_timing_sum(r, id))})
+	for ids := C.GoBytes(unsafe.Pointer(r.tm_ids[r.tm_cur]), C.int(r.tm_nids)); len(ids) > 0; {
+		id, n := binary.Uvarint(ids)
+		st.IDs = append(st.IDs, uint32(id))
+		ids = ids[n:]
+	}
+	for kind := range 2 {
+		for _, id := range unsafe.Slice(r.tm_open[kind], int(r.tm_nopen[kind])) {
+			st.Open = append(st.Open, flowgraph.TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(C.mf_timing_sum(r, id))})
+		}
+	}
+	carry := unsafe.Slice(r.tm_carry, int(r.tm_idn))
+	for i := range int(r.nnodes) {
+		if c := carry[2*i]; c != 0 {
+			st.Carry = append(st.Carry, flowgraph.TimingEntry{Index: i, Sum: int64(c)})
+		}
+	}
+	for i := range int(r.nedges) {
+		if c := carry[2*i+1]; c != 0 {
+			st.Carry = append(st.Carry, flowgraph.TimingEntry{Edge: true, Index: i, Sum: int64(c)})
+		}
 	}
 	t, err := st.Finish(nev)
 	if err != nil {

@@ -183,7 +183,7 @@ static void mp_bin(out *o, uint64_t n)
 	}
 }
 
-/* put_cb is put for mf_seqv_encode. */
+/* put_cb is put for mf_seqv_encode and mf_timing_encode. */
 static void put_cb(void *o, const uint8_t *b, size_t n) { put(o, b, n); }
 
 static void mp_map(out *o, uint64_t n) { mp_len(o, n, 0x80, 15, 0xde); }
@@ -245,30 +245,12 @@ static void write_timing(out *o, const mf_rec *r, const mf_view *v)
 	int open = !r->failed && v->nevents > 0;
 	int64_t lim = v->nevents > 0 ? (v->nevents - 1) / (p.spacing > 0 ? p.spacing : 1) : 0;
 	int64_t closed = open ? p.len : mf_timing_prefix(&p, lim);
-	uint64_t n = (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) + (uint64_t)closed;
-	if (open) {
-		n += (uint64_t)mf_uvlen((uint64_t)r->tm_nopen);
-		if (p.keep > 0)
-			n += (uint64_t)mf_uvlen((uint64_t)r->tm_mrest) + (uint64_t)mf_uvlen((uint64_t)r->tm_crest);
-		for (int64_t i = 0; i < r->tm_nopen; i++)
-			n += (uint64_t)mf_uvlen(r->tm_open[i]) + (uint64_t)mf_uvlen((uint64_t)mf_timing_sum(r, r->tm_open[i]));
-	}
-	mp_bin(o, n);
+	mp_bin(o, (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +
+			  (uint64_t)mf_uvlen((uint64_t)p.shift) + mf_timing_encode(r, &p, closed, open, NULL, NULL));
 	put_uv(o, (uint64_t)p.spacing);
 	put_uv(o, (uint64_t)p.keep);
-	if (closed > 0)
-		put(o, p.buf, (size_t)closed);
-	if (!open)
-		return;
-	put_uv(o, (uint64_t)r->tm_nopen);
-	if (p.keep > 0) {
-		put_uv(o, (uint64_t)r->tm_mrest);
-		put_uv(o, (uint64_t)r->tm_crest);
-	}
-	for (int64_t i = 0; i < r->tm_nopen; i++) {
-		put_uv(o, r->tm_open[i]);
-		put_uv(o, (uint64_t)mf_timing_sum(r, r->tm_open[i]));
-	}
+	put_uv(o, (uint64_t)p.shift);
+	mf_timing_encode(r, &p, closed, open, put_cb, o);
 }
 
 static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, const mf_view *v)

@@ -43,12 +43,14 @@ enum {
 #define MF_TIMING_BYTES (64 << 10)  /* flowgraph.DefaultTimingBytes */
 #define MF_TIMING_MIN (1 << 10)      /* flowgraph.MinTimingBytes */
 #define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
-/* flowgraph's timingHeaderMax, timingMinIntervals, timingIntervalHeadMax,
- * timingEntryMax */
+/* flowgraph's timingHeaderMax, timingMinIntervals, timingTarget,
+ * TimingQuantumBits, timingIntervalHeadMax, timingEntryMax (nibbles) */
 #define MF_TM_HEAD 16
 #define MF_TM_MIN_INTERVALS 16
-#define MF_TM_IHEAD_MAX 23
-#define MF_TM_ENTRY_MAX 14
+#define MF_TM_TARGET 3
+#define MF_TM_QUANTUM_BITS 20
+#define MF_TM_IHEAD_MAX (2 * 11 + 2 * 22)
+#define MF_TM_ENTRY_MAX (11 + 22)
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
 
@@ -81,9 +83,9 @@ typedef struct {
 	int32_t commsize;
 	/* successor cache: the node and edge that followed this node last */
 	int32_t succ_node, succ_edge;
-	/* timing: sum in the open interval (valid if tstamp == mf_rec.tm_gen),
-	 * and the merge scratch */
-	int64_t tsum, tstamp, msum, mstamp;
+	/* timing: raw sum in the open interval (0 unless tstamp ==
+	 * mf_rec.tm_gen) */
+	int64_t tsum, tstamp;
 	/* samples of its runs of repeats (timed repeats that follow a timed
 	 * one, so that the gap before them is measured too): sums of their
 	 * durations and gaps, halved now and then so that they follow the
@@ -103,19 +105,21 @@ typedef struct {
 	int32_t *roots;
 	int32_t nroots, caproots;
 	int64_t counters[MF_MAX_COUNTERS]; /* sums over the compute phases */
-	int64_t tsum, tstamp, msum, mstamp; /* as in mf_node */
+	int64_t tsum, tstamp; /* as in mf_node */
 } mf_edge;
 
 /* The closed timing intervals as a signal handler may read them: the
  * recorder fills the other of two copies and then switches (tm_pubi), and
- * never writes the bytes below len of a published buffer. */
+ * never changes the nibbles below len (a nibble stream, see
+ * flowgraph.Timing) of a published buffer. */
 typedef struct {
 	const uint8_t *buf;
 	int64_t len, nclosed, spacing;
-	int32_t keep;
+	int32_t keep, shift;
 } mf_timing_pub;
 
-typedef struct { int64_t sum, pos; } mf_cap_entry;
+typedef struct { uint64_t code; int64_t pos; } mf_cap_entry;
+typedef struct { int64_t v, stamp; } mf_tm_slot; /* v is valid if stamp is the generation */
 
 /* One MPI call as the wrappers see it. partner and comm are -1 for none. */
 typedef struct {
@@ -167,25 +171,49 @@ typedef struct mf_rec {
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
 
 	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
-	 * open interval's sums live in the nodes and edges (tsum), touched in
-	 * the order tm_open; closed intervals are encoded in tm_buf[tm_cur]. */
+	 * open interval's raw sums live in the nodes and edges (tsum), touched
+	 * in the order tm_open; closed intervals are encoded in tm_buf[tm_cur]
+	 * (nibbles), the ids of their entries in tm_ids[tm_cur] (uvarints). */
 	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
-	int64_t tm_budget;    /* bytes for the intervals */
+	int64_t tm_budget;    /* nibbles for the intervals */
 	int64_t tm_maxint;    /* most intervals, 0: no limit */
 	int32_t tm_keep;      /* entries kept per interval, 0: all */
-	uint8_t *tm_buf[2];   /* each tm_budget bytes */
+	int32_t tm_shift;     /* the quantum is 2^tm_shift ns */
+	uint8_t *tm_buf[2];   /* each tm_budget / 2 + 1 bytes */
+	uint8_t *tm_ids[2];
+	int64_t tm_idcap[2];
 	int tm_cur;
-	int64_t tm_len, tm_nclosed;
+	int64_t tm_len, tm_nids, tm_nclosed;
+	int64_t tm_ctime; /* the time of the closed intervals as encoded */
 	mf_timing_pub tm_pub[2];
 	volatile int tm_pubi;
 	int64_t tm_gen;
-	uint32_t *tm_open; /* ids (2*node, 2*edge+1) in order of first touch */
-	int64_t tm_nopen;
-	int64_t tm_mrest, tm_crest; /* the open interval's remainders */
-	int64_t tm_cap;             /* of tm_open, tm_mlist, tm_order: >= nnodes + nedges */
-	uint32_t *tm_mlist;         /* merge scratch */
-	int64_t tm_nmlist, tm_mgen, tm_mmrest, tm_mcrest;
+	/* ids (2*node, 2*edge+1) of the open interval, nodes [0] and edges
+	 * [1], each in order of first touch */
+	uint32_t *tm_open[2];
+	int64_t tm_nopen[2];
+	int64_t tm_mrest, tm_crest; /* the open interval's raw remainders */
+	int64_t tm_rcarry[2];       /* the rounding carried into them */
+	/* per id (tm_idn >= 2 * max(nnodes, nedges)): the rounding carried
+	 * into its next sum, a merged group's sum (generation tm_mgen), a
+	 * pass's carry (generation tm_pgen) */
+	int64_t tm_idn;
+	int64_t *tm_carry;
+	mf_tm_slot *tm_m, *tm_p;
+	/* scratch of tm_cap >= nnodes + nedges entries: a merged group's ids
+	 * by kind, a pass's carried ids, an interval's ids, codes, rests and
+	 * cap */
+	int64_t tm_cap;
+	uint32_t *tm_mlist[2];
+	int64_t tm_nmlist[2], tm_mgen, tm_mmrest, tm_mcrest;
+	uint32_t *tm_plist;
+	int64_t tm_nplist, tm_pgen, tm_prcarry[2];
+	uint32_t *tm_entries;
+	uint64_t *tm_codes;
+	int64_t *tm_rests;
+	uint8_t *tm_kept;
 	mf_cap_entry *tm_order;
+	int64_t tm_olen, tm_onids, tm_otime; /* a pass's output */
 
 	/* While mf_seq_close folds the terms of edge bk_edge (-1: none), a
 	 * signal handler must see them as they were before the close: terms
@@ -272,28 +300,33 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
 void mf_timing_flush(mf_rec *r);
 void mf_trace_flush(mf_rec *r);
 
-/* mf_timing_prefix returns the bytes of the first lim closed intervals of
- * p (all if lim >= p->nclosed). Pure: safe in a signal handler. */
+/* mf_timing_prefix returns the nibbles of the first lim closed intervals
+ * of p (all if lim >= p->nclosed). Pure: safe in a signal handler. */
 int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t lim);
 
-/* mf_timing_sum is the open interval's sum of id. */
+/* mf_timing_encode writes through put (NULL: only counts) the intervals
+ * of flowgraph.Timing's encoding: the first nibs nibbles of p's closed
+ * intervals and, with open, r's open interval as the last, uncapped and
+ * rounded with the carries as flowgraph's timingRec.finish closes it. It
+ * returns the number of bytes. Pure: safe in a signal handler. */
+uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int open,
+			  void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx);
+
+/* mf_timing_sum is the open interval's raw sum of id. */
 static inline int64_t mf_timing_sum(const mf_rec *r, uint32_t id)
 {
 	return id & 1 ? r->edges[id >> 1].tsum : r->nodes[id >> 1].tsum;
 }
 
-/* mf_tm_touch adds v (0 if negative: a clock going backwards) to the open
- * interval's sum of id. */
+/* mf_tm_touch adds v to the open interval's raw sum of id (which is 0
+ * until its first touch: a flush zeroes the sums it takes), listing id at
+ * its first touch. */
 static inline void mf_tm_touch(mf_rec *r, int64_t *sum, int64_t *stamp, uint32_t id, int64_t v)
 {
-	if (v < 0)
-		v = 0;
+	*sum += v;
 	if (*stamp != r->tm_gen) {
 		*stamp = r->tm_gen;
-		*sum = v;
-		r->tm_open[r->tm_nopen++] = id;
-	} else {
-		*sum += v;
+		r->tm_open[id & 1][r->tm_nopen[id & 1]++] = id;
 	}
 }
 
