@@ -75,8 +75,8 @@ type Graph struct {
 	// version 1 store them; for graphs with a Timing they are derived from
 	// it (one per interval) and not stored.
 	Anchors Anchors `msgpack:"anchors"`
-	// Timing holds exact time sums per interval of events (absent in
-	// version 1 files).
+	// Timing holds time sums per interval of events (absent in version 1
+	// files).
 	Timing Timing `msgpack:"timing"`
 }
 

@@ -22,7 +22,7 @@ type Event struct {
 // duration is its node's sum in the interval split evenly over the node's
 // events there, and each gap its edge's sum split over the edge's
 // traversals (integer parts, the first ones taking the remainder, so the
-// sums are exact); remainders of capped intervals are spread like
+// sums are kept); remainders of capped intervals are spread like
 // anchor intervals. Without one (version 1 files), between two
 // consecutive anchors the elapsed time and the time spent inside MPI are
 // known exactly: the MPI time is spread over the interval's events in

@@ -27,8 +27,9 @@ func newTraceCmd() *cobra.Command {
 		Use:   "trace FILE",
 		Short: "Write the reconstructed event trace (CSV, Chrome/Perfetto JSON, Pajé, OTF2)",
 		Long: `trace rebuilds the exact ordered sequence of MPI calls of each selected rank
-from its event flow graph, with timestamps restored from the time anchors,
-and writes it in the chosen format:
+from its event flow graph, with timestamps restored from the timing (time
+sums per interval of events; the time anchors of version 1 files), and
+writes it in the chosen format:
 
   csv     one line per MPI call (default)
   chrome  Chrome trace event JSON for Perfetto (ui.perfetto.dev) and
