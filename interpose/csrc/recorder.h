@@ -163,7 +163,7 @@ typedef struct mf_rec {
 	 * interval; the time the others took is split over them at the next
 	 * timed event (mf_settle). */
 	int32_t rep_call;     /* prev's call while its repeats take mf_record_repeat, else -1 */
-	int32_t rep_len;      /* events of prev's current run of repeats - 1 */
+	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
 	int64_t pending;      /* untimed repeats since the last timed event */
@@ -502,7 +502,9 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	 * there are no counters to read. */
 	if (ni == prev) {
 		const mf_edge *e = &r->edges[ei];
-		if (++r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
+		if (r->rep_len < MF_REP_TIMED)
+			r->rep_len++;
+		if (r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
 		    !(kf & ~(uint32_t)MF_KEY_SITE)) {
 			r->rep_call = ev->call;
 			r->rep_site = ev->site;
@@ -546,7 +548,6 @@ static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, co
 	mf_node_record(r, n, ev);
 	e->count++;
 	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
-	r->rep_len++;
 	r->nevents = idx + 1;
 	if (how == 1) {
 		const int64_t untimed = r->pending;
