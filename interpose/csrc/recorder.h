@@ -362,7 +362,8 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 	*len = n;
 }
 
-/* MF_REP_TIMED: the first events of a run of repeats are all timed. */
+/* MF_REP_TIMED: after this many repeats in a row through mf_record, the
+ * next take mf_record_repeat. */
 #define MF_REP_TIMED 4
 /* MPIFLOW_SAMPLE=K times a pair of consecutive events in about K of a run
  * of repeats, at random distances (2 to 2K+1) so that sampling does not
