@@ -478,3 +478,33 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	assert.Greater(t, len(lists[0]), 5)
 	assert.Equal(t, lists[0], lists[1])
 }
+
+func TestQualityMatchesReference(t *testing.T) {
+	m := randomModel(t, 7, 6, 6, 3)
+	h := mustHierarchy(t, smallHierarchies[1].json, m.Resources)
+	a, err := New(m, h, Options{})
+	require.NoError(t, err)
+	r := newRef(m, h)
+	for _, p := range []float64{0, 0.3, 0.7, 1} {
+		best, err := a.BestCells(p)
+		require.NoError(t, err)
+		micro, err := a.BestCells(0)
+		require.NoError(t, err)
+		for _, cells := range [][]Cell{best, micro, {{Node: 0, First: 0, Last: m.Slices() - 1}}} {
+			q, err := a.Quality(p, cells)
+			require.NoError(t, err)
+			assert.InDelta(t, r.pIC(p, cells), q, 1e-9, "p=%g cells=%v", p, cells)
+		}
+		bq, err := a.Quality(p, best)
+		require.NoError(t, err)
+		mq, err := a.Quality(p, micro)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, bq, mq-1e-9, "the best partition is no worse than the microscopic one")
+	}
+	for _, bad := range []Cell{{Node: len(h.Nodes)}, {Node: 0, First: 2, Last: 1}, {Node: 0, Last: m.Slices()}} {
+		_, err := a.Quality(0.5, []Cell{bad})
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = a.Quality(math.NaN(), nil)
+	assert.Error(t, err)
+}

@@ -217,3 +217,24 @@ func suggest(pv []PValue) float64 {
 func (v PValue) String() string {
 	return fmt.Sprintf("p=%.4f aggregates=%d gain=%.4g loss=%.4g", v.P, v.Aggregates, v.Gain, v.Loss)
 }
+
+// Quality returns the normalized quality (p times the gain minus 1-p times
+// the loss, each divided by that of the full aggregate) of a partition
+// given as cells, the value that BestCells maximizes. It lets a partition
+// found on one model be judged on another model of the same hierarchy and
+// slices, e.g. a partition of a rebuilt trace on the recorded one.
+func (a *Aggregator) Quality(p float64, cells []Cell) (float64, error) {
+	if !(p >= 0 && p <= 1) {
+		return 0, fmt.Errorf("p = %v: want a value in [0, 1]", p)
+	}
+	wg, wl := a.weights(p)
+	var q float64
+	for _, c := range cells {
+		if c.Node < 0 || c.Node >= len(a.h.Nodes) || c.First < 0 || c.First > c.Last || c.Last >= a.nt {
+			return 0, fmt.Errorf("cell %+v: outside %d hierarchy nodes x %d slices", c, len(a.h.Nodes), a.nt)
+		}
+		g, l := a.aggQuality(c.Node, c.First, c.Last)
+		q += wg*g - wl*l
+	}
+	return q, nil
+}

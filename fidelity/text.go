@@ -30,11 +30,14 @@ func (rep *Report) WriteText(w io.Writer) error {
 	tw.Flush()
 	fmt.Fprint(bw, "\nBest partitions (mpiflow aggregate):")
 	for _, a := range rep.Aggregate {
-		verdict := "same"
-		if !a.Same {
-			verdict = "DIFFER"
+		switch {
+		case a.Same:
+			fmt.Fprintf(bw, " p=%g same (%d aggregates);", a.P, a.Rebuilt)
+		case a.Equivalent:
+			fmt.Fprintf(bw, " p=%g equivalent (%d/%d aggregates, quality gap %.1e);", a.P, a.Rebuilt, a.Truth, a.QualityGap)
+		default:
+			fmt.Fprintf(bw, " p=%g DIFFER (%d/%d aggregates, quality gap %.1e);", a.P, a.Rebuilt, a.Truth, a.QualityGap)
 		}
-		fmt.Fprintf(bw, " p=%g %s (%d/%d aggregates);", a.P, verdict, a.Rebuilt, a.Truth)
 	}
 	fmt.Fprintln(bw)
 	return bw.Flush()

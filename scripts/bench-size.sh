@@ -146,7 +146,7 @@ lammps() {
 		"$MPIFLOW_BIN" fidelity "$job" --json >"$fid"
 		put lammps "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp * 100 | round / 100' "$fid")"
 		put lammps "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp * 100 | round / 100) (\(.worst_call))"' "$fid")"
-		put lammps "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" else "no" end)"] | join(" ")' "$fid")"
+		put lammps "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" elif .equivalent then "tie" else "no" end)"] | join(" ")' "$fid")"
 	else
 		put lammps "max MPI share error (pp)" "n/a"
 		put lammps "max call share error (pp)" "n/a"

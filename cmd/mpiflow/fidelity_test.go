@@ -40,8 +40,10 @@ type fidelityJSON struct {
 	CallShare *float64 `json:"max_call_share_error_pp"`
 	WorstCall string   `json:"worst_call"`
 	Aggregate []struct {
-		P    float64 `json:"p"`
-		Same *bool   `json:"same"`
+		P          float64 `json:"p"`
+		Same       *bool   `json:"same"`
+		Equivalent *bool   `json:"equivalent"`
+		QualityGap float64 `json:"quality_gap"`
 	} `json:"aggregate"`
 }
 
@@ -79,6 +81,7 @@ func checkFidelity(t *testing.T, path string, nranks int, args ...string) fideli
 	for i, a := range got.Aggregate {
 		assert.InDelta(t, []float64{0.1, 0.3, 0.5, 0.7, 0.9}[i], a.P, 1e-12)
 		assert.NotNil(t, a.Same)
+		assert.NotNil(t, a.Equivalent)
 	}
 	return got
 }
@@ -220,8 +223,8 @@ func TestFidelityRealRun(t *testing.T) {
 	assert.LessOrEqual(t, *got.MPIShare, 0.5)
 	assert.LessOrEqual(t, *got.CallShare, 1.0, "worst call %s", got.WorstCall)
 	for _, a := range got.Aggregate {
-		require.NotNil(t, a.Same)
-		assert.True(t, *a.Same, "aggregate partitions differ at p = %v", a.P)
+		require.NotNil(t, a.Equivalent)
+		assert.True(t, *a.Equivalent, "aggregate partitions differ at p = %v (quality gap %v)", a.P, a.QualityGap)
 	}
 	checkTruthCSV(t, jobs[0])
 
