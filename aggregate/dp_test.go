@@ -508,3 +508,30 @@ func TestQualityMatchesReference(t *testing.T) {
 	_, err = a.Quality(math.NaN(), nil)
 	assert.Error(t, err)
 }
+
+func TestSearchPBudget(t *testing.T) {
+	m := randomModel(t, 11, 6, 8, 3)
+	h := mustHierarchy(t, smallHierarchies[2].json, m.Resources)
+	a, err := New(m, h, Options{})
+	require.NoError(t, err)
+	all, complete, err := a.SearchP(0, 0)
+	require.NoError(t, err)
+	assert.True(t, complete)
+	require.Greater(t, len(all), 3, "the random model has several partitions")
+	pv, _, err := a.PValues(0)
+	require.NoError(t, err)
+	require.Len(t, pv, len(all))
+	for k := range all {
+		assert.Equal(t, pv[k], all[k].PValue)
+		assert.Equal(t, len(all[k].Cells), all[k].Aggregates)
+		if k > 0 {
+			assert.Greater(t, all[k].P, all[k-1].P)
+			assert.NotEqual(t, all[k].Cells, all[k-1].Cells)
+		}
+	}
+	few, complete, err := a.SearchP(0, 3)
+	require.NoError(t, err)
+	assert.False(t, complete)
+	assert.LessOrEqual(t, len(few), 3)
+	assert.Equal(t, all[0].Cells, few[0].Cells, "p = 0 is always sampled")
+}

@@ -128,75 +128,97 @@ type PValue struct {
 // DefaultThreshold is the p resolution of PValues, as in Ocelotl.
 const DefaultThreshold = 0.001
 
+// PSample is the best partition at a significant value of p, with its
+// quality.
+type PSample struct {
+	PValue
+	Cells []Cell
+}
+
 // PValues returns the significant values of p, where the best partition
-// changes, found by dichotomy: the partitions at p = 0 and p = 1 are
-// computed, and [pmin, pmax] is bisected while its two partitions differ
-// and it is wider than threshold (DefaultThreshold if <= 0). Consecutive
-// equal partitions are dropped, keeping the smallest p. It also returns a
-// suggested p: the middle of the p range of the partition whose normalized
-// gain minus normalized loss is largest.
+// changes, found by dichotomy (see SearchP, here without a bound), and a
+// suggested p: the middle of the p range of the partition whose
+// normalized gain minus normalized loss is largest.
 func (a *Aggregator) PValues(threshold float64) ([]PValue, float64, error) {
+	samples, _, err := a.SearchP(threshold, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]PValue, len(samples))
+	for k := range samples {
+		out[k] = samples[k].PValue
+	}
+	return out, Suggest(out), nil
+}
+
+// SearchP finds the significant values of p by dichotomy: the partitions at
+// p = 0 and p = 1 are computed, and every interval of p whose two
+// partitions differ and that is wider than threshold (DefaultThreshold if
+// <= 0) is bisected, the widest first. With maxRuns > 0 it stops after
+// that many runs of the partitioning and reports complete = false if
+// intervals were left. Consecutive equal partitions are dropped, keeping
+// the smallest p.
+func (a *Aggregator) SearchP(threshold float64, maxRuns int) (samples []PSample, complete bool, err error) {
 	if threshold <= 0 {
 		threshold = DefaultThreshold
 	}
-	type sample struct {
-		p     float64
-		cells []Cell
-	}
-	at := func(p float64) (sample, error) {
+	at := func(p float64) (PSample, error) {
 		c, err := a.BestCells(p)
-		return sample{p, c}, err
+		return PSample{PValue: PValue{P: p}, Cells: c}, err
 	}
 	lo, err := at(0)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	hi, err := at(1)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
-	list := []sample{lo}
-	var bisect func(lo, hi sample) error
-	bisect = func(lo, hi sample) error {
-		if slices.Equal(lo.cells, hi.cells) || hi.p-lo.p <= threshold {
-			return nil
+	list := []PSample{lo, hi}
+	complete = true
+	for runs := 2; ; runs++ {
+		widest := -1
+		for i := 0; i+1 < len(list); i++ {
+			w := list[i+1].P - list[i].P
+			if w > threshold && !slices.Equal(list[i].Cells, list[i+1].Cells) && (widest < 0 || w > list[widest+1].P-list[widest].P) {
+				widest = i
+			}
 		}
-		mid, err := at(lo.p + (hi.p-lo.p)/2)
+		if widest < 0 {
+			break
+		}
+		if maxRuns > 0 && runs >= maxRuns {
+			complete = false
+			break
+		}
+		mid, err := at(list[widest].P + (list[widest+1].P-list[widest].P)/2)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		if err := bisect(lo, mid); err != nil {
-			return err
-		}
-		list = append(list, mid)
-		return bisect(mid, hi)
+		list = slices.Insert(list, widest+1, mid)
 	}
-	if err := bisect(lo, hi); err != nil {
-		return nil, 0, err
-	}
-	list = append(list, hi)
-	var out []PValue
-	var prev []Cell
-	for k, s := range list {
-		if k > 0 && slices.Equal(s.cells, prev) {
-			continue
+	out := list[:1]
+	for _, s := range list[1:] {
+		if !slices.Equal(s.Cells, out[len(out)-1].Cells) {
+			out = append(out, s)
 		}
-		prev = s.cells
-		pv := PValue{P: s.p, Aggregates: len(s.cells)}
-		for _, c := range s.cells {
+	}
+	for k := range out {
+		pv := &out[k].PValue
+		pv.Aggregates = len(out[k].Cells)
+		for _, c := range out[k].Cells {
 			g, l := a.aggQuality(c.Node, c.First, c.Last)
 			pv.Gain += g
 			pv.Loss += l
 		}
 		pv.NormGain, pv.NormLoss = a.normalize(pv.Gain, pv.Loss)
-		out = append(out, pv)
 	}
-	return out, suggest(out), nil
+	return out, complete, nil
 }
 
-// suggest returns the middle of the p range of the partition with the
+// Suggest returns the middle of the p range of the partition with the
 // largest normalized gain - loss gap (the first one on ties).
-func suggest(pv []PValue) float64 {
+func Suggest(pv []PValue) float64 {
 	if len(pv) == 0 {
 		return 0.5
 	}

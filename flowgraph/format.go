@@ -8,9 +8,10 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"mpiflow/internal/atomicfile"
 )
 
 // File layout (all integers big-endian):
@@ -111,7 +112,7 @@ func EncodeFooter(h Header, idx []IndexEntry, footerOffset int64) ([]byte, error
 // failed write never leaves a partial file under the final name.
 type Writer struct {
 	path string
-	tmp  *os.File
+	tmp  *atomicfile.File
 	off  int64
 	idx  []IndexEntry
 	err  error
@@ -119,9 +120,9 @@ type Writer struct {
 
 // Create starts a file at path.
 func Create(path string) (*Writer, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := atomicfile.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
 	w := &Writer{path: path, tmp: tmp}
 	w.write(Preamble())
@@ -164,25 +165,16 @@ func (w *Writer) Close(h Header) error {
 		}
 		w.write(b)
 	}
-	if err := w.tmp.Close(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("write %s: %w", w.path, err)
-	}
-	if w.err == nil {
-		if err := os.Rename(w.tmp.Name(), w.path); err != nil {
-			w.err = fmt.Errorf("write %s: %w", w.path, err)
-		}
-	}
 	if w.err != nil {
-		os.Remove(w.tmp.Name())
+		w.tmp.Abort()
+		return w.err
 	}
+	w.err = w.tmp.Commit()
 	return w.err
 }
 
 // Abort discards the file.
-func (w *Writer) Abort() {
-	w.tmp.Close()
-	os.Remove(w.tmp.Name())
-}
+func (w *Writer) Abort() { w.tmp.Abort() }
 
 // WriteFile writes a whole file at once.
 func WriteFile(path string, h Header, ranks []*Rank) error {

@@ -11,8 +11,8 @@
 // Collapse numbers the loops by first execution ("Loop N"), gives every loop
 // its own acyclic level graph in which nested loops are single loop nodes,
 // and accumulates per-loop statistics such that every level adds up exactly
-// to the time of the loop it belongs to (see Collapsed). LoopKeys, Signature,
-// GroupRanks and MatchLoops compare loops and collapsed graphs across ranks.
+// to the time of the loop it belongs to (see Collapsed). LoopKeys and
+// GroupTree compare loops across ranks.
 package loops
 
 import (

@@ -19,8 +19,10 @@ type RankSummary struct {
 	// Total is the rank's time after MPI_Init (Collapsed.Total -
 	// Collapsed.Init), LoopTime the part of it spent in loops (the
 	// Stats.Time of the outermost loops).
-	Total     int64  `json:"total"`
-	LoopTime  int64  `json:"loop_time"`
+	Total    int64 `json:"total"`
+	LoopTime int64 `json:"loop_time"`
+	// Signature identifies the rank's structure group; Summarize leaves
+	// it to the caller, which groups ranks.
 	Signature string `json:"signature"`
 }
 
@@ -31,7 +33,6 @@ func Summarize(r RankLoops) RankSummary {
 		Rank: r.Rank, Thread: r.Thread,
 		Nodes: len(r.Graph.Nodes), TopNodes: len(c.Levels[0].Nodes), Loops: len(c.Loops),
 		Total: c.Total - c.Init, LoopTime: c.Levels[0].LoopTime,
-		Signature: Signature(r.Graph, c),
 	}
 	return s
 }

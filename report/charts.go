@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"mpiflow/internal/units"
 )
 
 // Chart is an SVG chart drawn by the report template: geometry is computed
@@ -177,7 +179,7 @@ func chartTimePerCall(ct *callTimes) Chart {
 		y := padT + 22*float64(i) + 3
 		w := plotW * share(t) / top
 		c.Rects = append(c.Rects, Rect{X: x0, Y: y, W: math.Max(w, 0.5), H: 16, Fill: color,
-			Title: fmt.Sprintf("%s: %s s, %.2f%% of MPI time, %d calls", name, FormatSeconds(t), share(t), count)})
+			Title: fmt.Sprintf("%s: %s s, %.2f%% of MPI time, %d calls", name, units.Seconds(t), share(t), count)})
 		c.Texts = append(c.Texts, Text{X: x0 - 6, Y: y + 12, Anchor: "end", Text: name, Class: "cat"})
 		c.Texts = append(c.Texts, Text{X: x0 + w + 4, Y: y + 12, Anchor: "start", Text: fmt.Sprintf("%.1f%%", share(t)), Class: "val"})
 	}
@@ -198,7 +200,7 @@ func sizeLabel(bucket int) string {
 	if bucket == 0 {
 		return "0"
 	}
-	return FormatBytes(math.Pow(2, float64(bucket-1)))
+	return units.Bytes(math.Pow(2, float64(bucket-1)))
 }
 
 // chartBySize is view (b): cumulative time of the main calls over message
@@ -266,7 +268,7 @@ func chartBySize(ct *callTimes) Chart {
 			pts = fmt.Appendf(pts, "%.1f,%.1f ", xOf(i), yOf(cum))
 			if i < len(b) && b[i] > 0 {
 				c.Dots = append(c.Dots, Dot{X: xOf(i), Y: yOf(cum), Fill: ct.colors[name],
-					Title: fmt.Sprintf("%s up to %s: %s s (%.1f%% of its time)", name, sizeLabel(i), FormatSeconds(cum), 100*cum/math.Max(total, 1e-300))})
+					Title: fmt.Sprintf("%s up to %s: %s s (%.1f%% of its time)", name, sizeLabel(i), units.Seconds(cum), 100*cum/math.Max(total, 1e-300))})
 			}
 		}
 		c.Polys = append(c.Polys, Poly{Points: string(pts), Stroke: ct.colors[name], Title: name})
@@ -310,11 +312,11 @@ func chartBalance(ct *callTimes) Chart {
 			pts = fmt.Appendf(pts, "%.1f,%.1f ", x, y)
 			if n <= 256 {
 				c.Dots = append(c.Dots, Dot{X: x, Y: y, Fill: s.color,
-					Title: fmt.Sprintf("%s %s: %s s (%.1f%% of max)", ct.ranks[i].label, s.name, FormatSeconds(s.get(&ct.ranks[i])), v)})
+					Title: fmt.Sprintf("%s %s: %s s (%.1f%% of max)", ct.ranks[i].label, s.name, units.Seconds(s.get(&ct.ranks[i])), v)})
 			}
 		}
-		c.Polys = append(c.Polys, Poly{Points: string(pts), Stroke: s.color, Title: fmt.Sprintf("%s, max %s s", s.name, FormatSeconds(mx))})
-		c.Legend = append(c.Legend, LegendItem{Color: s.color, Label: fmt.Sprintf("%s (max %s s)", s.name, FormatSeconds(mx))})
+		c.Polys = append(c.Polys, Poly{Points: string(pts), Stroke: s.color, Title: fmt.Sprintf("%s, max %s s", s.name, units.Seconds(mx))})
+		c.Legend = append(c.Legend, LegendItem{Color: s.color, Label: fmt.Sprintf("%s (max %s s)", s.name, units.Seconds(mx))})
 	}
 	return c
 }
@@ -344,7 +346,7 @@ func chartPerRank(ct *callTimes) Chart {
 		x := padL + bw*float64(i)
 		y := padT + plotH
 		rest := r.mpi
-		title := fmt.Sprintf("%s: MPI %s s", r.label, FormatSeconds(r.mpi))
+		title := fmt.Sprintf("%s: MPI %s s", r.label, units.Seconds(r.mpi))
 		add := func(name, color string, t float64) {
 			if t <= 0 {
 				return
@@ -352,7 +354,7 @@ func chartPerRank(ct *callTimes) Chart {
 			h := plotH * t / top
 			y -= h
 			c.Rects = append(c.Rects, Rect{X: x, Y: y, W: math.Max(bw*0.85, 0.3), H: h, Fill: color})
-			title += fmt.Sprintf("\n%s: %s s", name, FormatSeconds(t))
+			title += fmt.Sprintf("\n%s: %s s", name, units.Seconds(t))
 		}
 		for _, name := range shown {
 			t := r.perCall[name]

@@ -13,12 +13,12 @@ import (
 
 	"github.com/emicklei/dot"
 
-	"mpiflow/flowgraph"
+	"mpiflow/analysis"
 )
 
 // DOTOptions shape the DOT text of a level graph.
 type DOTOptions struct {
-	// Metric colors nodes and edges (MetricTime if empty).
+	// Metric colors nodes and edges (analysis.MetricTime if empty).
 	Metric string
 	// Title is drawn above the graph with the color legend.
 	Title string
@@ -37,12 +37,9 @@ type DOTOptions struct {
 // that one long MPI_Init does not turn every other node yellow.
 const startUpColor = "#e4e4e4"
 
-// StartUp reports whether e is an MPI_Init or MPI_Init_thread node.
-func (e *Elem) StartUp() bool { return e.Kind == KindNode && flowgraph.IsInit(e.Call) }
-
 // maxOf returns the largest non-NaN value of metric k over elems (0 if
 // none), start-up nodes left out.
-func maxOf(elems []Elem, k int) float64 {
+func maxOf(elems []analysis.Elem, k int) float64 {
 	m := 0.0
 	for i := range elems {
 		if elems[i].StartUp() {
@@ -65,13 +62,13 @@ func heatOf(v, max float64) string {
 	return Heat(v / max)
 }
 
-// DOT returns the DOT text of the level, colored by opt.Metric on the
+// DOT returns the DOT text of a level, colored by opt.Metric on the
 // yellow-to-red gradient (nodes and edges scaled separately).
-func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
+func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 	if opt.Metric == "" {
-		opt.Metric = MetricTime
+		opt.Metric = analysis.MetricTime
 	}
-	k := metricIndex(metrics, opt.Metric)
+	k := analysis.MetricIndex(metrics, opt.Metric)
 	g := dot.NewGraph(dot.Directed)
 	g.Attr("rankdir", "TB")
 	g.Attr("nodesep", "0.25")
@@ -103,8 +100,8 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 	for i := range lg.Nodes {
 		e := &lg.Nodes[i]
 		n := g.Node(fmt.Sprintf("n%d", i))
-		n.Attr("label", e.Label(metrics))
-		n.Attr("tooltip", e.Tooltip(metrics, lg))
+		n.Attr("label", Label(e, metrics))
+		n.Attr("tooltip", Tooltip(e, metrics, lg))
 		fill := "#ffffff"
 		switch {
 		case e.StartUp():
@@ -114,7 +111,7 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 		}
 		n.Attr("fillcolor", fill)
 		n.Attr("fontcolor", TextColor(fill))
-		if e.Kind == KindLoop {
+		if e.Kind == analysis.KindLoop {
 			n.Attr("shape", "box3d")
 			n.Attr("style", "filled,bold")
 			if opt.LoopHref != nil {
@@ -135,8 +132,8 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 	for i := range lg.Edges {
 		e := &lg.Edges[i]
 		ed := g.Edge(nodes[e.Src], nodes[e.Dst])
-		ed.Attr("label", e.Label(metrics))
-		ed.Attr("tooltip", e.Tooltip(metrics, lg))
+		ed.Attr("label", Label(e, metrics))
+		ed.Attr("tooltip", Tooltip(e, metrics, lg))
 		color := "#555555"
 		if k >= 0 && !math.IsNaN(e.Vals[k]) {
 			color = heatOf(e.Vals[k], emax)
@@ -144,7 +141,7 @@ func (lg *LevelGraph) DOT(metrics []string, opt DOTOptions) string {
 		ed.Attr("color", color)
 		ed.Attr("penwidth", "2")
 		if opt.ElemID != nil {
-			ed.Attr("id", opt.ElemID(KindEdge, i))
+			ed.Attr("id", opt.ElemID(analysis.KindEdge, i))
 		}
 	}
 	return g.String()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
 )
@@ -41,7 +42,9 @@ func artifacts(t testing.TB) string {
 func writeReport(t testing.TB, in, name string, opt Options) (string, string) {
 	t.Helper()
 	out := filepath.Join(artifacts(t), name)
-	require.NoError(t, WriteFile(context.Background(), out, in, opt))
+	job, err := analysis.Load(in, analysis.Options{})
+	require.NoError(t, err)
+	require.NoError(t, WriteFile(context.Background(), out, job, opt))
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	return out, string(b)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 )
 
@@ -46,65 +47,49 @@ func pingPong(t *testing.T) *flowgraph.Graph {
 
 func TestLevelsAndLabels(t *testing.T) {
 	g := pingPong(t)
-	levels, err := RankLevels(g, nil)
+	levels, _, err := analysis.RankLevels(g, nil)
 	require.NoError(t, err)
 	require.Len(t, levels, 2, "top level and one loop")
-	metrics := Metrics(nil)
+	metrics := analysis.Metrics(nil)
 
 	top := levels[0]
 	var labels []string
 	for i := range top.Nodes {
-		labels = append(labels, top.Nodes[i].Label(metrics))
+		labels = append(labels, Label(&top.Nodes[i], metrics))
 	}
 	// The loop holds 3 iterations of 1+1+1+2 ms (compute, send, compute,
 	// recv): 15 ms, minus the entry edge (compute before the first send),
 	// which belongs to the top level: 14 ms.
-	assert.Contains(t, labels, "MPI_Init 0B cs=0 t=0.001")
-	assert.Contains(t, labels, "MPI_Finalize 0B cs=3 t=0.001")
+	assert.Contains(t, labels, "MPI_Init 0 B cs=0 t=0.001")
+	assert.Contains(t, labels, "MPI_Finalize 0 B cs=3 t=0.001")
 	assert.Contains(t, labels, "Loop 1\n3 it t=0.014")
 	assert.Equal(t, 0, top.Initial, "MPI_Init holds the first event")
 
 	loop := levels[1]
 	require.Len(t, loop.Nodes, 2)
 	send, recv := &loop.Nodes[0], &loop.Nodes[1]
-	assert.Equal(t, "MPI_Send 8B cs=1 t=0.003", send.Label(metrics))
-	assert.Equal(t, "MPI_Recv 16B cs=2 t=0.006", recv.Label(metrics))
+	assert.Equal(t, "MPI_Send 8 B cs=1 t=0.003", Label(send, metrics))
+	assert.Equal(t, "MPI_Recv 16 B cs=2 t=0.006", Label(recv, metrics))
 	require.Len(t, loop.Edges, 1, "the back edge recv -> send is not drawn")
-	assert.Equal(t, "3 (0.003)", loop.Edges[0].Label(metrics))
-	assert.Contains(t, send.Tooltip(metrics, &loop), "main pp.c:11")
+	assert.Equal(t, "3 (0.003)", Label(&loop.Edges[0], metrics))
+	assert.Contains(t, Tooltip(send, metrics, &loop), "main pp.c:11")
 
-	d := loop.DOT(metrics, DOTOptions{Metric: MetricTime})
+	d := DOT(&loop, metrics, DOTOptions{Metric: analysis.MetricTime})
 	assert.True(t, strings.HasPrefix(d, "digraph"))
 	// Recv (6 ms) is the hottest node: red; Send (3 ms) half way.
 	assert.Contains(t, d, `fillcolor="`+Heat(1)+`"`)
 	assert.Contains(t, d, `fillcolor="`+Heat(0.5)+`"`)
 
 	// A long MPI_Init is grey and outside the scale: the loop stays red.
-	tk := metricIndex(metrics, MetricTime)
+	tk := analysis.MetricIndex(metrics, analysis.MetricTime)
 	top.Nodes[top.Initial].Vals[tk] = 100
-	d = top.DOT(metrics, DOTOptions{Metric: MetricTime})
+	d = DOT(&top, metrics, DOTOptions{Metric: analysis.MetricTime})
 	assert.Regexp(t, `fillcolor="`+startUpColor+`"[^]]*label="MPI_Init`, d)
 	assert.Regexp(t, `\[[^]]*fillcolor="`+Heat(1)+`"[^]]*label="Loop 1`, d)
 	assert.Contains(t, d, "red = 0.014 s (nodes)")
 }
 
-func TestMetricsFromCounters(t *testing.T) {
-	assert.Equal(t, []string{"time", "count", "bytes"}, Metrics(nil))
-	assert.Equal(t, []string{"time", "count", "bytes", "ipc", "mips", "mflops", "missrate"},
-		Metrics([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"}))
-	vals := make([]float64, 7)
-	m := Metrics([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"})
-	// 2e6 instructions in 1e6 cycles and 1 ms: IPC 2, 2000 MIPS; 5e5 flops:
-	// 500 MFLOPS; 1000 misses per 2e6 instructions: 0.5 per 1000.
-	derived(m, newCounterMap([]string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS", "PAPI_L1_DCM"}),
-		[]int64{2_000_000, 1_000_000, 500_000, 1000}, ms, vals)
-	assert.InDelta(t, 2, vals[3], 1e-9)
-	assert.InDelta(t, 2000, vals[4], 1e-9)
-	assert.InDelta(t, 500, vals[5], 1e-9)
-	assert.InDelta(t, 0.5, vals[6], 1e-9)
-}
-
-func TestHeatAndFormats(t *testing.T) {
+func TestHeatAndColors(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Heat(0), "#ffffb2"},
 		{Heat(1), "#bd0026"},
@@ -119,14 +104,6 @@ func TestHeatAndFormats(t *testing.T) {
 		{TextColor("#2166ac"), "#ffffff"}, // 82.0
 		{TextColor("red"), "#000000"},
 		{TextColor("#zzzzzz"), "#000000"},
-		{FormatSeconds(31.694), "31.69"},
-		{FormatSeconds(0.0123), "0.012"},
-		{FormatSeconds(0.00123), "0.0012"},
-		{FormatBytes(8), "8B"},
-		{FormatBytes(4096), "4KB"},
-		{FormatBytes(1.5 * (1 << 20)), "1.5MB"},
-		{rankRanges([]int{0, 1, 2, 3, 8, 10, 11}), "0-3, 8, 10-11"},
-		{rankRanges(nil), ""},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.got)
@@ -145,7 +122,7 @@ func TestGroupsShareDrawings(t *testing.T) {
 		ranks[1].Graph, ranks[2].Graph = ranks[0].Graph, ranks[0].Graph
 	})
 	_, html = writeReport(t, in, "same.html", Options{})
-	assert.True(t, strings.Contains(html, "group 0: ranks 0-2"), "one group of all ranks")
+	assert.True(t, strings.Contains(html, "group 1: ranks 0-2"), "one group of all ranks, numbered from 1 as in mpiflow loops")
 	assert.NotContains(t, html, `id="lv-1-0"`, "a single group")
 }
 
@@ -158,10 +135,10 @@ func TestNoGraphviz(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	err := WriteFile(context.Background(), t.TempDir()+"/r.html", "/nonexistent.mpiflow", Options{})
-	require.Error(t, err)
 	in := genJob(t, 2, 100, nil)
-	err = WriteFile(context.Background(), "/nonexistent-dir/r.html", in, Options{})
+	job, err := analysis.Load(in, analysis.Options{})
+	require.NoError(t, err)
+	err = WriteFile(context.Background(), "/nonexistent-dir/r.html", job, Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/nonexistent-dir/r.html")
 }
@@ -183,7 +160,7 @@ func TestEdgeCases(t *testing.T) {
 				b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Init", Site: -1, Partner: -1, Comm: -1}, Enter: 0, Exit: 10, Partner: -1})
 				r.Graph = b.Graph()
 			}
-		}, []string{"MPI_Init 0B t=1e-08"}},
+		}, []string{"MPI_Init 0 B t=1e-08"}},
 		{"no events", func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
 			for _, r := range ranks {
 				r.Graph = flowgraph.Graph{Initial: -1}
@@ -224,12 +201,11 @@ func TestDefaultComparison(t *testing.T) {
 	// genJob makes the last rank's compute phases 3x slower: it is B, the
 	// rank compared against.
 	in := genJob(t, 4, 1000, nil)
-	f, err := flowgraph.Open(in)
+	job, err := analysis.Load(in, analysis.Options{})
 	require.NoError(t, err)
-	defer f.Close()
 	opt := Options{NoOcelotl: true}
 	opt.defaults()
-	p, err := build(context.Background(), f, &opt)
+	p, err := build(context.Background(), job, &opt)
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.Data.Compare[1])
 	assert.NotEqual(t, 3, p.Data.Compare[0])

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
@@ -46,62 +45,6 @@ type opart struct {
 	Cells []int   `json:"cells"`
 }
 
-// psample is the best partition at one value of p.
-type psample struct {
-	p     float64
-	cells []aggregate.Cell
-}
-
-// searchP finds the values of p where the best partition changes, by
-// bisection as aggregate.PValues does, but always splitting the widest
-// interval whose ends differ first and stopping after budget runs of the
-// partitioning algorithm, so the report's cost is bounded whatever the
-// trace. Consecutive equal partitions are kept once, at their smallest p.
-func searchP(a *aggregate.Aggregator, budget int, threshold float64) ([]psample, bool, error) {
-	at := func(p float64) (psample, error) {
-		c, err := a.BestCells(p)
-		return psample{p, c}, err
-	}
-	lo, err := at(0)
-	if err != nil {
-		return nil, false, err
-	}
-	hi, err := at(1)
-	if err != nil {
-		return nil, false, err
-	}
-	list := []psample{lo, hi}
-	complete := true
-	for runs := 2; ; runs++ {
-		best := -1
-		for i := 0; i+1 < len(list); i++ {
-			w := list[i+1].p - list[i].p
-			if w > threshold && !slices.Equal(list[i].cells, list[i+1].cells) && (best < 0 || w > list[best+1].p-list[best].p) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		if runs >= budget {
-			complete = false
-			break
-		}
-		mid, err := at(list[best].p + (list[best+1].p-list[best].p)/2)
-		if err != nil {
-			return nil, false, err
-		}
-		list = slices.Insert(list, best+1, mid)
-	}
-	out := list[:1]
-	for _, s := range list[1:] {
-		if !slices.Equal(s.cells, out[len(out)-1].cells) {
-			out = append(out, s)
-		}
-	}
-	return out, complete, nil
-}
-
 // buildOcelotl aggregates the ranks' state trace over slices time slices
 // under the rank -> host -> job hierarchy. States are the MPI calls (or
 // their groups when there are more than maxStates calls) and Compute.
@@ -135,21 +78,10 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 		cost := float64(len(h.Nodes)) * math.Pow(float64(m.Slices()), 3)
 		maxRuns = int(math.Max(40, math.Min(300, 1.5e9/math.Max(cost, 1))))
 	}
-	samples, complete, err := searchP(a, maxRuns, aggregate.DefaultThreshold)
+	samples, complete, err := a.SearchP(aggregate.DefaultThreshold, maxRuns)
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
-	// Gain and loss are shown normalized by those of the full aggregate,
-	// as Ocelotl does.
-	full := a.Describe(aggregate.Cell{Node: 0, First: 0, Last: m.Slices() - 1})
-	norm := func(v, by float64) float64 {
-		if by == 0 {
-			return 0
-		}
-		return v / by
-	}
-	var suggest float64
-	bestGap := math.Inf(-1)
 	d := &ocelotlData{States: m.States, Grouped: grouped}
 	groupColors := map[string]string{aggregate.GroupP2P: "#1f77b4", aggregate.GroupCollective: "#ff7f0e",
 		aggregate.GroupWait: "#d62728", aggregate.GroupIO: "#9467bd", aggregate.GroupOther: "#8c564b"}
@@ -199,26 +131,18 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 	if !complete {
 		d.Notes = append(d.Notes, fmt.Sprintf("The slider offers the %d partitions found in %d runs of the aggregation; the search stops there to bound the report's cost (`mpiflow aggregate` lists every significant p).", len(samples), maxRuns))
 	}
+	// Gain and loss are shown normalized by those of the full aggregate,
+	// as Ocelotl does.
+	pv := make([]aggregate.PValue, len(samples))
 	for k, sm := range samples {
-		op := opart{P: sm.p, N: len(sm.cells), Cells: make([]int, 0, 5*len(sm.cells))}
-		var g, l float64
-		for _, c := range sm.cells {
+		pv[k] = sm.PValue
+		op := opart{P: sm.P, N: len(sm.Cells), NGain: sm.NormGain, NLoss: sm.NormLoss, Cells: make([]int, 0, 5*len(sm.Cells))}
+		for _, c := range sm.Cells {
 			ag := a.Describe(c)
-			g += ag.Gain
-			l += ag.Loss
 			op.Cells = append(op.Cells, c.Node, c.First, c.Last, ag.Mode, int(math.Round(1000*ag.ModeShare)))
-		}
-		op.NGain, op.NLoss = norm(g, full.Gain), norm(l, full.Loss)
-		if gap := op.NGain - op.NLoss; gap > bestGap+1e-12 {
-			bestGap = gap
-			next := 1.0
-			if k+1 < len(samples) {
-				next = samples[k+1].p
-			}
-			suggest = (sm.p + next) / 2
 		}
 		d.Parts = append(d.Parts, op)
 	}
-	d.Suggest = suggest
+	d.Suggest = aggregate.Suggest(pv)
 	return d, nil
 }

@@ -11,7 +11,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,18 +18,19 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/atomicfile"
 	"mpiflow/internal/parallel"
-	"mpiflow/loops"
+	"mpiflow/internal/units"
 	"mpiflow/templates"
 )
 
@@ -173,7 +173,8 @@ type legend struct {
 }
 
 type groupView struct {
-	Index    int
+	Index    int // into the data's groups
+	Number   int // shown to people, from 1 as in mpiflow loops
 	Members  string
 	Size     int
 	Rendered bool
@@ -229,59 +230,22 @@ type page struct {
 	JS           template.JS
 }
 
-// rankInfo is what the report keeps of one rank.
-type rankInfo struct {
-	r      *flowgraph.Rank
-	label  string
-	levels []LevelGraph
-	sig    string
-	err    error
-}
-
-// Write reads the recording f and writes its report to w.
-func Write(ctx context.Context, w io.Writer, f *flowgraph.File, opt Options) error {
+// Write writes the report of the analyzed job to w. The job needs its
+// loop analysis (analysis.Options.NoLoops unset).
+func Write(ctx context.Context, w io.Writer, job *analysis.Job, opt Options) error {
 	opt.defaults()
-	p, err := build(ctx, f, &opt)
+	p, err := build(ctx, job, &opt)
 	if err != nil {
 		return err
 	}
 	return render(w, p)
 }
 
-// WriteFile writes the report of the recording at in to out, through a
+// WriteFile writes the report of the analyzed job to out, through a
 // temporary file renamed at the end so that a failure never leaves a
 // partial report.
-func WriteFile(ctx context.Context, out, in string, opt Options) error {
-	f, err := flowgraph.Open(in)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dir := filepath.Dir(out)
-	tmp, err := os.CreateTemp(dir, ".mpiflow-report-*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", out, err)
-	}
-	var buf bytes.Buffer
-	err = Write(ctx, &buf, f, opt)
-	if err == nil {
-		// CreateTemp makes the file private; a report is for sharing.
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		_, err = tmp.Write(buf.Bytes())
-	}
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
+func WriteFile(ctx context.Context, out string, job *analysis.Job, opt Options) error {
+	return atomicfile.Write(out, func(w io.Writer) error { return Write(ctx, w, job, opt) })
 }
 
 func render(w io.Writer, p *page) error {
@@ -308,80 +272,25 @@ func render(w io.Writer, p *page) error {
 	return nil
 }
 
-// rankRanges formats ascending rank numbers as "0-3, 8, 10-11".
-func rankRanges(rs []int) string {
-	var b strings.Builder
-	for i := 0; i < len(rs); {
-		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", rs[i], rs[j])
-		} else {
-			fmt.Fprintf(&b, "%d", rs[i])
-		}
-		i = j + 1
+func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) {
+	h := &job.Header
+	if len(job.Groups) == 0 {
+		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
 	}
-	return b.String()
-}
-
-func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) {
-	h := &f.Header
-	if len(f.Index) == 0 {
-		return nil, fmt.Errorf("%s: no ranks in the file", f.Path)
-	}
-	threads := false
-	for _, e := range f.Index {
-		threads = threads || e.Thread != 0
-	}
-	metrics := Metrics(h.Counters)
-	infos := make([]*rankInfo, len(f.Index))
-	sum := flowgraph.NewSummary()
+	metrics := job.Metrics
 	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, bySize: map[string][]float64{}}
-	resolver := flowgraph.NewResolver()
-	var resolveErr error
 	prog := newProgress(opt.Progress)
-	for i := range f.Index {
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return nil, err
+	for _, r := range job.Ranks {
+		rt := rankTimes{label: r.Label, user: float64(r.UserTime) / 1e9, perCall: map[string]float64{}}
+		for call, t := range r.CallTime {
+			rt.perCall[call] = float64(t) / 1e9
+			rt.mpi += float64(t) / 1e9
 		}
-		prog.step("reading ranks", len(f.Index))
-		if !opt.NoResolve {
-			// Show function, file and line on hover when the objects are
-			// here; the raw object+offset stays otherwise.
-			for k := range r.Graph.Sites {
-				if cs := &r.Graph.Sites[k]; cs.Function == "" {
-					if err := resolver.Resolve(cs); err != nil && resolveErr == nil {
-						resolveErr = err
-					}
-				}
-			}
-		}
-		label := fmt.Sprintf("rank %d", r.Rank)
-		if threads {
-			label = fmt.Sprintf("rank %d.%d", r.Rank, r.Thread)
-		}
-		infos[i] = &rankInfo{r: r, label: label}
-		sum.Add(r)
-		rt := rankTimes{label: label, user: float64(r.UserTime) / 1e9, perCall: map[string]float64{}}
 		for k := range r.Graph.Nodes {
 			n := &r.Graph.Nodes[k]
 			if flowgraph.IsInit(n.Key.Call) {
-				// Like IPM (and flowgraph.Summary), statistics start at
-				// the end of MPI_Init, whose start-up cost would dwarf
-				// short runs.
 				continue
 			}
-			t := float64(n.Time.Total) / 1e9
-			rt.perCall[n.Key.Call] += t
-			rt.mpi += t
-			ct.total[n.Key.Call] += t
-			ct.count[n.Key.Call] += n.Count
 			b := 0
 			if n.Count > 0 && n.Bytes.Total > 0 {
 				mean := float64(n.Bytes.Total) / float64(n.Count)
@@ -391,7 +300,7 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 			for len(s) <= b {
 				s = append(s, 0)
 			}
-			s[b] += t
+			s[b] += float64(n.Time.Total) / 1e9
 			ct.bySize[n.Key.Call] = s
 		}
 		ct.ranks = append(ct.ranks, rt)
@@ -399,12 +308,14 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 	// All calls by time, MPI_Init last so that the calls of the run get
 	// the most distinct colors; the charts leave MPI_Init out.
 	var calls, inits []string
-	for _, c := range sum.SortedCalls() {
+	for _, c := range job.Calls {
 		if flowgraph.IsInit(c.Call) {
 			inits = append(inits, c.Call)
 			continue
 		}
 		calls = append(calls, c.Call)
+		ct.total[c.Call] = float64(c.Time.Total) / 1e9
+		ct.count[c.Call] = c.Count
 	}
 	ct.calls = calls
 	calls = append(calls[:len(calls):len(calls)], inits...)
@@ -417,32 +328,34 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 	}
 
 	p := &page{Title: "mpiflow report", Generated: time.Now().UTC().Format(time.RFC3339), Metrics: metrics}
-	p.Banner = makeBanner(h, sum, infos)
+	p.Banner = makeBanner(job)
 	p.Charts = []Chart{chartTimePerCall(ct), chartBySize(ct), chartBalance(ct), chartPerRank(ct)}
 
-	if err := buildGraphs(ctx, p, &data, infos, metrics, h.Counters, opt, prog); err != nil {
+	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
 		return nil, err
 	}
-	if resolveErr != nil {
-		p.GraphNote = strings.TrimSpace(p.GraphNote + " Some call sites are shown as object+offset: " + resolveErr.Error() + ".")
+	if job.ResolveErr != nil {
+		p.GraphNote = strings.TrimSpace(p.GraphNote + " Some call sites are shown as object+offset: " + job.ResolveErr.Error() + ".")
 	}
 
 	// Timeline of the first ranks.
+	ranks := make([]*flowgraph.Rank, len(job.Ranks))
 	var span int64
-	for _, ri := range infos {
-		span = max(span, rankSpan(ri.r))
+	for i, r := range job.Ranks {
+		ranks[i] = r.Rank
+		span = max(span, rankSpan(r.Rank))
 	}
-	ntl := min(len(infos), opt.TimelineRanks)
+	ntl := min(len(ranks), opt.TimelineRanks)
 	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
 	tb := newTimelineBuilder(span, bins, callIdx)
 	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins}
-	if ntl < len(infos) {
-		tl.Note = fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(infos))
+	if ntl < len(ranks) {
+		tl.Note = fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(ranks))
 	}
 	tl.Ranks = make([]timeline, ntl)
 	err := parallel.For(ntl, opt.Workers, func(i int) error {
 		var err error
-		tl.Ranks[i], err = tb.rank(infos[i].r, infos[i].label)
+		tl.Ranks[i], err = tb.rank(ranks[i], job.Ranks[i].Label)
 		prog.step("timeline", ntl)
 		return err
 	})
@@ -456,7 +369,7 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranksOf(infos), opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
+		if oc, err := buildOcelotl(h, ranks, opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
 		} else {
 			data.Ocelotl = oc
@@ -468,12 +381,13 @@ func build(ctx context.Context, f *flowgraph.File, opt *Options) (*page, error) 
 	return p, ctx.Err()
 }
 
-func makeBanner(h *flowgraph.Header, sum *flowgraph.Summary, infos []*rankInfo) banner {
-	mpi, wall, bytes := sum.Totals()
+func makeBanner(job *analysis.Job) banner {
+	h := &job.Header
+	mpi, wall, bytes := job.Summary.Totals()
 	hosts := h.DistinctHosts()
 	var events int64
 	var incomplete []int
-	for _, rs := range sum.Ranks {
+	for _, rs := range job.Summary.Ranks {
 		events += rs.Events
 		if !rs.Complete {
 			incomplete = append(incomplete, rs.Rank)
@@ -487,15 +401,15 @@ func makeBanner(h *flowgraph.Header, sum *flowgraph.Summary, infos []*rankInfo) 
 	}
 	b := banner{
 		Command: strings.Join(h.Command, " "), JobID: h.JobID,
-		Ranks:    fmt.Sprintf("%d (%d blocks in the file)", h.NumRanks, len(infos)),
+		Ranks:    fmt.Sprintf("%d (%d blocks in the file)", h.NumRanks, len(job.Ranks)),
 		Hosts:    strconv.Itoa(len(hosts)),
 		HostList: strings.Join(hl, ", ") + more,
-		Wall:     FormatSeconds(float64(h.Wallclock)/1e9) + " s",
-		Bytes:    FormatBytes(float64(bytes)),
+		Wall:     units.NS(h.Wallclock) + " s",
+		Bytes:    units.Bytes(float64(bytes)),
 		Lib:      strings.TrimSpace(h.MPILibrary + " " + h.MPIVersion),
 		Clock:    h.ClockSource, Counters: strings.Join(h.Counters, ", "),
 		Events: strconv.FormatInt(events, 10), Key: strings.Join(h.KeyFields, ", "),
-		Incomplete: h.Incomplete || len(incomplete) > 0, IncompleteRanks: rankRanges(incomplete),
+		Incomplete: h.Incomplete || len(incomplete) > 0, IncompleteRanks: analysis.RankRanges(slices.Compact(incomplete)),
 	}
 	if wall > 0 {
 		b.MPIPct = fmt.Sprintf("%.2f %%", 100*float64(mpi)/float64(wall))
@@ -509,99 +423,23 @@ func makeBanner(h *flowgraph.Header, sum *flowgraph.Summary, infos []*rankInfo) 
 	return b
 }
 
-func ranksOf(infos []*rankInfo) []*flowgraph.Rank {
-	out := make([]*flowgraph.Rank, len(infos))
-	for i, ri := range infos {
-		out[i] = ri.r
-	}
-	return out
-}
-
-// rawLevels is the uncollapsed graph as one level, used when the loop
-// analysis fails for a rank.
-func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []LevelGraph {
-	cm := newCounterMap(counters)
-	lg := LevelGraph{Name: "whole graph (loops not collapsed)", Initial: g.Initial}
-	for v := range g.Nodes {
-		n := &g.Nodes[v]
-		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: "call " + nodeKey(g, v), Call: n.Key.Call, Site: n.Key.Site,
-			Where: siteWhere(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
-	}
-	for i := range g.Edges {
-		e := &g.Edges[i]
-		el := Elem{Kind: KindEdge, Key: "edge " + lg.Nodes[e.Src].Key + " -> " + lg.Nodes[e.Dst].Key, Src: e.Src, Dst: e.Dst, Site: -1,
-			Vals: newVals(metrics, float64(e.Time.Total)/1e9, float64(e.Count), math.NaN())}
-		derived(metrics, cm, e.Counters, e.Time.Total, el.Vals)
-		lg.Edges = append(lg.Edges, el)
-	}
-	return []LevelGraph{lg}
-}
-
-// RankLevels returns the drawable levels of a rank's graph: the collapsed
-// levels, or the whole graph as one level (and the error) when the loop
-// analysis fails.
-func RankLevels(g *flowgraph.Graph, counters []string) ([]LevelGraph, error) {
-	metrics := Metrics(counters)
-	c, err := loops.Collapse(g)
-	if err != nil {
-		return rawLevels(g, metrics, counters), err
-	}
-	return BuildLevels(g, c, metrics, counters), nil
-}
-
-// structure is the signature of all levels of a rank: element keys and
-// level nesting, no values. Ranks with equal structure share one drawing.
-func structure(levels []LevelGraph) string {
-	var b strings.Builder
-	for i := range levels {
-		lg := &levels[i]
-		fmt.Fprintf(&b, "L%d<%d %d\n", lg.Loop, lg.Parent, lg.Initial)
-		for _, e := range lg.Nodes {
-			b.WriteString(e.Key)
-			b.WriteByte('\n')
-		}
-		for _, e := range lg.Edges {
-			fmt.Fprintf(&b, "%d>%d\n", e.Src, e.Dst)
-		}
-	}
-	return b.String()
-}
-
-func elemName(e *Elem, lg *LevelGraph) string {
+// elemName names an element in the rank comparison, as the graphs and
+// `mpiflow loops` name it.
+func elemName(e *analysis.Elem, lg *analysis.Level) string {
 	switch e.Kind {
-	case KindLoop:
-		return fmt.Sprintf("loop at %s (%s)", e.Call, e.Where)
-	case KindEdge:
-		return fmt.Sprintf("%s -> %s", elemShort(&lg.Nodes[e.Src]), elemShort(&lg.Nodes[e.Dst]))
+	case analysis.KindLoop:
+		return fmt.Sprintf("%s (header %s at %s)", e.Name, e.Call, e.Where)
+	case analysis.KindEdge:
+		return fmt.Sprintf("%s -> %s", shortName(&lg.Nodes[e.Src]), shortName(&lg.Nodes[e.Dst]))
 	}
 	return fmt.Sprintf("%s (%s)", e.Call, e.Where)
 }
 
-func elemShort(e *Elem) string {
-	if e.Kind == KindLoop {
-		return "loop@" + e.Call
-	}
-	if e.Site >= 0 {
-		return fmt.Sprintf("%s cs=%d", e.Call, e.Site)
-	}
-	return e.Call
-}
-
-func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, metrics, counters []string, opt *Options, prog *progress) error {
-	var loopErrs []string
-	err := parallel.For(len(infos), opt.Workers, func(i int) error {
-		ri := infos[i]
-		ri.levels, ri.err = RankLevels(&ri.r.Graph, counters)
-		ri.sig = structure(ri.levels)
-		prog.step("finding loops", len(infos))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, opt *Options, prog *progress) error {
+	metrics := job.Metrics
 	// Global element keys, so that values can be compared across ranks.
 	keyIdx := map[string]int{}
-	key := func(e *Elem, lg *LevelGraph) int {
+	key := func(e *analysis.Elem, lg *analysis.Level) int {
 		k, ok := keyIdx[e.Key]
 		if !ok {
 			k = len(data.Elems)
@@ -613,26 +451,18 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 		}
 		return k
 	}
-	nt := metricIndex(metrics, MetricTime)
-	nc := metricIndex(metrics, MetricCount)
-	bySig := map[string]int{}
-	var groups [][]int
-	data.Vals = make([]map[int][]num, len(infos))
-	for i, ri := range infos {
-		if ri.err != nil {
-			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", ri.label, ri.err))
+	nt := analysis.MetricIndex(metrics, analysis.MetricTime)
+	nc := analysis.MetricIndex(metrics, analysis.MetricCount)
+	var loopErrs []string
+	data.Vals = make([]map[int][]num, len(job.Ranks))
+	for i, r := range job.Ranks {
+		if r.LoopErr != nil {
+			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
 		}
-		g, ok := bySig[ri.sig]
-		if !ok {
-			g = len(groups)
-			bySig[ri.sig] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
 		vals := map[int][]num{}
-		for l := range ri.levels {
-			lg := &ri.levels[l]
-			for _, list := range [][]Elem{lg.Nodes, lg.Edges} {
+		for l := range r.Levels {
+			lg := &r.Levels[l]
+			for _, list := range [][]analysis.Elem{lg.Nodes, lg.Edges} {
 				for k := range list {
 					e := &list[k]
 					vals[key(e, lg)] = nums(e.Vals)
@@ -640,37 +470,28 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 			}
 		}
 		data.Vals[i] = vals
-		data.Ranks = append(data.Ranks, jsRank{Label: ri.label, Rank: ri.r.Rank, Host: ri.r.Host, Group: g})
+		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group})
 	}
 	if len(loopErrs) > 0 {
 		p.LoopsNote = "Loop analysis failed for some ranks; their whole graph is shown instead: " + strings.Join(loopErrs, "; ")
 	}
 	// Compare by default the rank with the most compute time against the
 	// one of its group (else of the job) with the least.
+	compute := make([]int64, len(job.Ranks))
 	slow := 0
-	compute := func(i int) float64 {
-		var t float64
-		for _, lg := range infos[i].levels {
-			for _, e := range lg.Edges {
-				t += e.Vals[nt]
-			}
-		}
-		return t
-	}
-	ct := make([]float64, len(infos))
-	for i := range infos {
-		ct[i] = compute(i)
-		if ct[i] > ct[slow] {
+	for i, rs := range job.Summary.Ranks {
+		compute[i] = rs.Compute
+		if compute[i] > compute[slow] {
 			slow = i
 		}
 	}
 	fast := -1
 	for _, pass := range []bool{true, false} {
-		for i := range infos {
-			if i == slow || (pass && data.Ranks[i].Group != data.Ranks[slow].Group) {
+		for i := range job.Ranks {
+			if i == slow || (pass && job.Ranks[i].Group != job.Ranks[slow].Group) {
 				continue
 			}
-			if fast < 0 || ct[i] < ct[fast] {
+			if fast < 0 || compute[i] < compute[fast] {
 				fast = i
 			}
 		}
@@ -683,18 +504,19 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 	}
 	data.Compare = [2]int{fast, slow}
 
-	// Group means and drawings. The largest groups are drawn first when
-	// there are more groups than MaxGroups.
+	// Group drawings. The largest groups are drawn first when there are
+	// more groups than MaxGroups.
+	groups := job.Groups
 	order := make([]int, len(groups))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]]) > len(groups[order[b]]) })
+	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]].Members) > len(groups[order[b]].Members) })
 	drawn := make([]bool, len(groups))
 	for k, g := range order {
 		drawn[g] = k < opt.MaxGroups
 		// Always draw the groups of the default comparison.
-		if g == data.Ranks[fast].Group || g == data.Ranks[slow].Group {
+		if g == job.Ranks[fast].Group || g == job.Ranks[slow].Group {
 			drawn[g] = true
 		}
 	}
@@ -705,21 +527,10 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 	data.Groups = make([]jsGroup, len(groups))
 	var dotErr error
 	var mu sync.Mutex
-	err = parallel.For(len(groups), opt.Workers, func(g int) error {
-		members := groups[g]
-		rep := infos[members[0]]
-		mean := make([]LevelGraph, len(rep.levels))
-		var ranks []int
-		for _, m := range members {
-			ranks = append(ranks, infos[m].r.Rank)
-		}
-		for l := range rep.levels {
-			mean[l] = rep.levels[l]
-			mean[l].Nodes = meanElems(infos, members, l, false)
-			mean[l].Edges = meanElems(infos, members, l, true)
-		}
-		gv := groupView{Index: g, Members: rankRanges(uniqSorted(ranks)), Size: len(members), Rendered: drawn[g]}
-		jg := jsGroup{Members: members, Rendered: drawn[g]}
+	err := parallel.For(len(groups), opt.Workers, func(g int) error {
+		mean := groups[g].Levels
+		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(groups[g].Members), Rendered: drawn[g]}
+		jg := jsGroup{Members: groups[g].Members, Rendered: drawn[g]}
 		var dots []string
 		var dotLevel []int
 		for l := range mean {
@@ -740,20 +551,20 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 				x = mean[x].Parent
 			}
 			for _, e := range lg.Nodes {
-				if e.Kind != KindLoop {
+				if e.Kind != analysis.KindLoop {
 					continue
 				}
 				t, it := e.Vals[nt], e.Vals[nc]
-				row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: formatCount(it),
-					Time: FormatSeconds(t), Share: fmt.Sprintf("%.1f%%", 100*e.Share)}
+				row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
+					Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
 				if it > 0 {
-					row.PerIter = FormatSeconds(t / it)
-					row.CallsIter = fmt.Sprintf("%.3g", float64(e.Calls)/it)
+					row.PerIter = units.Seconds(t / it)
+					row.CallsIter = units.PerIteration(e.Calls / it)
 				}
 				lv.Loops = append(lv.Loops, row)
 			}
-			k := metricIndex(metrics, MetricTime)
-			lv.Legend = legend{Metric: MetricTime, NodeMax: formatMetric(MetricTime, maxOf(lg.Nodes, k)), EdgeMax: formatMetric(MetricTime, maxOf(lg.Edges, k))}
+			lv.Legend = legend{Metric: analysis.MetricTime, NodeMax: formatMetric(analysis.MetricTime, maxOf(lg.Nodes, nt)),
+				EdgeMax: formatMetric(analysis.MetricTime, maxOf(lg.Edges, nt))}
 			switch {
 			case !drawn[g]:
 			case l >= opt.MaxLevels:
@@ -764,9 +575,9 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 				// The page shows title and legend around the drawing; the
 				// labels are the group's means until the page's script
 				// writes in the selected rank's values.
-				d := lg.DOT(metrics, DOTOptions{Metric: MetricTime, NoLegend: true,
+				d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true,
 					ElemID: func(kind, i int) string {
-						if kind == KindEdge {
+						if kind == analysis.KindEdge {
 							return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])
 						}
 						return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Nodes[i].Key])
@@ -815,49 +626,4 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, infos []*rankInfo, 
 		}
 	}
 	return nil
-}
-
-func uniqSorted(v []int) []int {
-	sort.Ints(v)
-	out := v[:0]
-	for i, x := range v {
-		if i == 0 || x != v[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// meanElems averages the values of the nodes (or edges) of level l over the
-// members of a group, whose levels have the same structure.
-func meanElems(infos []*rankInfo, members []int, l int, edges bool) []Elem {
-	list := func(m int) []Elem {
-		if edges {
-			return infos[m].levels[l].Edges
-		}
-		return infos[m].levels[l].Nodes
-	}
-	first := list(members[0])
-	out := make([]Elem, len(first))
-	for i := range first {
-		out[i] = first[i]
-		v := make([]float64, len(first[i].Vals))
-		for _, m := range members {
-			for k, x := range list(m)[i].Vals {
-				v[k] += x
-			}
-		}
-		for k := range v {
-			v[k] /= float64(len(members))
-		}
-		out[i].Vals = v
-		if len(members) > 1 && out[i].Kind == KindLoop {
-			var share float64
-			for _, m := range members {
-				share += list(m)[i].Share
-			}
-			out[i].Share = share / float64(len(members))
-		}
-	}
-	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 )
 
@@ -58,11 +59,10 @@ func TestProgress(t *testing.T) {
 		assert.LessOrEqual(t, done, total, "%s within its total", stage)
 		last[stage] = [2]int{done, total}
 	}}
-	f, err := flowgraph.Open(in)
+	job, err := analysis.Load(in, analysis.Options{Progress: opt.Progress})
 	require.NoError(t, err)
-	defer f.Close()
 	var sb strings.Builder
-	require.NoError(t, Write(context.Background(), &sb, f, opt))
+	require.NoError(t, Write(context.Background(), &sb, job, opt))
 	assert.Equal(t, []string{"reading ranks", "finding loops", "drawing graphs", "timeline", "overview"}, order)
 	assert.Equal(t, [2]int{5, 5}, last["reading ranks"])
 	assert.Equal(t, [2]int{5, 5}, last["finding loops"])

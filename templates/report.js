@@ -154,7 +154,7 @@
   }
   var gRank = $("g-rank"), gMetric = $("g-metric"), gState = { rank: 0, group: -1, loop: 0 };
   D.ranks.forEach(function (r, i) {
-    gRank.appendChild(el("option", { value: i }, r.label + (r.host ? " (" + r.host + ")" : "") + " \u00b7 group " + r.group));
+    gRank.appendChild(el("option", { value: i }, r.label + (r.host ? " (" + r.host + ")" : "") + " \u00b7 group " + (r.group + 1)));
   });
   function showLevel(g, loop) {
     document.querySelectorAll("#g-levels .level").forEach(function (d) { d.hidden = true; });
@@ -163,7 +163,7 @@
     d.hidden = false;
     gState.group = g; gState.loop = loop;
     var grp = D.groups[g];
-    $("g-group").textContent = D.ranks[gState.rank].label + " \u00b7 group " + g + ": " + grp.members.length + " rank(s) with this structure";
+    $("g-group").textContent = D.ranks[gState.rank].label + " \u00b7 group " + (g + 1) + ": " + grp.members.length + " rank(s) with this structure";
     var svg = d.querySelector("svg");
     if (svg) relabel(svg, D.vals[gState.rank]);
     colorGraph();

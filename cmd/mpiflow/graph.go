@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"mpiflow/flowgraph"
+	"mpiflow/analysis"
 	"mpiflow/report"
 )
 
@@ -30,38 +30,29 @@ laid out by Graphviz dot.`,
 			if format != "dot" && format != "svg" {
 				return fmt.Errorf("unknown format %q (known: dot, svg)", format)
 			}
-			f, err := flowgraph.Open(args[0])
+			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}})
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			metrics := report.Metrics(f.Header.Counters)
-			if !slices.Contains(metrics, color) {
-				return fmt.Errorf("unknown color metric %q for this file (known: %s)", color, strings.Join(metrics, ", "))
+			if !slices.Contains(job.Metrics, color) {
+				return fmt.Errorf("unknown color metric %q for this file (known: %s)", color, strings.Join(job.Metrics, ", "))
 			}
-			i := f.FindRank(rank, thread)
+			i := job.FindRank(rank, thread)
 			if i < 0 {
 				return fmt.Errorf("%s: no rank %d thread %d", args[0], rank, thread)
 			}
-			r, err := f.ReadRank(i)
-			if err != nil {
-				return err
-			}
-			// Name call sites by function, file and line when the objects
-			// are here; unresolved ones keep object+offset.
-			_ = flowgraph.NewResolver().ResolveAll(r.Graph.Sites)
-			levels, lerr := report.RankLevels(&r.Graph, f.Header.Counters)
-			if lerr != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: loop analysis failed (%v); writing the whole graph\n", lerr)
+			r := job.Ranks[i]
+			if r.LoopErr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: loop analysis failed (%v); writing the whole graph\n", r.LoopErr)
 				loop = 0
 			}
-			if loop < 0 || loop >= len(levels) {
-				return fmt.Errorf("rank %d has no loop %d (it has loops 1 to %d)", rank, loop, len(levels)-1)
+			if loop < 0 || loop >= len(r.Levels) {
+				return fmt.Errorf("rank %d has no loop %d (it has loops 1 to %d)", rank, loop, len(r.Levels)-1)
 			}
-			lg := &levels[loop]
-			title := fmt.Sprintf("rank %d: %s", rank, lg.Name)
-			d := lg.DOT(metrics, report.DOTOptions{Metric: color, Title: title})
-			incompleteNote(cmd.ErrOrStderr(), &f.Header)
+			lg := &r.Levels[loop]
+			title := fmt.Sprintf("%s: %s", r.Label, lg.Name)
+			d := report.DOT(lg, job.Metrics, report.DOTOptions{Metric: color, Title: title})
+			incompleteNote(cmd.ErrOrStderr(), &job.Header)
 			return writeOutput(cmd.OutOrStdout(), out, func(w io.Writer) error {
 				if format == "dot" {
 					_, err := io.WriteString(w, d)
@@ -79,7 +70,7 @@ laid out by Graphviz dot.`,
 	cmd.Flags().IntVar(&rank, "rank", 0, "rank to draw")
 	cmd.Flags().IntVar(&thread, "thread", 0, "thread of the rank")
 	cmd.Flags().IntVar(&loop, "loop", 0, "loop to draw (0: the top level)")
-	cmd.Flags().StringVar(&color, "color", report.MetricTime, "metric coloring nodes and edges: time, count, bytes (and ipc, mips, mflops, missrate with counters)")
+	cmd.Flags().StringVar(&color, "color", analysis.MetricTime, "metric coloring nodes and edges: time, count, bytes (and ipc, mips, mflops, missrate with counters)")
 	cmd.Flags().StringVar(&format, "format", "dot", "output format: dot or svg")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default standard output)")
 	cmd.Flags().StringVar(&dotPath, "dot", "dot", "Graphviz dot executable (for --format svg)")

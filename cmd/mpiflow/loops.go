@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/units"
 	"mpiflow/loops"
 )
 
@@ -21,11 +22,11 @@ func newLoopsCmd() *cobra.Command {
 		Short: "Find the loops of each rank and print the loop trees",
 		Long: `loops finds the loops in the event flow graph of every rank (including
 irreducible loops and calls repeated back to back), collapses each loop into
-one loop node, and groups ranks whose collapsed top-level graphs have the
-same structure. For each group it prints the loop tree of its first rank
-with iterations and the share of the rank's time spent in each loop, matched
-across the group's ranks by the header's call site. Loops are numbered by
-first execution ("Loop N").
+one loop node, and groups ranks whose collapsed graphs have the same
+structure on every level (the groups of the report). For each group it
+prints the loop tree of its first rank with iterations and the share of the
+rank's time spent in each loop, averaged over the group's ranks. Loops are
+numbered by first execution ("Loop N").
 
 The summary table (like Table 1 of the event flow graph paper) gives the
 average number of nodes of the uncollapsed graph and of the collapsed top
@@ -35,21 +36,15 @@ level, the reduction, and the share of time spent in loops.`,
   mpiflow loops --json halo.1234.mpiflow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ranks, err := parseRanks(rankList)
+			job, err := load(args[0], rankList, analysis.Options{})
 			if err != nil {
 				return err
 			}
-			out, err := analyzeLoops(args[0], ranks)
-			if err != nil {
-				return err
-			}
-			if len(out.Ranks) == 0 {
-				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
-			}
+			out := loopsOf(job)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			return printLoops(cmd.OutOrStdout(), out)
+			return printLoops(cmd.OutOrStdout(), cmd.ErrOrStderr(), out)
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")
@@ -64,11 +59,18 @@ type loopsOutput struct {
 	Summary    loops.TableRow      `json:"summary"`
 	Groups     []loopGroupOutput   `json:"groups"`
 	Ranks      []loops.RankSummary `json:"ranks"`
-	header     *flowgraph.Header   // for the notes of the text output
+	// Failed lists the ranks whose loop analysis failed, with the error;
+	// they count as one level without loops.
+	Failed []string          `json:"failed,omitempty"`
+	header *flowgraph.Header // for the notes of the text output
 }
 
+// loopGroupOutput is a group of ranks with the same loop structure,
+// numbered from 1 as in the report.
 type loopGroupOutput struct {
+	Number    int             `json:"number"`
 	Signature string          `json:"signature"`
+	Members   string          `json:"members"`
 	Ranks     []rankThread    `json:"ranks"`
 	Summary   loops.TableRow  `json:"summary"`
 	Tree      []loops.TreeRow `json:"tree"`
@@ -79,57 +81,32 @@ type rankThread struct {
 	Thread int `json:"thread"`
 }
 
-// analyzeLoops collapses the selected ranks of the file at path (all if
-// ranks is nil) and groups them.
-func analyzeLoops(path string, ranks map[int]bool) (*loopsOutput, error) {
-	f, err := flowgraph.Open(path)
-	if err != nil {
-		return nil, err
+// loopsOf presents the loop analysis of a job.
+func loopsOf(job *analysis.Job) *loopsOutput {
+	out := &loopsOutput{File: job.Path, Incomplete: job.Header.Incomplete, Summary: job.LoopTable, header: &job.Header}
+	for _, r := range job.Ranks {
+		out.Ranks = append(out.Ranks, r.Loops)
+		if r.LoopErr != nil {
+			out.Failed = append(out.Failed, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
+		}
 	}
-	defer f.Close()
-	var rs []loops.RankLoops
-	resolver := flowgraph.NewResolver()
-	prog := newProgress("finding loops", len(f.Index))
-	for i, e := range f.Index {
-		prog.step(i + 1)
-		if ranks != nil && !ranks[e.Rank] {
-			continue
+	for gi, g := range job.Groups {
+		grp := loopGroupOutput{Number: gi + 1, Signature: g.Signature, Members: job.Members(gi), Summary: g.Table, Tree: g.Tree}
+		for _, m := range g.Members {
+			r := job.Ranks[m]
+			grp.Ranks = append(grp.Ranks, rankThread{r.Rank.Rank, r.Thread})
 		}
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return nil, err
-		}
-		// Name loop headers by function, file and line when the objects
-		// are here; unresolved ones keep object+offset.
-		_ = resolver.ResolveAll(r.Graph.Sites)
-		c, err := loops.Collapse(&r.Graph)
-		if err != nil {
-			return nil, fmt.Errorf("%s: rank %d thread %d: %w", path, r.Rank, r.Thread, err)
-		}
-		rs = append(rs, loops.RankLoops{Rank: r.Rank, Thread: r.Thread, Graph: &r.Graph, Collapsed: c})
-	}
-	prog.done()
-	out := &loopsOutput{File: path, Incomplete: f.Header.Incomplete, header: &f.Header}
-	for _, r := range rs {
-		out.Ranks = append(out.Ranks, loops.Summarize(r))
-	}
-	out.Summary = loops.Table(out.Ranks)
-	for _, g := range loops.GroupRanks(rs) {
-		grp := loopGroupOutput{Signature: g.Signature, Tree: loops.GroupTree(rs, g.Members)}
-		sums := make([]loops.RankSummary, len(g.Members))
-		for k, m := range g.Members {
-			grp.Ranks = append(grp.Ranks, rankThread{rs[m].Rank, rs[m].Thread})
-			sums[k] = out.Ranks[m]
-		}
-		grp.Summary = loops.Table(sums)
 		out.Groups = append(out.Groups, grp)
 	}
-	return out, nil
+	return out
 }
 
-func printLoops(w io.Writer, out *loopsOutput) error {
-	fmt.Fprintf(w, "# %s: %d rank(s) in %d group(s) with the same collapsed top level\n", out.File, len(out.Ranks), len(out.Groups))
+func printLoops(w, errw io.Writer, out *loopsOutput) error {
+	fmt.Fprintf(w, "# %s: %d rank(s) in %d group(s) with the same loop structure\n", out.File, len(out.Ranks), len(out.Groups))
 	incompleteNote(w, out.header)
+	for _, f := range out.Failed {
+		fmt.Fprintf(errw, "mpiflow: loop analysis failed for %s; counted without loops\n", f)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ranks\tavg nodes\tavg top-level nodes\treduction\tavg loops\ttime in loops\t")
@@ -138,21 +115,20 @@ func printLoops(w io.Writer, out *loopsOutput) error {
 	}
 	row(fmt.Sprintf("all (%d)", out.Summary.Ranks), out.Summary)
 	if len(out.Groups) > 1 {
-		for i, g := range out.Groups {
-			row(fmt.Sprintf("group %d (%d)", i+1, g.Summary.Ranks), g.Summary)
+		for _, g := range out.Groups {
+			row(fmt.Sprintf("group %d (%d)", g.Number, g.Summary.Ranks), g.Summary)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for i, g := range out.Groups {
-		fmt.Fprintf(w, "\n== group %d: rank(s) %s, signature %s\n", i+1, formatRankThreads(g.Ranks), g.Signature)
+	for _, g := range out.Groups {
+		fmt.Fprintf(w, "\n== group %d: rank(s) %s, signature %s\n", g.Number, g.Members, g.Signature)
 		if len(g.Tree) == 0 {
 			fmt.Fprintln(w, "no loops")
 			continue
 		}
-		fmt.Fprintf(w, "loop tree of rank %s; iterations and time share averaged over the ranks with the same loop\n",
-			formatRankThreads(g.Ranks[:1]))
+		fmt.Fprintf(w, "loop tree of rank %d; iterations and time share averaged over the group's ranks\n", g.Ranks[0].Rank)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "loop\tranks\titerations\ttime %\tmin % (rank)\tmax % (rank)\ttime/iter(s)\tcalls/iter\theader")
 		for _, r := range g.Tree {
@@ -163,38 +139,14 @@ func printLoops(w io.Writer, out *loopsOutput) error {
 			if r.SelfLoop {
 				flags += " [self]"
 			}
-			fmt.Fprintf(tw, "%s%s\t%d\t%.1f\t%.2f\t%.2f (%d)\t%.2f (%d)\t%s\t%.1f\t%s%s\n",
-				strings.Repeat("  ", r.Depth-1), r.Name, r.Ranks, r.AvgIterations,
+			fmt.Fprintf(tw, "%s%s\t%d\t%s\t%.2f\t%.2f (%d)\t%.2f (%d)\t%s\t%s\t%s%s\n",
+				strings.Repeat("  ", r.Depth-1), r.Name, r.Ranks, units.Count(r.AvgIterations),
 				100*r.AvgShare, 100*r.MinShare, r.MinRank, 100*r.MaxShare, r.MaxRank,
-				seconds(int64(r.TimePerIteration)), r.CallsPerIteration, r.Header, flags)
+				units.Seconds(r.TimePerIteration/1e9), units.PerIteration(r.CallsPerIteration), r.Header, flags)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// formatRankThreads formats ranks compactly: consecutive ranks of thread 0
-// as ranges ("0-3,8"), other threads as rank.thread.
-func formatRankThreads(rs []rankThread) string {
-	var parts []string
-	for i := 0; i < len(rs); {
-		j := i
-		if rs[i].Thread == 0 {
-			for j+1 < len(rs) && rs[j+1].Thread == 0 && rs[j+1].Rank == rs[j].Rank+1 {
-				j++
-			}
-		}
-		switch {
-		case rs[i].Thread != 0:
-			parts = append(parts, strconv.Itoa(rs[i].Rank)+"."+strconv.Itoa(rs[i].Thread))
-		case j > i:
-			parts = append(parts, strconv.Itoa(rs[i].Rank)+"-"+strconv.Itoa(rs[j].Rank))
-		default:
-			parts = append(parts, strconv.Itoa(rs[i].Rank))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mpiflow/analysis"
+	"mpiflow/internal/progress"
 	"mpiflow/report"
 )
 
@@ -43,11 +45,15 @@ overview and a timeline of the reconstructed events.`,
 	return cmd
 }
 
-// writeReport writes the report of the profile in to out, with progress on
-// a terminal.
+// writeReport analyzes the profile in and writes its report to out, with
+// progress on a terminal.
 func writeReport(ctx context.Context, out, in string, opt report.Options) error {
-	var clear func()
-	opt.Progress, clear = stageProgress()
-	defer clear()
-	return report.WriteFile(ctx, out, in, opt)
+	bar := progress.New()
+	defer bar.Done()
+	job, err := analysis.Load(in, analysis.Options{Progress: bar.Func()})
+	if err != nil {
+		return err
+	}
+	opt.Progress = bar.Func()
+	return report.WriteFile(ctx, out, job, opt)
 }

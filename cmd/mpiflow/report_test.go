@@ -20,7 +20,7 @@ func TestGraphCmd(t *testing.T) {
 
 	out, _, err = run(t, "graph", path, "--rank", "1", "--loop", "1", "--color", "count")
 	require.NoError(t, err)
-	assert.Regexp(t, regexp.MustCompile(`label="MPI_\w+ \d+(\.\d)?[KMG]?B cs=\d+ t=[0-9.e-]+"`), out, "node label as in the paper")
+	assert.Regexp(t, regexp.MustCompile(`label="MPI_\w+ \d+(\.\d)? ([KMG]i)?B cs=\d+ t=[0-9.e-]+"`), out, "node label as in the paper")
 	assert.Regexp(t, regexp.MustCompile(`label="\d+ \([0-9.e-]+\)"`), out, "edge label as in the paper")
 	assert.Contains(t, out, "color: count")
 

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/units"
 )
 
 func newStatsCmd() *cobra.Command {
@@ -24,38 +26,14 @@ bytes) and a table of MPI calls sorted by total time over the selected ranks.`,
   mpiflow stats --rank 0-3 --json halo.1234.mpiflow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ranks, err := parseRanks(rankList)
+			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: true})
 			if err != nil {
 				return err
-			}
-			f, err := flowgraph.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			s := flowgraph.NewSummary()
-			fb := f.FrameBytes()
-			prog := newProgress("reading ranks", len(f.Index))
-			for i, e := range f.Index {
-				prog.step(i + 1)
-				if ranks != nil && !ranks[e.Rank] {
-					continue
-				}
-				r, err := f.ReadRank(i)
-				if err != nil {
-					return err
-				}
-				s.Add(r)
-				fb.Add(f.BlockBytes(i, r))
-			}
-			prog.done()
-			if len(s.Ranks) == 0 {
-				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), statsJSON(&f.Header, s, fb))
+				return writeJSON(cmd.OutOrStdout(), statsJSON(job))
 			}
-			return printStats(cmd.OutOrStdout(), &f.Header, s, fb)
+			return printStats(cmd.OutOrStdout(), job)
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")
@@ -79,14 +57,16 @@ type statsOutput struct {
 	FileBytes flowgraph.FileBytes `json:"file_bytes"`
 }
 
-func statsJSON(h *flowgraph.Header, s *flowgraph.Summary, fb flowgraph.FileBytes) statsOutput {
+func statsJSON(job *analysis.Job) statsOutput {
+	h, s := &job.Header, job.Summary
 	mpi, wall, bytes := s.Totals()
 	return statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: pct(mpi, wall), TotalBytes: bytes,
-		Calls: s.SortedCalls(), Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
-		FileBytes: fb}
+		Calls: job.Calls, Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
+		FileBytes: job.FileBytes}
 }
 
-func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary, fb flowgraph.FileBytes) error {
+func printStats(w io.Writer, job *analysis.Job) error {
+	h, s, fb := &job.Header, job.Summary, job.FileBytes
 	mpi, wall, bytes := s.Totals()
 	hosts := h.DistinctHosts()
 	line := strings.Repeat("#", 78)
@@ -95,14 +75,14 @@ func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary, fb flowg
 	if h.StartUnixNano != 0 {
 		fmt.Fprintf(w, "# start     : %s\n", time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "# mpi_tasks : %d on %d host(s)   wallclock : %s s\n", h.NumRanks, len(hosts), seconds(h.Wallclock))
-	fmt.Fprintf(w, "# %%mpi      : %.2f (after MPI_Init)   total bytes: %s\n", pct(mpi, wall), byteSize(bytes))
+	fmt.Fprintf(w, "# mpi_tasks : %d on %d host(s)   wallclock : %s s\n", h.NumRanks, len(hosts), units.NS(h.Wallclock))
+	fmt.Fprintf(w, "# %%mpi      : %.2f (after MPI_Init)   total bytes: %s\n", pct(mpi, wall), units.Bytes(float64(bytes)))
 	fmt.Fprintf(w, "# mpi lib   : %s %s   clock: %s\n", h.MPILibrary, h.MPIVersion, h.ClockSource)
 	if len(h.Counters) > 0 {
 		fmt.Fprintf(w, "# counters  : %s\n", strings.Join(h.Counters, ","))
 	}
-	fmt.Fprintf(w, "# file      : %s (graph %s, sequences %s, timing %s, other %s)\n", byteSize(fb.Total()),
-		byteSize(fb.Graph), byteSize(fb.Sequences), byteSize(fb.Timing), byteSize(fb.Other))
+	fmt.Fprintf(w, "# file      : %s (graph %s, sequences %s, timing %s, other %s)\n", units.Bytes(float64(fb.Total())),
+		units.Bytes(float64(fb.Graph)), units.Bytes(float64(fb.Sequences)), units.Bytes(float64(fb.Timing)), units.Bytes(float64(fb.Other)))
 	selected := make(map[int]bool)
 	for _, r := range s.Ranks {
 		selected[r.Rank] = true
@@ -114,7 +94,7 @@ func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary, fb flowg
 	fmt.Fprintln(w, line)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "call\tcount\ttotal(s)\tavg(s)\tmin(s)\tmax(s)\tbytes\t%mpi\t%wall\t")
-	for _, c := range s.SortedCalls() {
+	for _, c := range job.Calls {
 		avg := int64(0)
 		if c.Count > 0 {
 			avg = c.Time.Total / c.Count
@@ -123,8 +103,8 @@ func printStats(w io.Writer, h *flowgraph.Header, s *flowgraph.Summary, fb flowg
 		if flowgraph.IsInit(c.Call) {
 			shares = "-\t-" // outside the measured span, as in IPM
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Call, c.Count, seconds(c.Time.Total),
-			seconds(avg), seconds(c.Time.Min), seconds(c.Time.Max), byteSize(c.Bytes), shares)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Call, c.Count, units.NS(c.Time.Total),
+			units.NS(avg), units.NS(c.Time.Min), units.NS(c.Time.Max), units.Bytes(float64(c.Bytes)), shares)
 	}
 	return tw.Flush()
 }

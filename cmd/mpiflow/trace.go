@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +12,8 @@ import (
 	"mpiflow/export/otf2"
 	"mpiflow/fidelity"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/atomicfile"
+	"mpiflow/internal/progress"
 )
 
 // traceFormats are the output formats of trace, for help and errors.
@@ -102,9 +101,12 @@ and records, so the two can be compared in any tool.`,
 			if !anyRank(f, ranks) {
 				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
 			}
-			prog := newPercent("writing " + format)
-			defer prog.done()
-			opt.Progress = prog.update
+			bar := progress.New()
+			defer bar.Done()
+			if bar != nil {
+				stage := "writing " + format
+				opt.Progress = func(done, total int64) { bar.Update(stage, int(done), int(total)) }
+			}
 			var st export.Stats
 			switch format {
 			case "csv":
@@ -127,7 +129,7 @@ and records, so the two can be compared in any tool.`,
 			if err != nil {
 				return err
 			}
-			prog.done()
+			bar.Done()
 			if out != "" && out != "-" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d events of %d ranks to %s\n", st.Events, st.Ranks, out)
 			}
@@ -148,7 +150,9 @@ and records, so the two can be compared in any tool.`,
 func traceCSV(w io.Writer, f *flowgraph.File, opt export.Options) error {
 	wrote := false
 	for i, e := range f.Index {
-		opt.Progress(int64(i), int64(len(f.Index)))
+		if opt.Progress != nil {
+			opt.Progress(int64(i), int64(len(f.Index)))
+		}
 		if opt.Ranks != nil && !opt.Ranks[e.Rank] {
 			continue
 		}
@@ -196,61 +200,11 @@ func parseTraceTime(flag, s string) (int64, error) {
 	return int64(v * 1e9), nil
 }
 
-// percent shows "label NN%" on stderr when it is a terminal; it is quiet
-// when stderr is piped or redirected.
-type percent struct {
-	label string
-	on    bool
-	last  int
-}
-
-func newPercent(label string) *percent {
-	return &percent{label: label, on: isTerminal(os.Stderr), last: -1}
-}
-
-func (p *percent) update(done, total int64) {
-	if !p.on || total <= 0 {
-		return
-	}
-	pc := int(100 * done / total)
-	if pc != p.last {
-		p.last = pc
-		fmt.Fprintf(os.Stderr, "\r%s %3d%%", p.label, pc)
-	}
-}
-
-func (p *percent) done() {
-	if p.on && p.last >= 0 {
-		fmt.Fprintf(os.Stderr, "\r%s\r", strings.Repeat(" ", len(p.label)+6))
-		p.last = -1
-	}
-}
-
 // writeOutput runs write on stdout, or on a temporary file renamed to path
 // when write succeeds, so a failed command never leaves a partial file.
 func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(stdout)
 	}
-	tmp, err := os.CreateTemp(dirOf(path), ".mpiflow-out-*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		if err = os.Rename(tmp.Name(), path); err != nil {
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, write)
 }

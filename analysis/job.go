@@ -1,0 +1,311 @@
+// Package analysis loads an mpiflow job once and computes what every view
+// shows: the selected ranks with their call sites resolved, call and rank
+// statistics, the collapsed loops with their levels and metric values,
+// and the groups of ranks of the same structure with their loop trees and
+// mean levels. The CLI tables, JSON, DOT graphs and the HTML report
+// present this model, so they show the same numbers and names; colours
+// and layout are theirs.
+package analysis
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mpiflow/flowgraph"
+	"mpiflow/internal/parallel"
+	"mpiflow/loops"
+)
+
+// Options select what Load reads and computes.
+type Options struct {
+	// Ranks selects ranks by number (all when nil).
+	Ranks map[int]bool
+	// NoLoops skips the loop analysis (levels, groups, trees).
+	NoLoops bool
+	// NoResolve keeps call sites as the recording left them (object and
+	// offset) instead of looking them up in the objects' debug
+	// information.
+	NoResolve bool
+	// Workers bounds parallel work (GOMAXPROCS if < 1).
+	Workers int
+	// Progress, if set, is called with the stage ("reading ranks",
+	// "finding loops") and how much of it is done.
+	Progress func(stage string, done, total int)
+}
+
+// Job is the analysis of the selected ranks of one job file.
+type Job struct {
+	Path   string
+	Header flowgraph.Header
+	// Ranks are the selected blocks (one per rank and thread) in file
+	// order.
+	Ranks []*Rank
+	// Threads tells whether some block is not thread 0, so that labels
+	// name threads.
+	Threads bool
+	// Summary holds the call and rank statistics from the end of
+	// MPI_Init; Calls are its calls by descending time.
+	Summary *flowgraph.Summary
+	Calls   []flowgraph.CallStat
+	// FileBytes are the bytes of the selected blocks by part, and of the
+	// rest of the file.
+	FileBytes flowgraph.FileBytes
+	// Metrics are the metrics of the level elements' values.
+	Metrics []string
+	// ResolveErr is the first call site resolution problem, nil if every
+	// object could be read.
+	ResolveErr error
+	// Groups are the ranks with the same loop structure, in order of
+	// their first member; LoopTable averages the loop summaries of all
+	// ranks (without the loop analysis: empty).
+	Groups    []Group
+	LoopTable loops.TableRow
+}
+
+// Rank is one selected block with its analysis.
+type Rank struct {
+	*flowgraph.Rank
+	// Label names the block for people: "rank 3", or "rank 3.1" for
+	// thread 1 when the job has threads.
+	Label string
+	// CallTime is the time per call inside MPI from the end of MPI_Init.
+	CallTime map[string]int64
+	// Levels are the levels of the collapsed graph indexed by loop ID (0
+	// the top level), or the whole graph as one level when the loop
+	// analysis failed (LoopErr).
+	Levels    []Level
+	Collapsed *loops.Collapsed
+	LoopErr   error
+	// Loops condenses the collapse for the overview table.
+	Loops loops.RankSummary
+	// Group indexes Job.Groups.
+	Group int
+}
+
+// Group is a set of ranks whose collapsed graphs have the same structure
+// on every level (calls, call sites, loops and edges, not values).
+type Group struct {
+	// Signature is a hash of the structure.
+	Signature string
+	// Members index Job.Ranks, ascending.
+	Members []int
+	// Table averages the members' loop summaries; Tree is the loop tree
+	// with statistics over the members.
+	Table loops.TableRow
+	Tree  []loops.TreeRow
+	// Levels are the members' levels with values, iterations, calls and
+	// shares averaged.
+	Levels []Level
+}
+
+// Load opens the job file at path and analyzes it.
+func Load(path string, opt Options) (*Job, error) {
+	f, err := flowgraph.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return New(f, opt)
+}
+
+// New analyzes the selected ranks of f, reading each once.
+func New(f *flowgraph.File, opt Options) (*Job, error) {
+	if opt.Workers < 1 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	j := &Job{Path: f.Path, Header: f.Header, Summary: flowgraph.NewSummary(), FileBytes: f.FrameBytes(),
+		Metrics: Metrics(f.Header.Counters)}
+	var sel []int
+	for i, e := range f.Index {
+		if opt.Ranks == nil || opt.Ranks[e.Rank] {
+			sel = append(sel, i)
+			j.Threads = j.Threads || e.Thread != 0
+		}
+	}
+	if len(sel) == 0 {
+		if len(f.Index) == 0 {
+			return nil, fmt.Errorf("%s: no ranks in the file", f.Path)
+		}
+		return nil, fmt.Errorf("%s: no rank matches the selection (the file has ranks %s)", f.Path, rankList(f.Index))
+	}
+	var resolver *flowgraph.Resolver
+	if !opt.NoResolve {
+		resolver = flowgraph.NewResolver()
+	}
+	for k, i := range sel {
+		r, err := f.ReadRank(i)
+		if err != nil {
+			return nil, err
+		}
+		report(opt.Progress, "reading ranks", k+1, len(sel))
+		if resolver != nil {
+			if err := resolver.ResolveAll(r.Graph.Sites); err != nil && j.ResolveErr == nil {
+				j.ResolveErr = err
+			}
+		}
+		j.FileBytes.Add(f.BlockBytes(i, r))
+		j.Summary.Add(r)
+		label := fmt.Sprintf("rank %d", r.Rank)
+		if j.Threads {
+			label = fmt.Sprintf("rank %d.%d", r.Rank, r.Thread)
+		}
+		j.Ranks = append(j.Ranks, &Rank{Rank: r, Label: label, CallTime: callTimes(&r.Graph)})
+	}
+	j.Calls = j.Summary.SortedCalls()
+	if !opt.NoLoops {
+		if err := j.analyzeLoops(&opt); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func report(fn func(string, int, int), stage string, done, total int) {
+	if fn != nil {
+		fn(stage, done, total)
+	}
+}
+
+// rankList formats the ranks of an index as "0-3,8".
+func rankList(idx []flowgraph.IndexEntry) string {
+	var rs []int
+	for _, e := range idx {
+		rs = append(rs, e.Rank)
+	}
+	slices.Sort(rs)
+	return RankRanges(slices.Compact(rs))
+}
+
+// callTimes sums the time inside each call from the end of MPI_Init.
+func callTimes(g *flowgraph.Graph) map[string]int64 {
+	out := make(map[string]int64)
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if !flowgraph.IsInit(n.Key.Call) {
+			out[n.Key.Call] += n.Time.Total
+		}
+	}
+	return out
+}
+
+// analyzeLoops collapses every rank, builds its levels and groups the ranks.
+func (j *Job) analyzeLoops(opt *Options) error {
+	counters := j.Header.Counters
+	var mu sync.Mutex
+	done := 0
+	err := parallel.For(len(j.Ranks), opt.Workers, func(i int) error {
+		r := j.Ranks[i]
+		r.Levels, r.Collapsed, r.LoopErr = RankLevels(&r.Graph, counters)
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		report(opt.Progress, "finding loops", done, len(j.Ranks))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	bySig := make(map[string]int)
+	var all []loops.RankSummary
+	for i, r := range j.Ranks {
+		sig := signature(structure(r.Levels))
+		g, ok := bySig[sig]
+		if !ok {
+			g = len(j.Groups)
+			bySig[sig] = g
+			j.Groups = append(j.Groups, Group{Signature: sig})
+		}
+		j.Groups[g].Members = append(j.Groups[g].Members, i)
+		r.Group = g
+		if r.Collapsed != nil {
+			r.Loops = loops.Summarize(j.rankLoops(i))
+		} else {
+			n := len(r.Graph.Nodes)
+			r.Loops = loops.RankSummary{Rank: r.Rank.Rank, Thread: r.Thread, Nodes: n, TopNodes: n}
+		}
+		r.Loops.Signature = sig
+		all = append(all, r.Loops)
+	}
+	j.LoopTable = loops.Table(all)
+	for gi := range j.Groups {
+		g := &j.Groups[gi]
+		sums := make([]loops.RankSummary, len(g.Members))
+		levels := make([][]Level, len(g.Members))
+		for k, m := range g.Members {
+			sums[k] = j.Ranks[m].Loops
+			levels[k] = j.Ranks[m].Levels
+		}
+		g.Table = loops.Table(sums)
+		g.Levels = meanLevels(levels)
+		if j.Ranks[g.Members[0]].Collapsed != nil {
+			rs := make([]loops.RankLoops, len(j.Ranks))
+			for _, m := range g.Members {
+				rs[m] = j.rankLoops(m)
+			}
+			g.Tree = loops.GroupTree(rs, g.Members)
+		}
+	}
+	return nil
+}
+
+func (j *Job) rankLoops(i int) loops.RankLoops {
+	r := j.Ranks[i]
+	return loops.RankLoops{Rank: r.Rank.Rank, Thread: r.Thread, Graph: &r.Graph, Collapsed: r.Collapsed}
+}
+
+// Members formats the ranks of a group compactly: consecutive ranks of
+// thread 0 as ranges ("0-3,8"), other threads as rank.thread ("2.1").
+func (j *Job) Members(g int) string {
+	ms := j.Groups[g].Members
+	var parts []string
+	for i := 0; i < len(ms); {
+		r := j.Ranks[ms[i]]
+		k := i
+		if r.Thread == 0 {
+			for k+1 < len(ms) {
+				a, b := j.Ranks[ms[k]], j.Ranks[ms[k+1]]
+				if b.Thread != 0 || b.Rank.Rank != a.Rank.Rank+1 {
+					break
+				}
+				k++
+			}
+		}
+		switch {
+		case r.Thread != 0:
+			parts = append(parts, strconv.Itoa(r.Rank.Rank)+"."+strconv.Itoa(r.Thread))
+		case k > i:
+			parts = append(parts, strconv.Itoa(r.Rank.Rank)+"-"+strconv.Itoa(j.Ranks[ms[k]].Rank.Rank))
+		default:
+			parts = append(parts, strconv.Itoa(r.Rank.Rank))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// FindRank returns the index in Ranks of rank and thread, -1 if not there.
+func (j *Job) FindRank(rank, thread int) int {
+	return slices.IndexFunc(j.Ranks, func(r *Rank) bool { return r.Rank.Rank == rank && r.Thread == thread })
+}
+
+// RankRanges formats ascending rank numbers as "0-3,8,10-11".
+func RankRanges(rs []int) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		k := i
+		for k+1 < len(rs) && rs[k+1] == rs[k]+1 {
+			k++
+		}
+		if k > i {
+			parts = append(parts, strconv.Itoa(rs[i])+"-"+strconv.Itoa(rs[k]))
+		} else {
+			parts = append(parts, strconv.Itoa(rs[i]))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ",")
+}

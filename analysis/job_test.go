@@ -1,0 +1,110 @@
+package analysis
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+)
+
+// genJob writes a generated job and returns its path; mutate may change
+// it before it is written.
+func genJob(t *testing.T, nranks int, mutate func(h *flowgraph.Header, ranks []*flowgraph.Rank)) string {
+	t.Helper()
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 5, Events: 3000, Depth: 3, Sites: 10, MaxIter: 8, Branchy: true}, nranks, 2)
+	if mutate != nil {
+		mutate(&h, ranks)
+	}
+	path := filepath.Join(t.TempDir(), "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	return path
+}
+
+// TestGroupsAgreeWithTrees checks that the numbers a group's drawing shows
+// (mean levels) are those of its loop tree (the `mpiflow loops` table):
+// iterations, calls per iteration and time share of every loop.
+func TestGroupsAgreeWithTrees(t *testing.T) {
+	// The generated ranks 0-2 have one structure with different counts
+	// and times (3000 calls in 571, 582 and 568 iterations of Loop 1).
+	in := genJob(t, 8, nil)
+	job, err := Load(in, Options{})
+	require.NoError(t, err)
+	require.Len(t, job.Ranks, 8)
+	require.GreaterOrEqual(t, len(job.Groups), 2)
+	g := job.Groups[0]
+	require.Equal(t, []int{0, 1, 2}, g.Members)
+	assert.Equal(t, "0-2", job.Members(0))
+	require.NotEmpty(t, g.Tree, "the generated program has loops")
+	nt, nc := MetricIndex(job.Metrics, MetricTime), MetricIndex(job.Metrics, MetricCount)
+	byID := map[int]*Elem{}
+	for l := range g.Levels {
+		for i := range g.Levels[l].Nodes {
+			if e := &g.Levels[l].Nodes[i]; e.Kind == KindLoop {
+				byID[e.Loop] = e
+			}
+		}
+	}
+	for _, row := range g.Tree {
+		e := byID[row.ID]
+		require.NotNil(t, e, "loop %d drawn", row.ID)
+		assert.Equal(t, row.Name, e.Name)
+		assert.Equal(t, 3, row.Ranks)
+		assert.InDelta(t, row.AvgIterations, e.Vals[nc], 1e-9, row.Name)
+		assert.InDelta(t, row.AvgShare, e.Share, 1e-9, row.Name)
+		if e.Vals[nc] > 0 {
+			assert.InDelta(t, row.CallsPerIteration, e.Calls/e.Vals[nc], 1e-9, row.Name)
+			assert.InDelta(t, row.TimePerIteration/1e9, e.Vals[nt]/e.Vals[nc], 1e-9*row.TimePerIteration, row.Name)
+		}
+	}
+	for i, r := range job.Ranks {
+		assert.Equal(t, job.Groups[r.Group].Signature, r.Loops.Signature, "rank %d", i)
+	}
+	// Calls are the summary's, by time.
+	assert.Equal(t, job.Summary.SortedCalls(), job.Calls)
+	var sum int64
+	for _, r := range job.Ranks {
+		for _, v := range r.CallTime {
+			sum += v
+		}
+	}
+	mpi, _, _ := job.Summary.Totals()
+	assert.Equal(t, mpi, sum, "per-rank call times add up to the MPI time")
+}
+
+func TestSelection(t *testing.T) {
+	in := genJob(t, 4, nil)
+	job, err := Load(in, Options{Ranks: map[int]bool{1: true, 3: true}, NoLoops: true})
+	require.NoError(t, err)
+	require.Len(t, job.Ranks, 2)
+	assert.Equal(t, 3, job.Ranks[job.FindRank(3, 0)].Rank.Rank)
+	assert.Equal(t, -1, job.FindRank(0, 0))
+	assert.Empty(t, job.Groups, "no loop analysis asked for")
+	assert.Equal(t, "rank 1", job.Ranks[0].Label)
+
+	_, err = Load(in, Options{Ranks: map[int]bool{9: true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no rank matches the selection (the file has ranks 0-3)")
+	_, err = Load(filepath.Join(t.TempDir(), "missing.mpiflow"), Options{})
+	require.Error(t, err)
+}
+
+func TestMembersWithThreads(t *testing.T) {
+	in := genJob(t, 4, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+		ranks[3].Rank, ranks[3].Thread = 2, 1
+		ranks[3].Graph = ranks[2].Graph
+		for _, r := range ranks {
+			r.Graph = ranks[0].Graph
+		}
+	})
+	job, err := Load(in, Options{})
+	require.NoError(t, err)
+	require.Len(t, job.Groups, 1)
+	assert.Equal(t, "0-2,2.1", job.Members(0))
+	assert.Equal(t, "rank 2.1", job.Ranks[3].Label)
+	assert.Equal(t, "0-3,8,10-11", RankRanges([]int{0, 1, 2, 3, 8, 10, 11}))
+	assert.Equal(t, "", RankRanges(nil))
+}

@@ -1,0 +1,254 @@
+package analysis
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"mpiflow/flowgraph"
+	"mpiflow/loops"
+)
+
+// Elem kinds.
+const (
+	KindNode = iota
+	KindLoop
+	KindEdge
+)
+
+// Elem is one node, loop node or edge of a level graph with its metric
+// values (in the order of the metric list; NaN when not applicable).
+type Elem struct {
+	Kind int
+	// Key identifies the element across ranks (call and call site, loop
+	// key, or the keys of an edge's ends).
+	Key   string
+	Call  string
+	Site  int    // call site index, -1 if none
+	Where string // call site description for people
+	Loop  int    // loop ID of a loop node
+	Name  string // loop name
+	Src   int    // edge ends, indices into Level.Nodes
+	Dst   int
+	Vals  []float64
+	// Loop statistics: entries from outside, MPI calls inside, and the
+	// share of the rank's time after MPI_Init (means over the ranks of a
+	// group's level).
+	Entries, Calls float64
+	Share          float64
+}
+
+// Level is one level of a collapsed graph (top level or the inside of
+// a loop) ready to be drawn.
+type Level struct {
+	Loop   int    // 0 for the top level
+	Name   string // "top level" or the loop name
+	Parent int    // enclosing level's loop ID
+	Header string // loop header description
+	Nodes  []Elem
+	Edges  []Elem
+	// Initial is the node holding the rank's first event, -1 if not here.
+	Initial int
+}
+
+func siteWhere(g *flowgraph.Graph, s int) string {
+	if s < 0 || s >= len(g.Sites) {
+		return "unknown call site"
+	}
+	return g.Sites[s].Label()
+}
+
+func nodeKey(g *flowgraph.Graph, v int) string {
+	k := &g.Nodes[v].Key
+	obj, addr := "", uint64(0)
+	if s := k.Site; s >= 0 && s < len(g.Sites) {
+		if cs := &g.Sites[s]; cs.Object != "" {
+			obj, addr = cs.Object, cs.Offset
+		} else {
+			addr = cs.Addr
+		}
+	}
+	return fmt.Sprintf("%s@%s+%#x b%d p%d c%d", k.Call, obj, addr, k.Bytes, k.Partner, k.Comm)
+}
+
+// BuildLevels turns the collapsed graph c of g into drawable levels,
+// indexed by loop ID (0 is the top level).
+func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, counters []string) []Level {
+	cm := newCounterMap(counters)
+	keys := loops.LoopKeys(g, c)
+	out := make([]Level, len(c.Levels))
+	for id := range c.Levels {
+		lv := &c.Levels[id]
+		lg := Level{Loop: id, Name: "top level", Initial: -1}
+		if l := c.Loop(id); l != nil {
+			lg.Name = l.Name
+			lg.Parent = l.Parent
+			lg.Header = g.Nodes[l.Header].Key.Call + " at " + siteWhere(g, g.Nodes[l.Header].Key.Site)
+		}
+		for i, ln := range lv.Nodes {
+			if ln.Loop > 0 {
+				l := c.Loop(ln.Loop)
+				st := &l.Stats
+				e := Elem{Kind: KindLoop, Key: "loop " + keys[ln.Loop-1].String(), Loop: ln.Loop, Name: l.Name,
+					Call: g.Nodes[l.Header].Key.Call, Site: g.Nodes[l.Header].Key.Site,
+					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
+					Vals: newVals(metrics, float64(st.Time)/1e9, float64(st.Iterations), float64(st.Bytes))}
+				derived(metrics, cm, st.Counters, st.EdgeTime, e.Vals)
+				lg.Nodes = append(lg.Nodes, e)
+				if g.Initial >= 0 && isAncestorLoop(c, ln.Loop, c.LoopOf[g.Initial]) {
+					// The first event is inside this nested loop.
+					lg.Initial = i
+				}
+				continue
+			}
+			n := &g.Nodes[ln.Node]
+			e := Elem{Kind: KindNode, Key: "call " + nodeKey(g, ln.Node), Call: n.Key.Call, Site: n.Key.Site,
+				Where: siteWhere(g, n.Key.Site),
+				Vals:  newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
+			if ln.Node == g.Initial {
+				lg.Initial = i
+			}
+			lg.Nodes = append(lg.Nodes, e)
+		}
+		for _, le := range lv.Edges {
+			var ctr []int64
+			for _, gi := range le.Edges {
+				ec := g.Edges[gi].Counters
+				if ctr == nil && len(ec) > 0 {
+					ctr = make([]int64, len(ec))
+				}
+				for k := range ec {
+					if k < len(ctr) {
+						ctr[k] += ec[k]
+					}
+				}
+			}
+			e := Elem{Kind: KindEdge, Key: "edge " + lg.Nodes[le.Src].Key + " -> " + lg.Nodes[le.Dst].Key,
+				Src: le.Src, Dst: le.Dst, Site: -1,
+				Vals: newVals(metrics, float64(le.Time)/1e9, float64(le.Count), math.NaN())}
+			derived(metrics, cm, ctr, le.Time, e.Vals)
+			lg.Edges = append(lg.Edges, e)
+		}
+		out[id] = lg
+	}
+	return out
+}
+
+// isAncestorLoop reports whether loop anc encloses loop id (or is it).
+func isAncestorLoop(c *loops.Collapsed, anc, id int) bool {
+	for id > 0 {
+		if id == anc {
+			return true
+		}
+		id = c.Loop(id).Parent
+	}
+	return false
+}
+
+// StartUp reports whether e is an MPI_Init or MPI_Init_thread node, whose
+// start-up cost is left out of shares and color scales, as IPM does.
+func (e *Elem) StartUp() bool { return e.Kind == KindNode && flowgraph.IsInit(e.Call) }
+
+// rawLevels is the uncollapsed graph as one level, used when the loop
+// analysis fails for a rank.
+func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []Level {
+	cm := newCounterMap(counters)
+	lg := Level{Name: "whole graph (loops not collapsed)", Initial: g.Initial}
+	for v := range g.Nodes {
+		n := &g.Nodes[v]
+		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: "call " + nodeKey(g, v), Call: n.Key.Call, Site: n.Key.Site,
+			Where: siteWhere(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		el := Elem{Kind: KindEdge, Key: "edge " + lg.Nodes[e.Src].Key + " -> " + lg.Nodes[e.Dst].Key, Src: e.Src, Dst: e.Dst, Site: -1,
+			Vals: newVals(metrics, float64(e.Time.Total)/1e9, float64(e.Count), math.NaN())}
+		derived(metrics, cm, e.Counters, e.Time.Total, el.Vals)
+		lg.Edges = append(lg.Edges, el)
+	}
+	return []Level{lg}
+}
+
+// RankLevels returns the levels of a rank's graph and its collapse: the
+// collapsed levels, or the whole graph as one level, a nil collapse and
+// the error when the loop analysis fails.
+func RankLevels(g *flowgraph.Graph, counters []string) ([]Level, *loops.Collapsed, error) {
+	metrics := Metrics(counters)
+	c, err := loops.Collapse(g)
+	if err != nil {
+		return rawLevels(g, metrics, counters), nil, err
+	}
+	return BuildLevels(g, c, metrics, counters), c, nil
+}
+
+// structure is the text form of the structure of all levels of a rank:
+// element keys and level nesting, no values. Ranks with equal structure
+// form one group.
+func structure(levels []Level) string {
+	var b strings.Builder
+	for i := range levels {
+		lg := &levels[i]
+		fmt.Fprintf(&b, "L%d<%d %d\n", lg.Loop, lg.Parent, lg.Initial)
+		for _, e := range lg.Nodes {
+			b.WriteString(e.Key)
+			b.WriteByte('\n')
+		}
+		for _, e := range lg.Edges {
+			fmt.Fprintf(&b, "%d>%d\n", e.Src, e.Dst)
+		}
+	}
+	return b.String()
+}
+
+// signature is a short hash of a structure.
+func signature(structure string) string {
+	h := sha256.Sum256([]byte(structure))
+	return hex.EncodeToString(h[:12])
+}
+
+// meanLevels averages the values and loop statistics of the levels of
+// ranks with the same structure.
+func meanLevels(members [][]Level) []Level {
+	first := members[0]
+	out := make([]Level, len(first))
+	for l := range first {
+		out[l] = first[l]
+		out[l].Nodes = meanElems(members, l, false)
+		out[l].Edges = meanElems(members, l, true)
+	}
+	return out
+}
+
+func meanElems(members [][]Level, l int, edges bool) []Elem {
+	list := func(m int) []Elem {
+		if edges {
+			return members[m][l].Edges
+		}
+		return members[m][l].Nodes
+	}
+	first := list(0)
+	out := make([]Elem, len(first))
+	n := float64(len(members))
+	for i := range first {
+		out[i] = first[i]
+		v := make([]float64, len(first[i].Vals))
+		var entries, calls, share float64
+		for m := range members {
+			e := &list(m)[i]
+			for k, x := range e.Vals {
+				v[k] += x
+			}
+			entries += float64(e.Entries)
+			calls += float64(e.Calls)
+			share += e.Share
+		}
+		for k := range v {
+			v[k] /= n
+		}
+		out[i].Vals = v
+		out[i].Entries, out[i].Calls, out[i].Share = entries/n, calls/n, share/n
+	}
+	return out
+}
