@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // Resolver maps call sites (object file and offset, as the interposer
 // records them with dladdr) to function, source file and line: from the
 // DWARF debug information when the object has it, else from its symbol
-// table. Objects are read once and cached.
+// table. C++ and Rust names are demangled and shown the way pprof shows
+// them by default, without parameters and template arguments
+// ("ns::Class::method"), unless that makes a site without a source line
+// ambiguous (see objInfo.show). Objects are read once and cached.
 type Resolver struct {
 	objs map[string]*objInfo
 }
@@ -24,7 +29,7 @@ func NewResolver() *Resolver {
 
 type funcRange struct {
 	lo, hi uint64
-	name   string
+	name   string // as recorded: mangled for C++ (the linkage name)
 }
 
 type objInfo struct {
@@ -34,6 +39,27 @@ type objInfo struct {
 	funcs []funcRange // from DWARF, sorted by lo
 	syms  []funcRange // from the symbol tables, sorted by lo
 	cus   []cuRange
+	// forms maps each short form of the object's function names (see
+	// nameForms) to the full name it stands for, or to "" when it stands
+	// for several; nil until a name needs it.
+	forms map[string]string
+	// shown caches show's results.
+	shown map[showKey]shownName
+}
+
+type showKey struct {
+	name    string
+	located bool
+}
+
+type shownName struct{ name, sig string }
+
+// nameForms are the options of the short forms of a demangled name, the
+// shortest first: without parameters and template arguments (pprof's
+// default), then without parameters.
+var nameForms = [][]demangle.Option{
+	{demangle.NoParams, demangle.NoTemplateParams, demangle.NoEnclosingParams},
+	{demangle.NoParams, demangle.NoEnclosingParams},
 }
 
 type cuRange struct {
@@ -63,17 +89,76 @@ func (r *Resolver) Resolve(cs *CallSite) error {
 	if pc > 0 {
 		pc--
 	}
-	if fn := lookup(o.funcs, pc); fn != "" {
-		cs.Function = fn
-	} else {
-		cs.Function = lookup(o.syms, pc)
+	fn := lookup(o.funcs, pc)
+	if fn == "" {
+		fn = lookup(o.syms, pc)
 	}
 	if o.dw != nil {
 		if file, line := o.line(pc); line > 0 {
 			cs.File, cs.Line = file, line
 		}
 	}
+	cs.Function, cs.Signature = o.show(fn, cs.Line > 0)
 	return nil
+}
+
+// show returns the name to show for the function recorded as name, and
+// its full demangled signature when that differs. A mangled name is shown
+// in the shortest of nameForms that no other function of the object
+// shares, or else in full; a site with a source line (located) is told
+// apart by it, so it gets the shortest form. A name that does not
+// demangle is shown as recorded.
+func (o *objInfo) show(name string, located bool) (string, string) {
+	k := showKey{name, located}
+	if s, ok := o.shown[k]; ok {
+		return s.name, s.sig
+	}
+	s := shownName{name: name}
+	if full, err := demangle.ToString(name, demangle.NoClones); err == nil {
+		s = shownName{name: full, sig: full}
+		for _, opts := range nameForms {
+			if short := demangle.Filter(name, opts...); located || o.unique(short) {
+				s.name = short
+				break
+			}
+		}
+		if s.name == s.sig {
+			s.sig = ""
+		}
+	}
+	if o.shown == nil {
+		o.shown = make(map[showKey]shownName)
+	}
+	o.shown[k] = s
+	return s.name, s.sig
+}
+
+// unique reports whether form, a short form of a function name, stands
+// for one function of the object only. The first call demangles all of
+// the object's function names.
+func (o *objInfo) unique(form string) bool {
+	if o.forms == nil {
+		o.forms = make(map[string]string)
+		add := func(form, full string) {
+			if f, ok := o.forms[form]; ok && f != full {
+				full = ""
+			}
+			o.forms[form] = full
+		}
+		for _, rs := range [][]funcRange{o.funcs, o.syms} {
+			for _, r := range rs {
+				full, err := demangle.ToString(r.name, demangle.NoClones)
+				if err != nil {
+					add(r.name, r.name) // C names share the namespace
+					continue
+				}
+				for _, opts := range nameForms {
+					add(demangle.Filter(r.name, opts...), full)
+				}
+			}
+		}
+	}
+	return o.forms[form] != ""
 }
 
 // ResolveSites resolves every site of g with a new Resolver and returns the
@@ -195,29 +280,34 @@ func (o *objInfo) readDWARF() {
 	sortRanges(o.funcs)
 }
 
-// funcName is a subprogram's name, following abstract origins and
-// specifications (out-of-line copies of inline or C++ member functions).
+// funcName is a subprogram's linkage name (mangled, qualified) or else its
+// name, following abstract origins and specifications (out-of-line copies
+// of inline or C++ member functions).
 func (o *objInfo) funcName(e *dwarf.Entry) string {
+	name := ""
 	for depth := 0; e != nil && depth < 4; depth++ {
-		if n, ok := e.Val(dwarf.AttrName).(string); ok {
+		if n, ok := e.Val(dwarf.AttrLinkageName).(string); ok {
 			return n
+		}
+		if n, ok := e.Val(dwarf.AttrName).(string); ok && name == "" {
+			name = n
 		}
 		var ref dwarf.Offset
 		var ok bool
 		if ref, ok = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); !ok {
 			if ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
-				return ""
+				break
 			}
 		}
 		rd := o.dw.Reader()
 		rd.Seek(ref)
 		next, err := rd.Next()
 		if err != nil {
-			return ""
+			break
 		}
 		e = next
 	}
-	return ""
+	return name
 }
 
 // line finds the source position of pc in the line table of its unit.

@@ -73,6 +73,118 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// siteProgCxx is siteProg in C++: the call is in a member function of a
+// class in a namespace, overloaded, on line 13.
+// (step(double) is defined out of the class so that it is emitted.)
+const siteProgCxx = `#include <dlfcn.h>
+#include <cstdio>
+__attribute__((noinline)) void callee() {
+	void *ra = __builtin_return_address(0);
+	Dl_info info;
+	dladdr(ra, &info);
+	std::printf("%lu\n", (unsigned long)((char *)ra - (char *)info.dli_fbase));
+}
+namespace app {
+struct Solver {
+	void step(double);
+	__attribute__((noinline)) void step(int n) {
+		callee();
+		__asm__ volatile("");
+	}
+};
+void Solver::step(double) {}
+}
+int main() { app::Solver().step(1); return 0; }
+`
+
+// TestResolveCxx resolves a call site in a C++ member function: its name
+// is demangled, without parameters when the source line tells the
+// overloads apart, with them otherwise.
+func TestResolveCxx(t *testing.T) {
+	cxx, err := exec.LookPath("c++")
+	if err != nil {
+		t.Skip("needs a C++ compiler (c++) to build a test binary")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "site.cpp")
+	require.NoError(t, os.WriteFile(src, []byte(siteProgCxx), 0o644))
+	tests := []struct {
+		name     string
+		flags    []string
+		wantFunc string
+		wantSig  string
+		wantLine int
+	}{
+		{"pie-dwarf", []string{"-g", "-O0", "-fPIE", "-pie"}, "app::Solver::step", "app::Solver::step(int)", 13},
+		{"nopie-dwarf-O2", []string{"-g", "-O2", "-fno-PIE", "-no-pie"}, "app::Solver::step", "app::Solver::step(int)", 13},
+		{"symbols-only", []string{"-O0"}, "app::Solver::step(int)", "", 0},
+		{"stripped", []string{"-O0", "-s"}, "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(dir, tt.name)
+			out, err := exec.Command(cxx, append(tt.flags, "-o", bin, src, "-ldl")...).CombinedOutput()
+			require.NoError(t, err, string(out))
+			out, err = exec.Command(bin).Output()
+			require.NoError(t, err)
+			off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+			require.NoError(t, err)
+
+			cs := CallSite{Object: bin, Offset: off}
+			require.NoError(t, NewResolver().Resolve(&cs))
+			assert.Equal(t, tt.wantFunc, cs.Function)
+			assert.Equal(t, tt.wantSig, cs.Signature)
+			assert.Equal(t, tt.wantLine, cs.Line)
+		})
+	}
+}
+
+// TestShowNames shows the names of an object's functions: demangled, as
+// short as the object's other functions allow, and as recorded when they
+// do not demangle.
+func TestShowNames(t *testing.T) {
+	names := []string{
+		"_ZN9LAMMPS_NS9CommBrick12forward_commEi", "_ZN9LAMMPS_NS9CommBrick12forward_commEi.constprop.0",
+		"_ZN2ns1C1fEi", "_ZN2ns1C1fEd", // overloads
+		"_ZNK2ns1C1gEv", "_ZN2ns1C1gEv", // const overloads
+		"_ZN2ns1hIiEEvT_", "_ZN2ns1hIdEEvT_", // template instances
+		"_Z1fi", "f", // a C function of the same name
+		"_ZN12_GLOBAL__N_13fooEv", "main", "_Zbad",
+	}
+	o := &objInfo{}
+	for i, n := range names {
+		o.syms = append(o.syms, funcRange{lo: uint64(16 * i), hi: uint64(16*i + 8), name: n})
+	}
+	tests := []struct {
+		name    string
+		located bool
+		want    string
+		wantSig string
+	}{
+		{"_ZN9LAMMPS_NS9CommBrick12forward_commEi", false, "LAMMPS_NS::CommBrick::forward_comm", "LAMMPS_NS::CommBrick::forward_comm(int)"},
+		{"_ZN9LAMMPS_NS9CommBrick12forward_commEi.constprop.0", false, "LAMMPS_NS::CommBrick::forward_comm", "LAMMPS_NS::CommBrick::forward_comm(int)"},
+		{"_ZN2ns1C1fEd", false, "ns::C::f(double)", ""},
+		{"_ZN2ns1C1fEd", true, "ns::C::f", "ns::C::f(double)"},
+		{"_ZNK2ns1C1gEv", false, "ns::C::g() const", ""},
+		{"_ZN2ns1C1gEv", false, "ns::C::g()", ""},
+		{"_ZN2ns1hIiEEvT_", false, "ns::h<int>", "void ns::h<int>(int)"},
+		{"_ZN2ns1hIiEEvT_", true, "ns::h", "void ns::h<int>(int)"},
+		{"_Z1fi", false, "f(int)", ""},
+		{"f", false, "f", ""},
+		{"_ZN12_GLOBAL__N_13fooEv", false, "(anonymous namespace)::foo", "(anonymous namespace)::foo()"},
+		{"main", false, "main", ""},
+		{"_Zbad", false, "_Zbad", ""},
+		{"", false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name, sig := o.show(tt.name, tt.located)
+			assert.Equal(t, tt.want, name)
+			assert.Equal(t, tt.wantSig, sig)
+		})
+	}
+}
+
 func TestResolveMissingObject(t *testing.T) {
 	r := NewResolver()
 	sites := []CallSite{{Object: "/nonexistent/app", Offset: 10}, {Addr: 0x1234}}
