@@ -202,3 +202,22 @@ func TestLookupInnermost(t *testing.T) {
 		assert.Equal(t, want, lookup(rs, pc), "pc %d", pc)
 	}
 }
+
+func TestCallSiteLabel(t *testing.T) {
+	tests := []struct {
+		name string
+		cs   CallSite
+		want string
+	}{
+		{"function and line", CallSite{Object: "/bin/app", Offset: 0x10, Function: "ns::C::f", File: "/src/dir/c.cpp", Line: 7}, "ns::C::f c.cpp:7"},
+		{"function", CallSite{Object: "/bin/app", Offset: 0x10, Function: "ns::C::f(int)"}, "ns::C::f(int)"},
+		{"line", CallSite{Object: "/bin/app", Offset: 0x10, File: "/src/dir/c.cpp", Line: 7}, "c.cpp:7"},
+		{"object", CallSite{Addr: 0x5010, Object: "/lib/libapp.so.1", Offset: 0x10}, "libapp.so.1+0x10"},
+		{"address", CallSite{Addr: 0x5010}, "0x5010"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.cs.Label())
+		})
+	}
+}

@@ -121,6 +121,9 @@ type Elem struct {
 	// Extra loop statistics for the tooltip.
 	Entries, Calls int64
 	Share          float64
+	// Signature is the full signature of the call site's function when
+	// Where shortens it (flowgraph.CallSite.Signature), for the tooltip.
+	Signature string
 }
 
 // LevelGraph is one level of a collapsed graph (top level or the inside of
@@ -141,6 +144,13 @@ func siteWhere(g *flowgraph.Graph, s int) string {
 		return "unknown call site"
 	}
 	return g.Sites[s].Label()
+}
+
+func siteSignature(g *flowgraph.Graph, s int) string {
+	if s < 0 || s >= len(g.Sites) {
+		return ""
+	}
+	return g.Sites[s].Signature
 }
 
 func nodeKey(g *flowgraph.Graph, v int) string {
@@ -231,7 +241,7 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 				st := &l.Stats
 				e := Elem{Kind: KindLoop, Key: "loop " + keys[ln.Loop-1].String(), Loop: ln.Loop, Name: l.Name,
 					Call: g.Nodes[l.Header].Key.Call, Site: g.Nodes[l.Header].Key.Site,
-					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Entries: st.Entries, Calls: st.Calls, Share: st.Share,
+					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Signature: siteSignature(g, g.Nodes[l.Header].Key.Site), Entries: st.Entries, Calls: st.Calls, Share: st.Share,
 					Vals: newVals(metrics, float64(st.Time)/1e9, float64(st.Iterations), float64(st.Bytes))}
 				derived(metrics, cm, st.Counters, st.EdgeTime, e.Vals)
 				lg.Nodes = append(lg.Nodes, e)
@@ -243,8 +253,8 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 			}
 			n := &g.Nodes[ln.Node]
 			e := Elem{Kind: KindNode, Key: "call " + nodeKey(g, ln.Node), Call: n.Key.Call, Site: n.Key.Site,
-				Where: siteWhere(g, n.Key.Site),
-				Vals:  newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
+				Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site),
+				Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
 			if ln.Node == g.Initial {
 				lg.Initial = i
 			}
@@ -380,16 +390,18 @@ func (e *Elem) Label(metrics []string) string {
 }
 
 // Tooltip is the hover text of an element: call site function, file and
-// line, and every metric.
+// line, the function's full signature, and every metric.
 func (e *Elem) Tooltip(metrics []string, lg *LevelGraph) string {
 	var b strings.Builder
 	switch e.Kind {
 	case KindNode:
 		// The call site id links the hover text to the label's cs=N.
 		fmt.Fprintf(&b, "%s at %s", shortName(e), e.Where)
+		b.WriteString(e.signatureLine())
 	case KindLoop:
 		fmt.Fprintf(&b, "%s: header %s at %s; %d entries, %d calls, %.1f%% of the rank's time (click to open)",
 			e.Name, e.Call, e.Where, e.Entries, e.Calls, 100*e.Share)
+		b.WriteString(e.signatureLine())
 		if t, n := e.Vals[metricIndex(metrics, MetricTime)], e.Vals[metricIndex(metrics, MetricCount)]; n > 0 {
 			fmt.Fprintf(&b, "\nper iteration: %s s, %.3g calls", FormatSeconds(t/n), float64(e.Calls)/n)
 		}
@@ -404,6 +416,15 @@ func (e *Elem) Tooltip(metrics []string, lg *LevelGraph) string {
 		fmt.Fprintf(&b, "\n%s: %s", m, formatMetric(m, e.Vals[k]))
 	}
 	return b.String()
+}
+
+// signatureLine is a line of the tooltip with the full signature of the
+// call site's function, if Where shortens it.
+func (e *Elem) signatureLine() string {
+	if e.Signature == "" {
+		return ""
+	}
+	return "\nfunction " + e.Signature
 }
 
 func shortName(e *Elem) string {

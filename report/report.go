@@ -525,7 +525,7 @@ func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []LevelG
 	for v := range g.Nodes {
 		n := &g.Nodes[v]
 		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: "call " + nodeKey(g, v), Call: n.Key.Call, Site: n.Key.Site,
-			Where: siteWhere(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
+			Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
