@@ -3,9 +3,7 @@ package flowgraph
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/ianlancetaylor/demangle"
@@ -43,16 +41,15 @@ type objInfo struct {
 	// nameForms) to the full name it stands for, or to "" when it stands
 	// for several; nil until a name needs it.
 	forms map[string]string
-	// shown caches show's results.
-	shown map[showKey]shownName
+	// sites caches the resolution of each pc.
+	sites map[uint64]place
 }
 
-type showKey struct {
-	name    string
-	located bool
+// place is where a pc is, as a CallSite shows it.
+type place struct {
+	function, signature, file string
+	line                      int
 }
-
-type shownName struct{ name, sig string }
 
 // nameForms are the options of the short forms of a demangled name, the
 // shortest first: without parameters and template arguments (pprof's
@@ -67,7 +64,7 @@ type cuRange struct {
 	entry  *dwarf.Entry
 }
 
-// Resolve fills in Function, File and Line of cs. Sites without an object
+// Resolve fills in Function, Signature, File and Line of cs. Sites without an object
 // (dladdr found none) are left alone; an object that cannot be read gives
 // an error and leaves the site unresolved, so callers can fall back to the
 // raw address.
@@ -89,17 +86,30 @@ func (r *Resolver) Resolve(cs *CallSite) error {
 	if pc > 0 {
 		pc--
 	}
+	p, ok := o.sites[pc]
+	if !ok {
+		p = o.place(pc)
+		if o.sites == nil {
+			o.sites = make(map[uint64]place)
+		}
+		o.sites[pc] = p
+	}
+	cs.Function, cs.Signature, cs.File, cs.Line = p.function, p.signature, p.file, p.line
+	return nil
+}
+
+// place resolves pc, an address of the object's file.
+func (o *objInfo) place(pc uint64) place {
+	var p place
+	if o.dw != nil {
+		p.file, p.line = o.line(pc)
+	}
 	fn := lookup(o.funcs, pc)
 	if fn == "" {
 		fn = lookup(o.syms, pc)
 	}
-	if o.dw != nil {
-		if file, line := o.line(pc); line > 0 {
-			cs.File, cs.Line = file, line
-		}
-	}
-	cs.Function, cs.Signature = o.show(fn, cs.Line > 0)
-	return nil
+	p.function, p.signature = o.show(fn, p.line > 0)
+	return p
 }
 
 // show returns the name to show for the function recorded as name, and
@@ -109,28 +119,21 @@ func (r *Resolver) Resolve(cs *CallSite) error {
 // apart by it, so it gets the shortest form. A name that does not
 // demangle is shown as recorded.
 func (o *objInfo) show(name string, located bool) (string, string) {
-	k := showKey{name, located}
-	if s, ok := o.shown[k]; ok {
-		return s.name, s.sig
+	full, err := demangle.ToString(name, demangle.NoClones)
+	if err != nil {
+		return name, ""
 	}
-	s := shownName{name: name}
-	if full, err := demangle.ToString(name, demangle.NoClones); err == nil {
-		s = shownName{name: full, sig: full}
-		for _, opts := range nameForms {
-			if short := demangle.Filter(name, opts...); located || o.unique(short) {
-				s.name = short
-				break
-			}
-		}
-		if s.name == s.sig {
-			s.sig = ""
+	shown := full
+	for _, opts := range nameForms {
+		if short := demangle.Filter(name, opts...); located || o.unique(short) {
+			shown = short
+			break
 		}
 	}
-	if o.shown == nil {
-		o.shown = make(map[showKey]shownName)
+	if shown == full {
+		return full, ""
 	}
-	o.shown[k] = s
-	return s.name, s.sig
+	return shown, full
 }
 
 // unique reports whether form, a short form of a function name, stands
@@ -248,7 +251,8 @@ func sortRanges(rs []funcRange) {
 	})
 }
 
-// readDWARF collects the compile units' and functions' address ranges.
+// readDWARF collects the address ranges of the compile units, the
+// functions and the inlined calls.
 func (o *objInfo) readDWARF() {
 	rd := o.dw.Reader()
 	var cu *dwarf.Entry
@@ -265,7 +269,10 @@ func (o *objInfo) readDWARF() {
 					o.cus = append(o.cus, cuRange{lo: r[0], hi: r[1], entry: cu})
 				}
 			}
-		case dwarf.TagSubprogram:
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			// An inlined call's range lies in its caller's, so the
+			// innermost range names the function that the line table's
+			// source line is in.
 			name := o.funcName(e)
 			if name == "" {
 				continue
@@ -310,7 +317,10 @@ func (o *objInfo) funcName(e *dwarf.Entry) string {
 	return name
 }
 
-// line finds the source position of pc in the line table of its unit.
+// line finds the source position of pc in the line table of its unit. The
+// table is scanned: dwarf.LineReader.SeekPC takes its sequences to be in
+// address order, which those of C++ units (one per section: inline
+// functions, .text.startup, cold parts) often are not.
 func (o *objInfo) line(pc uint64) (string, int) {
 	for _, c := range o.cus {
 		if pc < c.lo || pc >= c.hi {
@@ -320,17 +330,19 @@ func (o *objInfo) line(pc uint64) (string, int) {
 		if err != nil || lr == nil {
 			return "", 0
 		}
-		var le dwarf.LineEntry
-		if err := lr.SeekPC(pc, &le); err != nil {
-			if errors.Is(err, dwarf.ErrUnknownPC) || errors.Is(err, io.EOF) {
-				continue
+		// The row that holds pc is the last one at or before it, in a
+		// sequence that goes on past it.
+		var prev, le dwarf.LineEntry
+		inSeq := false
+		for lr.Next(&le) == nil {
+			if inSeq && prev.Address <= pc && pc < le.Address {
+				if prev.File == nil {
+					return "", prev.Line
+				}
+				return prev.File.Name, prev.Line
 			}
-			return "", 0
+			prev, inSeq = le, !le.EndSequence
 		}
-		if le.File == nil {
-			return "", le.Line
-		}
-		return le.File.Name, le.Line
 	}
 	return "", 0
 }

@@ -73,9 +73,11 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// siteProgCxx is siteProg in C++: the call is in a member function of a
-// class in a namespace, overloaded, on line 13.
-// (step(double) is defined out of the class so that it is emitted.)
+// siteProgCxx is siteProg in C++: the call is on line 12, in an inline
+// member function of a class in a namespace, overloaded by one defined out
+// of the class. At -O0 the function is out of line; at -O2 it is inlined
+// into main, which is then in .text.startup, before the rest of the code
+// but after it in the line table.
 const siteProgCxx = `#include <dlfcn.h>
 #include <cstdio>
 __attribute__((noinline)) void callee() {
@@ -86,20 +88,24 @@ __attribute__((noinline)) void callee() {
 }
 namespace app {
 struct Solver {
-	void step(double);
-	__attribute__((noinline)) void step(int n) {
-		callee();
-		__asm__ volatile("");
-	}
+	void halo(double);
+	void halo(int) { callee(); }
 };
-void Solver::step(double) {}
+void Solver::halo(double) {}
 }
-int main() { app::Solver().step(1); return 0; }
+int main() {
+	app::Solver s;
+	s.halo(1);
+	__asm__ volatile("");
+	s.halo(2.0);
+	return 0;
+}
 `
 
 // TestResolveCxx resolves a call site in a C++ member function: its name
 // is demangled, without parameters when the source line tells the
-// overloads apart, with them otherwise.
+// overloads apart, with them otherwise; inlined, it is still named by the
+// function that the source line is in.
 func TestResolveCxx(t *testing.T) {
 	cxx, err := exec.LookPath("c++")
 	if err != nil {
@@ -115,9 +121,10 @@ func TestResolveCxx(t *testing.T) {
 		wantSig  string
 		wantLine int
 	}{
-		{"pie-dwarf", []string{"-g", "-O0", "-fPIE", "-pie"}, "app::Solver::step", "app::Solver::step(int)", 13},
-		{"nopie-dwarf-O2", []string{"-g", "-O2", "-fno-PIE", "-no-pie"}, "app::Solver::step", "app::Solver::step(int)", 13},
-		{"symbols-only", []string{"-O0"}, "app::Solver::step(int)", "", 0},
+		{"pie-dwarf", []string{"-g", "-O0", "-fPIE", "-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"nopie-dwarf", []string{"-g", "-O0", "-fno-PIE", "-no-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"pie-dwarf-inlined", []string{"-g", "-O2", "-fPIE", "-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"symbols-only", []string{"-O0"}, "app::Solver::halo(int)", "", 0},
 		{"stripped", []string{"-O0", "-s"}, "", "", 0},
 	}
 	for _, tt := range tests {
@@ -135,6 +142,11 @@ func TestResolveCxx(t *testing.T) {
 			assert.Equal(t, tt.wantFunc, cs.Function)
 			assert.Equal(t, tt.wantSig, cs.Signature)
 			assert.Equal(t, tt.wantLine, cs.Line)
+			if tt.wantLine > 0 {
+				assert.Equal(t, "site.cpp", filepath.Base(cs.File))
+			} else {
+				assert.Empty(t, cs.File)
+			}
 		})
 	}
 }
