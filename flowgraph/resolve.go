@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 )
@@ -38,8 +39,9 @@ type objInfo struct {
 	syms  []funcRange // from the symbol tables, sorted by lo
 	cus   []cuRange
 	// forms maps each short form of the object's function names (see
-	// nameForms) to the full name it stands for, or to "" when it stands
-	// for several; nil until a name needs it.
+	// shortForms) to the function it stands for (its name without a clone
+	// suffix), or to "" when it stands for several; nil until a name
+	// needs it.
 	forms map[string]string
 	// sites caches the resolution of each pc.
 	sites map[uint64]place
@@ -51,12 +53,37 @@ type place struct {
 	line                      int
 }
 
-// nameForms are the options of the short forms of a demangled name, the
+// shortForms returns the short forms of a mangled function name, the
 // shortest first: without parameters and template arguments (pprof's
-// default), then without parameters.
-var nameForms = [][]demangle.Option{
-	{demangle.NoParams, demangle.NoTemplateParams, demangle.NoEnclosingParams},
-	{demangle.NoParams, demangle.NoEnclosingParams},
+// default), then without parameters. It returns nil for a name that does
+// not demangle.
+func shortForms(name string) []string {
+	if isRust(name) {
+		short, err := demangle.ToString(name, demangle.NoParams, demangle.NoTemplateParams, demangle.NoEnclosingParams)
+		if err != nil {
+			return nil
+		}
+		return []string{short, demangle.Filter(name, demangle.NoParams, demangle.NoEnclosingParams)}
+	}
+	// One parse for both forms (a C++ name's forms are printed from its
+	// AST as demangle.ToString would).
+	a, err := demangle.ToAST(name, demangle.NoParams)
+	if err != nil {
+		return nil
+	}
+	return []string{demangle.ASTToString(a, demangle.NoTemplateParams, demangle.NoEnclosingParams),
+		demangle.ASTToString(a, demangle.NoEnclosingParams)}
+}
+
+// isRust reports whether name is mangled as Rust names are: v0 ("_R"), or
+// legacy (C++'s nested names ending in a hash, "17h" and 16 hex digits),
+// which demangle.ToAST would read as C++.
+func isRust(name string) bool {
+	if strings.HasPrefix(name, "_R") {
+		return true
+	}
+	base, _, _ := strings.Cut(name, ".")
+	return strings.HasPrefix(base, "_ZN") && strings.HasSuffix(base, "E") && len(base) > 23 && base[len(base)-20:len(base)-17] == "17h"
 }
 
 type cuRange struct {
@@ -114,7 +141,7 @@ func (o *objInfo) place(pc uint64) place {
 
 // show returns the name to show for the function recorded as name, and
 // its full demangled signature when that differs. A mangled name is shown
-// in the shortest of nameForms that no other function of the object
+// in the shortest of its shortForms that no other function of the object
 // shares, or else in full; a site with a source line (located) is told
 // apart by it, so it gets the shortest form. A name that does not
 // demangle is shown as recorded.
@@ -124,8 +151,8 @@ func (o *objInfo) show(name string, located bool) (string, string) {
 		return name, ""
 	}
 	shown := full
-	for _, opts := range nameForms {
-		if short := demangle.Filter(name, opts...); located || o.unique(short) {
+	for _, short := range shortForms(name) {
+		if located || o.unique(short) {
 			shown = short
 			break
 		}
@@ -142,21 +169,23 @@ func (o *objInfo) show(name string, located bool) (string, string) {
 func (o *objInfo) unique(form string) bool {
 	if o.forms == nil {
 		o.forms = make(map[string]string)
-		add := func(form, full string) {
-			if f, ok := o.forms[form]; ok && f != full {
-				full = ""
+		add := func(form, fn string) {
+			if f, ok := o.forms[form]; ok && f != fn {
+				fn = ""
 			}
-			o.forms[form] = full
+			o.forms[form] = fn
 		}
 		for _, rs := range [][]funcRange{o.funcs, o.syms} {
 			for _, r := range rs {
-				full, err := demangle.ToString(r.name, demangle.NoClones)
-				if err != nil {
-					add(r.name, r.name) // C names share the namespace
-					continue
+				// Clones (name.constprop.0, name.cold) are parts of the
+				// function they copy: mangled names have no other dots.
+				fn, _, _ := strings.Cut(r.name, ".")
+				forms := shortForms(r.name)
+				if forms == nil {
+					add(r.name, fn) // C names share the namespace
 				}
-				for _, opts := range nameForms {
-					add(demangle.Filter(r.name, opts...), full)
+				for _, f := range forms {
+					add(f, fn)
 				}
 			}
 		}

@@ -162,6 +162,7 @@ func TestShowNames(t *testing.T) {
 		"_ZN2ns1hIiEEvT_", "_ZN2ns1hIdEEvT_", // template instances
 		"_Z1fi", "f", // a C function of the same name
 		"_ZN12_GLOBAL__N_13fooEv", "main", "_Zbad",
+		"_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs15kBYyAo9fc_7mycrate7example", // Rust
 	}
 	o := &objInfo{}
 	for i, n := range names {
@@ -185,6 +186,8 @@ func TestShowNames(t *testing.T) {
 		{"f", false, "f", ""},
 		{"_ZN12_GLOBAL__N_13fooEv", false, "(anonymous namespace)::foo", "(anonymous namespace)::foo()"},
 		{"main", false, "main", ""},
+		{"_ZN4core3fmt5write17h0123456789abcdefE", false, "core::fmt::write", ""},
+		{"_RNvCs15kBYyAo9fc_7mycrate7example", false, "mycrate::example", ""},
 		{"_Zbad", false, "_Zbad", ""},
 		{"", false, "", ""},
 	}
