@@ -15,8 +15,9 @@ import (
 // DWARF debug information when the object has it, else from its symbol
 // table. C++ and Rust names are demangled and shown the way pprof shows
 // them by default, without parameters and template arguments
-// ("ns::Class::method"), unless that makes a site without a source line
-// ambiguous (see objInfo.show). Objects are read once and cached.
+// ("ns::Class::method"), unless a site has no source line and another
+// function of its object would look the same; the full signature goes to
+// CallSite.Signature. Objects are read once and cached.
 type Resolver struct {
 	objs map[string]*objInfo
 }
@@ -91,10 +92,10 @@ type cuRange struct {
 	entry  *dwarf.Entry
 }
 
-// Resolve fills in Function, Signature, File and Line of cs. Sites without an object
-// (dladdr found none) are left alone; an object that cannot be read gives
-// an error and leaves the site unresolved, so callers can fall back to the
-// raw address.
+// Resolve fills in Function, Signature, File and Line of cs. Sites without
+// an object (dladdr found none) are left alone; an object that cannot be
+// read gives an error and leaves the site unresolved, so callers can fall
+// back to the raw address.
 func (r *Resolver) Resolve(cs *CallSite) error {
 	if cs.Object == "" {
 		return nil
