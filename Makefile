@@ -22,12 +22,15 @@ APPDIR       ?= build/apps
 MPIRUN       ?= mpirun
 MPIRUN_FLAGS ?= --oversubscribe
 MPIFC        ?= mpif90
+MPICXX       ?= mpicxx
 DEMO_ITERS   ?= 500
 DEMO_ENV     := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 .PHONY: apps demo
 apps:
 	@mkdir -p $(APPDIR)
 	for s in testdata/apps/*.c; do $(MPICC) -g -O2 -o $(APPDIR)/$$(basename $$s .c) $$s -lm || exit 1; done
+	if command -v $(MPICXX) >/dev/null; then for s in testdata/apps/*.cpp; do [ -e "$$s" ] || continue; \
+		$(MPICXX) -g -O2 -o $(APPDIR)/$$(basename $$s .cpp) $$s || exit 1; done; fi
 	if command -v $(MPIFC) >/dev/null; then for s in testdata/apps/*.f90; do [ -e "$$s" ] || continue; \
 		$(MPIFC) -g -O2 -fopenmp -o $(APPDIR)/$$(basename $$s .f90) $$s || exit 1; done; fi
 

@@ -38,6 +38,9 @@ type Elem struct {
 	// group's level).
 	Entries, Calls float64
 	Share          float64
+	// Signature is the full signature of the call site's function when
+	// Where shortens it (flowgraph.CallSite.Signature), for hover texts.
+	Signature string
 }
 
 // Level is one level of a collapsed graph (top level or the inside of
@@ -58,6 +61,13 @@ func siteWhere(g *flowgraph.Graph, s int) string {
 		return "unknown call site"
 	}
 	return g.Sites[s].Label()
+}
+
+func siteSignature(g *flowgraph.Graph, s int) string {
+	if s < 0 || s >= len(g.Sites) {
+		return ""
+	}
+	return g.Sites[s].Signature
 }
 
 func nodeKey(g *flowgraph.Graph, v int) string {
@@ -93,7 +103,7 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 				st := &l.Stats
 				e := Elem{Kind: KindLoop, Key: "loop " + keys[ln.Loop-1].String(), Loop: ln.Loop, Name: l.Name,
 					Call: g.Nodes[l.Header].Key.Call, Site: g.Nodes[l.Header].Key.Site,
-					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
+					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Signature: siteSignature(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
 					Vals: newVals(metrics, float64(st.Time)/1e9, float64(st.Iterations), float64(st.Bytes))}
 				derived(metrics, cm, st.Counters, st.EdgeTime, e.Vals)
 				lg.Nodes = append(lg.Nodes, e)
@@ -105,8 +115,8 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 			}
 			n := &g.Nodes[ln.Node]
 			e := Elem{Kind: KindNode, Key: "call " + nodeKey(g, ln.Node), Call: n.Key.Call, Site: n.Key.Site,
-				Where: siteWhere(g, n.Key.Site),
-				Vals:  newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
+				Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site),
+				Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
 			if ln.Node == g.Initial {
 				lg.Initial = i
 			}
@@ -159,7 +169,7 @@ func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []Level 
 	for v := range g.Nodes {
 		n := &g.Nodes[v]
 		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: "call " + nodeKey(g, v), Call: n.Key.Call, Site: n.Key.Site,
-			Where: siteWhere(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
+			Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]

@@ -180,9 +180,12 @@ type CallSite struct {
 	Object string `msgpack:"obj"` // path of the executable or shared object
 	Offset uint64 `msgpack:"off"` // offset of Addr inside Object
 	// Resolved location; empty until resolved (see Resolve).
-	Function string `msgpack:"fn"`
+	Function string `msgpack:"fn"` // demangled and shortened, e.g. "ns::Class::method"
 	File     string `msgpack:"file"`
 	Line     int    `msgpack:"line"`
+	// Signature is the function's full demangled signature when Function
+	// shortens it, e.g. "ns::Class::method(int) const".
+	Signature string `msgpack:"sig,omitempty"`
 }
 
 // Anchor ties an event index to real time. Time is the start of event Event

@@ -3,16 +3,21 @@ package flowgraph
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // Resolver maps call sites (object file and offset, as the interposer
 // records them with dladdr) to function, source file and line: from the
 // DWARF debug information when the object has it, else from its symbol
-// table. Objects are read once and cached.
+// table. C++ and Rust names are demangled and shown the way pprof shows
+// them by default, without parameters and template arguments
+// ("ns::Class::method"), unless a site has no source line and another
+// function of its object would look the same; the full signature goes to
+// CallSite.Signature. Objects are read once and cached.
 type Resolver struct {
 	objs map[string]*objInfo
 }
@@ -24,7 +29,7 @@ func NewResolver() *Resolver {
 
 type funcRange struct {
 	lo, hi uint64
-	name   string
+	name   string // as recorded: mangled for C++ (the linkage name)
 }
 
 type objInfo struct {
@@ -34,6 +39,52 @@ type objInfo struct {
 	funcs []funcRange // from DWARF, sorted by lo
 	syms  []funcRange // from the symbol tables, sorted by lo
 	cus   []cuRange
+	// forms maps each short form of the object's function names (see
+	// shortForms) to the function it stands for (its name without a clone
+	// suffix), or to "" when it stands for several; nil until a name
+	// needs it.
+	forms map[string]string
+	// sites caches the resolution of each pc.
+	sites map[uint64]place
+}
+
+// place is where a pc is, as a CallSite shows it.
+type place struct {
+	function, signature, file string
+	line                      int
+}
+
+// shortForms returns the short forms of a mangled function name, the
+// shortest first: without parameters and template arguments (pprof's
+// default), then without parameters. It returns nil for a name that does
+// not demangle.
+func shortForms(name string) []string {
+	if isRust(name) {
+		short, err := demangle.ToString(name, demangle.NoParams, demangle.NoTemplateParams, demangle.NoEnclosingParams)
+		if err != nil {
+			return nil
+		}
+		return []string{short, demangle.Filter(name, demangle.NoParams, demangle.NoEnclosingParams)}
+	}
+	// One parse for both forms (a C++ name's forms are printed from its
+	// AST as demangle.ToString would).
+	a, err := demangle.ToAST(name, demangle.NoParams)
+	if err != nil {
+		return nil
+	}
+	return []string{demangle.ASTToString(a, demangle.NoTemplateParams, demangle.NoEnclosingParams),
+		demangle.ASTToString(a, demangle.NoEnclosingParams)}
+}
+
+// isRust reports whether name is mangled as Rust names are: v0 ("_R"), or
+// legacy (C++'s nested names ending in a hash, "17h" and 16 hex digits),
+// which demangle.ToAST would read as C++.
+func isRust(name string) bool {
+	if strings.HasPrefix(name, "_R") {
+		return true
+	}
+	base, _, _ := strings.Cut(name, ".")
+	return strings.HasPrefix(base, "_ZN") && strings.HasSuffix(base, "E") && len(base) > 23 && base[len(base)-20:len(base)-17] == "17h"
 }
 
 type cuRange struct {
@@ -41,10 +92,10 @@ type cuRange struct {
 	entry  *dwarf.Entry
 }
 
-// Resolve fills in Function, File and Line of cs. Sites without an object
-// (dladdr found none) are left alone; an object that cannot be read gives
-// an error and leaves the site unresolved, so callers can fall back to the
-// raw address.
+// Resolve fills in Function, Signature, File and Line of cs. Sites without
+// an object (dladdr found none) are left alone; an object that cannot be
+// read gives an error and leaves the site unresolved, so callers can fall
+// back to the raw address.
 func (r *Resolver) Resolve(cs *CallSite) error {
 	if cs.Object == "" {
 		return nil
@@ -63,17 +114,84 @@ func (r *Resolver) Resolve(cs *CallSite) error {
 	if pc > 0 {
 		pc--
 	}
-	if fn := lookup(o.funcs, pc); fn != "" {
-		cs.Function = fn
-	} else {
-		cs.Function = lookup(o.syms, pc)
+	p, ok := o.sites[pc]
+	if !ok {
+		p = o.place(pc)
+		if o.sites == nil {
+			o.sites = make(map[uint64]place)
+		}
+		o.sites[pc] = p
 	}
+	cs.Function, cs.Signature, cs.File, cs.Line = p.function, p.signature, p.file, p.line
+	return nil
+}
+
+// place resolves pc, an address of the object's file.
+func (o *objInfo) place(pc uint64) place {
+	var p place
 	if o.dw != nil {
-		if file, line := o.line(pc); line > 0 {
-			cs.File, cs.Line = file, line
+		p.file, p.line = o.line(pc)
+	}
+	fn := lookup(o.funcs, pc)
+	if fn == "" {
+		fn = lookup(o.syms, pc)
+	}
+	p.function, p.signature = o.show(fn, p.line > 0)
+	return p
+}
+
+// show returns the name to show for the function recorded as name, and
+// its full demangled signature when that differs. A mangled name is shown
+// in the shortest of its shortForms that no other function of the object
+// shares, or else in full; a site with a source line (located) is told
+// apart by it, so it gets the shortest form. A name that does not
+// demangle is shown as recorded.
+func (o *objInfo) show(name string, located bool) (string, string) {
+	full, err := demangle.ToString(name, demangle.NoClones)
+	if err != nil {
+		return name, ""
+	}
+	shown := full
+	for _, short := range shortForms(name) {
+		if located || o.unique(short) {
+			shown = short
+			break
 		}
 	}
-	return nil
+	if shown == full {
+		return full, ""
+	}
+	return shown, full
+}
+
+// unique reports whether form, a short form of a function name, stands
+// for one function of the object only. The first call demangles all of
+// the object's function names.
+func (o *objInfo) unique(form string) bool {
+	if o.forms == nil {
+		o.forms = make(map[string]string)
+		add := func(form, fn string) {
+			if f, ok := o.forms[form]; ok && f != fn {
+				fn = ""
+			}
+			o.forms[form] = fn
+		}
+		for _, rs := range [][]funcRange{o.funcs, o.syms} {
+			for _, r := range rs {
+				// Clones (name.constprop.0, name.cold) are parts of the
+				// function they copy: mangled names have no other dots.
+				fn, _, _ := strings.Cut(r.name, ".")
+				forms := shortForms(r.name)
+				if forms == nil {
+					add(r.name, fn) // C names share the namespace
+				}
+				for _, f := range forms {
+					add(f, fn)
+				}
+			}
+		}
+	}
+	return o.forms[form] != ""
 }
 
 // ResolveSites resolves every site of g with a new Resolver and returns the
@@ -163,7 +281,8 @@ func sortRanges(rs []funcRange) {
 	})
 }
 
-// readDWARF collects the compile units' and functions' address ranges.
+// readDWARF collects the address ranges of the compile units, the
+// functions and the inlined calls.
 func (o *objInfo) readDWARF() {
 	rd := o.dw.Reader()
 	var cu *dwarf.Entry
@@ -180,7 +299,10 @@ func (o *objInfo) readDWARF() {
 					o.cus = append(o.cus, cuRange{lo: r[0], hi: r[1], entry: cu})
 				}
 			}
-		case dwarf.TagSubprogram:
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			// An inlined call's range lies in its caller's, so the
+			// innermost range names the function that the line table's
+			// source line is in.
 			name := o.funcName(e)
 			if name == "" {
 				continue
@@ -195,32 +317,40 @@ func (o *objInfo) readDWARF() {
 	sortRanges(o.funcs)
 }
 
-// funcName is a subprogram's name, following abstract origins and
-// specifications (out-of-line copies of inline or C++ member functions).
+// funcName is a subprogram's linkage name (mangled, qualified) or else its
+// name, following abstract origins and specifications (out-of-line copies
+// of inline or C++ member functions).
 func (o *objInfo) funcName(e *dwarf.Entry) string {
+	name := ""
 	for depth := 0; e != nil && depth < 4; depth++ {
-		if n, ok := e.Val(dwarf.AttrName).(string); ok {
+		if n, ok := e.Val(dwarf.AttrLinkageName).(string); ok {
 			return n
+		}
+		if n, ok := e.Val(dwarf.AttrName).(string); ok && name == "" {
+			name = n
 		}
 		var ref dwarf.Offset
 		var ok bool
 		if ref, ok = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); !ok {
 			if ref, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
-				return ""
+				break
 			}
 		}
 		rd := o.dw.Reader()
 		rd.Seek(ref)
 		next, err := rd.Next()
 		if err != nil {
-			return ""
+			break
 		}
 		e = next
 	}
-	return ""
+	return name
 }
 
-// line finds the source position of pc in the line table of its unit.
+// line finds the source position of pc in the line table of its unit. The
+// table is scanned: dwarf.LineReader.SeekPC takes its sequences to be in
+// address order, which those of C++ units (one per section: inline
+// functions, .text.startup, cold parts) often are not.
 func (o *objInfo) line(pc uint64) (string, int) {
 	for _, c := range o.cus {
 		if pc < c.lo || pc >= c.hi {
@@ -230,17 +360,19 @@ func (o *objInfo) line(pc uint64) (string, int) {
 		if err != nil || lr == nil {
 			return "", 0
 		}
-		var le dwarf.LineEntry
-		if err := lr.SeekPC(pc, &le); err != nil {
-			if errors.Is(err, dwarf.ErrUnknownPC) || errors.Is(err, io.EOF) {
-				continue
+		// The row that holds pc is the last one at or before it, in a
+		// sequence that goes on past it.
+		var prev, le dwarf.LineEntry
+		inSeq := false
+		for lr.Next(&le) == nil {
+			if inSeq && prev.Address <= pc && pc < le.Address {
+				if prev.File == nil {
+					return "", prev.Line
+				}
+				return prev.File.Name, prev.Line
 			}
-			return "", 0
+			prev, inSeq = le, !le.EndSequence
 		}
-		if le.File == nil {
-			return "", le.Line
-		}
-		return le.File.Name, le.Line
 	}
 	return "", 0
 }

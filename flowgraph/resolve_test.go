@@ -73,6 +73,133 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// siteProgCxx is siteProg in C++: the call is on line 12, in an inline
+// member function of a class in a namespace, overloaded by one defined out
+// of the class. At -O0 the function is out of line; at -O2 it is inlined
+// into main, which is then in .text.startup, before the rest of the code
+// but after it in the line table.
+const siteProgCxx = `#include <dlfcn.h>
+#include <cstdio>
+__attribute__((noinline)) void callee() {
+	void *ra = __builtin_return_address(0);
+	Dl_info info;
+	dladdr(ra, &info);
+	std::printf("%lu\n", (unsigned long)((char *)ra - (char *)info.dli_fbase));
+}
+namespace app {
+struct Solver {
+	void halo(double);
+	void halo(int) { callee(); }
+};
+void Solver::halo(double) {}
+}
+int main() {
+	app::Solver s;
+	s.halo(1);
+	__asm__ volatile("");
+	s.halo(2.0);
+	return 0;
+}
+`
+
+// TestResolveCxx resolves a call site in a C++ member function: its name
+// is demangled, without parameters when the source line tells the
+// overloads apart, with them otherwise; inlined, it is still named by the
+// function that the source line is in.
+func TestResolveCxx(t *testing.T) {
+	cxx, err := exec.LookPath("c++")
+	if err != nil {
+		t.Skip("needs a C++ compiler (c++) to build a test binary")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "site.cpp")
+	require.NoError(t, os.WriteFile(src, []byte(siteProgCxx), 0o644))
+	tests := []struct {
+		name     string
+		flags    []string
+		wantFunc string
+		wantSig  string
+		wantLine int
+	}{
+		{"pie-dwarf", []string{"-g", "-O0", "-fPIE", "-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"nopie-dwarf", []string{"-g", "-O0", "-fno-PIE", "-no-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"pie-dwarf-inlined", []string{"-g", "-O2", "-fPIE", "-pie"}, "app::Solver::halo", "app::Solver::halo(int)", 12},
+		{"symbols-only", []string{"-O0"}, "app::Solver::halo(int)", "", 0},
+		{"stripped", []string{"-O0", "-s"}, "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(dir, tt.name)
+			out, err := exec.Command(cxx, append(tt.flags, "-o", bin, src, "-ldl")...).CombinedOutput()
+			require.NoError(t, err, string(out))
+			out, err = exec.Command(bin).Output()
+			require.NoError(t, err)
+			off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+			require.NoError(t, err)
+
+			cs := CallSite{Object: bin, Offset: off}
+			require.NoError(t, NewResolver().Resolve(&cs))
+			assert.Equal(t, tt.wantFunc, cs.Function)
+			assert.Equal(t, tt.wantSig, cs.Signature)
+			assert.Equal(t, tt.wantLine, cs.Line)
+			if tt.wantLine > 0 {
+				assert.Equal(t, "site.cpp", filepath.Base(cs.File))
+			} else {
+				assert.Empty(t, cs.File)
+			}
+		})
+	}
+}
+
+// TestShowNames shows the names of an object's functions: demangled, as
+// short as the object's other functions allow, and as recorded when they
+// do not demangle.
+func TestShowNames(t *testing.T) {
+	names := []string{
+		"_ZN9LAMMPS_NS9CommBrick12forward_commEi", "_ZN9LAMMPS_NS9CommBrick12forward_commEi.constprop.0",
+		"_ZN2ns1C1fEi", "_ZN2ns1C1fEd", // overloads
+		"_ZNK2ns1C1gEv", "_ZN2ns1C1gEv", // const overloads
+		"_ZN2ns1hIiEEvT_", "_ZN2ns1hIdEEvT_", // template instances
+		"_Z1fi", "f", // a C function of the same name
+		"_ZN12_GLOBAL__N_13fooEv", "main", "_Zbad",
+		"_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs15kBYyAo9fc_7mycrate7example", // Rust
+	}
+	o := &objInfo{}
+	for i, n := range names {
+		o.syms = append(o.syms, funcRange{lo: uint64(16 * i), hi: uint64(16*i + 8), name: n})
+	}
+	tests := []struct {
+		name    string
+		located bool
+		want    string
+		wantSig string
+	}{
+		{"_ZN9LAMMPS_NS9CommBrick12forward_commEi", false, "LAMMPS_NS::CommBrick::forward_comm", "LAMMPS_NS::CommBrick::forward_comm(int)"},
+		{"_ZN9LAMMPS_NS9CommBrick12forward_commEi.constprop.0", false, "LAMMPS_NS::CommBrick::forward_comm", "LAMMPS_NS::CommBrick::forward_comm(int)"},
+		{"_ZN2ns1C1fEd", false, "ns::C::f(double)", ""},
+		{"_ZN2ns1C1fEd", true, "ns::C::f", "ns::C::f(double)"},
+		{"_ZNK2ns1C1gEv", false, "ns::C::g() const", ""},
+		{"_ZN2ns1C1gEv", false, "ns::C::g()", ""},
+		{"_ZN2ns1hIiEEvT_", false, "ns::h<int>", "void ns::h<int>(int)"},
+		{"_ZN2ns1hIiEEvT_", true, "ns::h", "void ns::h<int>(int)"},
+		{"_Z1fi", false, "f(int)", ""},
+		{"f", false, "f", ""},
+		{"_ZN12_GLOBAL__N_13fooEv", false, "(anonymous namespace)::foo", "(anonymous namespace)::foo()"},
+		{"main", false, "main", ""},
+		{"_ZN4core3fmt5write17h0123456789abcdefE", false, "core::fmt::write", ""},
+		{"_RNvCs15kBYyAo9fc_7mycrate7example", false, "mycrate::example", ""},
+		{"_Zbad", false, "_Zbad", ""},
+		{"", false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name, sig := o.show(tt.name, tt.located)
+			assert.Equal(t, tt.want, name)
+			assert.Equal(t, tt.wantSig, sig)
+		})
+	}
+}
+
 func TestResolveMissingObject(t *testing.T) {
 	r := NewResolver()
 	sites := []CallSite{{Object: "/nonexistent/app", Offset: 10}, {Addr: 0x1234}}
@@ -88,5 +215,24 @@ func TestLookupInnermost(t *testing.T) {
 	sortRanges(rs)
 	for pc, want := range map[uint64]string{99: "", 100: "outer", 125: "inner", 150: "outer", 250: "", 305: "other", 310: ""} {
 		assert.Equal(t, want, lookup(rs, pc), "pc %d", pc)
+	}
+}
+
+func TestCallSiteLabel(t *testing.T) {
+	tests := []struct {
+		name string
+		cs   CallSite
+		want string
+	}{
+		{"function and line", CallSite{Object: "/bin/app", Offset: 0x10, Function: "ns::C::f", File: "/src/dir/c.cpp", Line: 7}, "ns::C::f c.cpp:7"},
+		{"function", CallSite{Object: "/bin/app", Offset: 0x10, Function: "ns::C::f(int)"}, "ns::C::f(int)"},
+		{"line", CallSite{Object: "/bin/app", Offset: 0x10, File: "/src/dir/c.cpp", Line: 7}, "c.cpp:7"},
+		{"object", CallSite{Addr: 0x5010, Object: "/lib/libapp.so.1", Offset: 0x10}, "libapp.so.1+0x10"},
+		{"address", CallSite{Addr: 0x5010}, "0x5010"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.cs.Label())
+		})
 	}
 }

@@ -117,14 +117,18 @@ func (h *Header) DistinctHosts() []string {
 	return out
 }
 
-// Label names a call site for people: function and file:line when resolved,
-// else the object and offset, else the raw address.
+// Label names a call site for people: function and file:line when resolved
+// (the file's base name), the function alone without a source line, the
+// file:line alone without a function, else the object's base name and the
+// offset, else the raw address.
 func (cs *CallSite) Label() string {
 	switch {
 	case cs.Function != "" && cs.File != "":
 		return fmt.Sprintf("%s %s:%d", cs.Function, filepath.Base(cs.File), cs.Line)
 	case cs.Function != "":
 		return cs.Function
+	case cs.File != "":
+		return fmt.Sprintf("%s:%d", filepath.Base(cs.File), cs.Line)
 	case cs.Object != "":
 		return fmt.Sprintf("%s+%#x", filepath.Base(cs.Object), cs.Offset)
 	default:

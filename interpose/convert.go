@@ -4,6 +4,7 @@ package main
 #cgo LDFLAGS: -ldl
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mpiflow.h"
@@ -17,14 +18,19 @@ static void mf_buf_put(void *ctx, const uint8_t *b, size_t n) {
 }
 static void (*mf_buf_put_fn(void))(void *, const uint8_t *, size_t) { return mf_buf_put; }
 
-// site_object finds the object file holding addr and its load base.
+// site_object finds the object file holding addr and its load base; ""
+// names the main program, which dladdr names by argv[0]: not a path to it
+// when the program was found through PATH.
 static const char *site_object(uint64_t addr, uint64_t *base) {
 	Dl_info info;
-	if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+	struct link_map *map = NULL;
+	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !info.dli_fname) {
 		*base = 0;
 		return NULL;
 	}
 	*base = (uint64_t)(uintptr_t)info.dli_fbase;
+	if (map && map->l_name && map->l_name[0] == '\0')
+		return "";
 	return info.dli_fname;
 }
 */
@@ -196,7 +202,8 @@ func stat(s C.mf_stat) flowgraph.Stat {
 
 // locateSites fills in Object and Offset of each call site with dladdr:
 // Offset is the address minus the object's load base, which
-// flowgraph.Resolve maps back to a virtual address of the file.
+// flowgraph.Resolve maps back to a virtual address of the file. Sites in
+// the main program get its path from os.Executable.
 func locateSites(sites []flowgraph.CallSite) {
 	exe, _ := os.Executable()
 	for i := range sites {

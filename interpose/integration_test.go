@@ -37,14 +37,15 @@ type buildResult struct {
 type mpiImpl struct {
 	name     string   // openmpi or mpich: the library is libmpiflow-<name>.so
 	cc, fc   string   // compiler wrappers
+	cxx      string   // C++ compiler wrapper
 	launcher string   // mpirun / mpiexec
 	library  string   // what MPI_Get_library_version says
 	probe    []string // a command that succeeds only for this MPI
 }
 
 var mpiImpls = []mpiImpl{
-	{name: "openmpi", cc: "mpicc", fc: "mpif90", launcher: "mpirun", library: "Open MPI", probe: []string{"mpicc", "--showme:version"}},
-	{name: "mpich", cc: "mpicc.mpich", fc: "mpif90.mpich", launcher: "mpiexec.mpich", library: "MPICH", probe: []string{"mpicc.mpich", "-show"}},
+	{name: "openmpi", cc: "mpicc", fc: "mpif90", cxx: "mpicxx", launcher: "mpirun", library: "Open MPI", probe: []string{"mpicc", "--showme:version"}},
+	{name: "mpich", cc: "mpicc.mpich", fc: "mpif90.mpich", cxx: "mpicxx.mpich", launcher: "mpiexec.mpich", library: "MPICH", probe: []string{"mpicc.mpich", "-show"}},
 }
 
 var (
@@ -99,10 +100,10 @@ func forEachMPI(t *testing.T, f func(t *testing.T, m mpiImpl, apps, lib string))
 }
 
 // appSources are the test applications: ../testdata/apps and this
-// package's testdata (C and Fortran).
+// package's testdata (C, C++ and Fortran).
 func appSources() []string {
 	var srcs []string
-	for _, pat := range []string{"../testdata/apps/*.c", "../testdata/apps/*.f90", "../testdata/apps/*.F90", "../testdata/apps/*.f", "testdata/*.c", "testdata/*.f90"} {
+	for _, pat := range []string{"../testdata/apps/*.c", "../testdata/apps/*.cpp", "../testdata/apps/*.f90", "../testdata/apps/*.F90", "../testdata/apps/*.f", "testdata/*.c", "testdata/*.f90"} {
 		m, _ := filepath.Glob(pat)
 		srcs = append(srcs, m...)
 	}
@@ -132,7 +133,14 @@ func buildAll() buildResult {
 			ext := filepath.Ext(src)
 			name := strings.TrimSuffix(filepath.Base(src), ext)
 			cc, flags := m.cc, []string{"-g", "-O1", "-o", filepath.Join(adir, name), src, "-lm"}
-			if ext != ".c" {
+			switch ext {
+			case ".c":
+			case ".cpp":
+				cc = m.cxx
+				if _, err := exec.LookPath(cc); err != nil {
+					continue // no C++ compiler: the C++ tests skip
+				}
+			default:
 				cc = m.fc
 				if _, err := exec.LookPath(cc); err != nil {
 					continue // no Fortran compiler: the Fortran tests skip
@@ -456,7 +464,7 @@ func TestApps(t *testing.T) {
 				out := t.TempDir()
 				app := filepath.Join(dir, tc.app)
 				if _, err := os.Stat(app); err != nil {
-					t.Skipf("%s was not built (no Fortran compiler?)", tc.app)
+					t.Skipf("%s was not built (no Fortran or C++ compiler?)", tc.app)
 				}
 				plain := mpirun(t, m, out, nil, nil, append([]string{app}, tc.args...)...)
 				if plain.code == 77 {

@@ -59,7 +59,7 @@ func TestCrossRank(t *testing.T) {
 	assert.InDelta(t, min(s0, s1), tree[0].MinShare, 1e-12)
 	assert.InDelta(t, max(s0, s1), tree[0].MaxShare, 1e-12)
 	assert.Equal(t, 1, tree[0].MaxRank, "rank 1 runs more iterations")
-	assert.Contains(t, tree[0].Header, "Send at /bin/app+0x")
+	assert.Contains(t, tree[0].Header, "Send at app+0x")
 	// 8 iterations in all, each 2 calls; times summed over both ranks.
 	st0, st1 := rs[0].Collapsed.Loops[0].Stats, rs[1].Collapsed.Loops[0].Stats
 	assert.InDelta(t, float64(st0.Time+st1.Time)/8, tree[0].TimePerIteration, 1e-9)

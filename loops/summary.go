@@ -1,10 +1,6 @@
 package loops
 
-import (
-	"fmt"
-
-	"mpiflow/flowgraph"
-)
+import "mpiflow/flowgraph"
 
 // RankSummary condenses the collapse of one rank to the numbers of the
 // overview table.
@@ -199,26 +195,13 @@ func preorder(rows []TreeRow) []TreeRow {
 	return out
 }
 
-// HeaderLabel describes node v of g for people: the call and, if known,
-// function and file:line, else object+offset or address.
+// HeaderLabel describes node v of g for people: the call, " at ", and its
+// call site's label (flowgraph.CallSite.Label), as the report shows it.
 func HeaderLabel(g *flowgraph.Graph, v int) string {
 	n := &g.Nodes[v]
 	s := n.Key.Site
 	if s < 0 || s >= len(g.Sites) {
 		return n.Key.Call
 	}
-	cs := &g.Sites[s]
-	switch {
-	case cs.File != "":
-		if cs.Function != "" {
-			return fmt.Sprintf("%s in %s (%s:%d)", n.Key.Call, cs.Function, cs.File, cs.Line)
-		}
-		return fmt.Sprintf("%s at %s:%d", n.Key.Call, cs.File, cs.Line)
-	case cs.Function != "":
-		return fmt.Sprintf("%s in %s", n.Key.Call, cs.Function)
-	case cs.Object != "":
-		return fmt.Sprintf("%s at %s+%#x", n.Key.Call, cs.Object, cs.Offset)
-	default:
-		return fmt.Sprintf("%s at %#x", n.Key.Call, cs.Addr)
-	}
+	return n.Key.Call + " at " + g.Sites[s].Label()
 }

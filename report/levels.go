@@ -54,16 +54,18 @@ func Label(e *analysis.Elem, metrics []string) string {
 }
 
 // Tooltip is the hover text of an element: call site function, file and
-// line, and every metric.
+// line, the function's full signature, and every metric.
 func Tooltip(e *analysis.Elem, metrics []string, lg *analysis.Level) string {
 	var b strings.Builder
 	switch e.Kind {
 	case analysis.KindNode:
 		// The call site id links the hover text to the label's cs=N.
 		fmt.Fprintf(&b, "%s at %s", shortName(e), e.Where)
+		b.WriteString(signatureLine(e))
 	case analysis.KindLoop:
 		fmt.Fprintf(&b, "%s: header %s at %s; %s entries, %s calls, %.1f%% of the rank's time (click to open)",
 			e.Name, e.Call, e.Where, units.Count(e.Entries), units.Count(e.Calls), 100*e.Share)
+		b.WriteString(signatureLine(e))
 		t := e.Vals[analysis.MetricIndex(metrics, analysis.MetricTime)]
 		if n := e.Vals[analysis.MetricIndex(metrics, analysis.MetricCount)]; n > 0 {
 			fmt.Fprintf(&b, "\nper iteration: %s s, %s calls", units.Seconds(t/n), units.PerIteration(e.Calls/n))
@@ -79,6 +81,15 @@ func Tooltip(e *analysis.Elem, metrics []string, lg *analysis.Level) string {
 		fmt.Fprintf(&b, "\n%s: %s", m, formatMetric(m, e.Vals[k]))
 	}
 	return b.String()
+}
+
+// signatureLine is a line of the tooltip with the full signature of the
+// call site's function, if Where shortens it.
+func signatureLine(e *analysis.Elem) string {
+	if e.Signature == "" {
+		return ""
+	}
+	return "\nfunction " + e.Signature
 }
 
 func shortName(e *analysis.Elem) string {

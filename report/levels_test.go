@@ -89,6 +89,47 @@ func TestLevelsAndLabels(t *testing.T) {
 	assert.Contains(t, d, "red = 0.014 s (nodes)")
 }
 
+// TestSiteNames checks how a call site's name reaches the level graphs:
+// the loop header and the hover texts show its label, and the full
+// signature when the label shortens it.
+func TestSiteNames(t *testing.T) {
+	tests := []struct {
+		name       string
+		site       flowgraph.CallSite
+		wantHeader string
+		wantSig    string // a tooltip line, "" for none
+	}{
+		{"demangled", flowgraph.CallSite{Object: "/bin/pp", Offset: 0x101, Function: "ns::C::step", File: "/src/c.cpp", Line: 7,
+			Signature: "ns::C::step(int) const"}, "MPI_Send at ns::C::step c.cpp:7", "\nfunction ns::C::step(int) const"},
+		{"function only", flowgraph.CallSite{Object: "/bin/pp", Offset: 0x101, Function: "main"}, "MPI_Send at main", ""},
+		{"no symbol", flowgraph.CallSite{Object: "/bin/pp", Offset: 0x101}, "MPI_Send at pp+0x101", ""},
+	}
+	metrics := analysis.Metrics(nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := pingPong(t)
+			g.Sites[1] = tt.site
+			levels, _, err := analysis.RankLevels(g, nil)
+			require.NoError(t, err)
+			require.Len(t, levels, 2)
+			loop := &levels[1]
+			assert.Equal(t, tt.wantHeader, loop.Header)
+			require.Equal(t, analysis.KindLoop, levels[0].Nodes[1].Kind)
+			loopTip := Tooltip(&levels[0].Nodes[1], metrics, &levels[0])
+			sendTip := Tooltip(&loop.Nodes[0], metrics, loop)
+			assert.Contains(t, loopTip, tt.wantHeader)
+			assert.Contains(t, sendTip, strings.TrimPrefix(tt.wantHeader, "MPI_Send"))
+			if tt.wantSig != "" {
+				assert.Contains(t, loopTip, tt.wantSig)
+				assert.Contains(t, sendTip, tt.wantSig)
+			} else {
+				assert.NotContains(t, loopTip, "function ")
+				assert.NotContains(t, sendTip, "function ")
+			}
+		})
+	}
+}
+
 func TestHeatAndColors(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Heat(0), "#ffffb2"},
