@@ -214,7 +214,11 @@ func (it *EventIter) walk(end int64, count bool) (*Event, bool) {
 	buf := it.buf
 	i, n, in := it.next, it.node, it.inEdge
 	for !it.walkDone && i <= end {
-		buf = append(buf, Event{Index: i, Node: n, InEdge: in})
+		// Field by field: a literal is built on the stack and copied,
+		// and the copy's wide loads stall on the narrow stores.
+		buf = append(buf, Event{})
+		ev := &buf[len(buf)-1]
+		ev.Index, ev.Node, ev.InEdge = i, n, in
 		if count {
 			if i < end {
 				it.countNode(n)
