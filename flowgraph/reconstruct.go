@@ -101,12 +101,12 @@ func (g *Graph) Events() *EventIter {
 	for n := range g.Nodes {
 		it.outs[n+1] += it.outs[n]
 	}
-	fill := slices.Clone(it.outs[:len(g.Nodes)])
+	at := slices.Clone(it.outs[:len(g.Nodes)]) // the next free slot per node
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		it.edgeMean[i] = e.MeanTime()
-		s := fill[e.Src]
-		fill[e.Src]++
+		s := at[e.Src]
+		at[e.Src]++
 		it.cur[s].Init(&e.Seq)
 		it.slots[s] = outSlot{next: it.cur[s].Val(), edge: i, dst: e.Dst}
 	}
@@ -205,10 +205,10 @@ func (it *EventIter) fill() bool {
 }
 
 // walk walks the events up to end (exclusive) into buf and, to time the
-// last transition, the event at end, which it returns (nil at the end);
-// with count it counts the events of the nodes (but the event in buf
-// before the walk) and the traversals of the edges of the interval in
-// nacc and eacc.
+// last transition, the event at end, which it returns (nil at the end).
+// With count it also counts the interval's events per node in nacc (but
+// for the event already in buf, the last walk's follower) and its
+// traversals per edge in eacc.
 func (it *EventIter) walk(end int64, count bool) (*Event, bool) {
 	slots, outs, cur := it.slots, it.outs, it.cur
 	buf := it.buf
@@ -224,7 +224,7 @@ func (it *EventIter) walk(end int64, count bool) (*Event, bool) {
 				it.countNode(n)
 			}
 			if in >= 0 {
-				it.countEdge(in, 1)
+				it.countEdge(in)
 			}
 		}
 		if i++; i >= it.g.NumEvents {
@@ -270,22 +270,23 @@ func (it *EventIter) countNode(nd int) {
 	a.cnt++
 }
 
-// countEdge counts k traversals of edge ed in the current timing interval.
-func (it *EventIter) countEdge(ed int, k int64) {
+// countEdge counts a traversal of edge ed in the current timing interval.
+func (it *EventIter) countEdge(ed int) {
 	a := &it.eacc[ed]
 	if a.cnt == 0 {
 		it.seenEdges = append(it.seenEdges, ed)
 	}
-	a.cnt += k
+	a.cnt++
 }
 
 // timeInterval times the events in buf, one timing interval whose nodes
-// and edges walk counted, from its sums: each node's and edge's sum split evenly over its events in the
-// interval, the remainders (and sums of nodes or edges without an event
-// here, which only a damaged file has) spread by the means over the
-// events and gaps without a sum of their own, or over all if there are
-// none. Sums without indices go to the interval's nodes and edges in
-// order of first occurrence; a different number of them is an error.
+// and edges walk counted, from its sums: each node's and edge's sum split
+// evenly over its events in the interval, the remainders (and sums of
+// nodes or edges without an event here, which only a damaged file has)
+// spread by the means over the events and gaps without a sum of their
+// own, or over all if there are none. Sums without indices go to the
+// interval's nodes and edges in order of first occurrence; a different
+// number of them is an error.
 func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	buf := it.buf
 	trans := transitions(buf, follower)
