@@ -164,7 +164,7 @@ func (it *EventIter) fill() bool {
 			iv := it.tim.Interval()
 			start := iv.Index * g.Timing.Spacing()
 			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
-			if len(it.buf) > 0 {
+			if len(it.buf) > 0 { // the last walk's follower opens the interval
 				it.countNode(it.buf[0].Node)
 			}
 			follower, ok := it.walk(end, true)
