@@ -3,6 +3,7 @@ package flowgraph
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Event is one reconstructed MPI call.
@@ -30,10 +31,12 @@ type Event struct {
 // transitions in proportion to their edge's mean time, so per-interval
 // totals are exact and the shape inside follows the averages.
 type EventIter struct {
-	g        *Graph
-	out      [][]int // out-edges per node
+	g *Graph
+	// the out-edges of node n are slots[outs[n]:outs[n+1]], in edge
+	// order, each walked by the cursor of the same index
+	outs     []int
+	slots    []outSlot
 	cur      []seqCursor
-	edgeNext []int64   // cur[i].Val() per edge, packed for the search in step
 	nodeMean []float64 // mean duration per node
 	edgeMean []float64 // mean duration per edge
 
@@ -45,13 +48,12 @@ type EventIter struct {
 
 	// timed output
 	buf      []Event // the current interval's events, timed
-	bufPos   int
-	anchor   int    // index of the anchor at or before the next interval; -1 without anchors
-	tnext    int64  // start time of the next event to time
-	pending  *Event // the walked event that follows buf, or nil
-	follower Event  // storage for pending
+	bufPos   int     // of the event after the current one
+	anchor   int     // index of the anchor at or before the next interval; -1 without anchors
+	tnext    int64   // start time of the next event to time
+	pending  *Event  // the walked event that follows buf, or nil
+	follower Event   // storage for pending
 	err      error
-	ev       Event
 
 	// with a Timing: the intervals, and per node and edge what the
 	// current interval holds of it
@@ -60,6 +62,12 @@ type EventIter struct {
 	// the nodes and edges of the current interval in order of first
 	// occurrence
 	seenNodes, seenEdges []int
+}
+
+// outSlot is an edge out of a node and its next sequence number.
+type outSlot struct {
+	next      int64 // the cursor's Val
+	edge, dst int
 }
 
 // intervalAcc is what the current timing interval holds of a node (an
@@ -79,20 +87,28 @@ func (g *Graph) Events() *EventIter {
 		it.walkDone = true
 		return it
 	}
-	it.out = make([][]int, len(g.Nodes))
+	it.outs = make([]int, len(g.Nodes)+1)
+	it.slots = make([]outSlot, len(g.Edges))
 	it.cur = make([]seqCursor, len(g.Edges))
-	it.edgeNext = make([]int64, len(g.Edges))
 	it.nodeMean = make([]float64, len(g.Nodes))
 	it.edgeMean = make([]float64, len(g.Edges))
 	for i := range g.Nodes {
 		it.nodeMean[i] = g.Nodes[i].MeanTime()
 	}
 	for i := range g.Edges {
+		it.outs[g.Edges[i].Src+1]++
+	}
+	for n := range g.Nodes {
+		it.outs[n+1] += it.outs[n]
+	}
+	at := slices.Clone(it.outs[:len(g.Nodes)]) // the next free slot per node
+	for i := range g.Edges {
 		e := &g.Edges[i]
 		it.edgeMean[i] = e.MeanTime()
-		it.out[e.Src] = append(it.out[e.Src], i)
-		it.cur[i].Init(&e.Seq)
-		it.edgeNext[i] = it.cur[i].Val()
+		s := at[e.Src]
+		at[e.Src]++
+		it.cur[s].Init(&e.Seq)
+		it.slots[s] = outSlot{next: it.cur[s].Val(), edge: i, dst: e.Dst}
 	}
 	if g.Timing.Present() {
 		it.tim = g.Timing.Intervals()
@@ -104,50 +120,22 @@ func (g *Graph) Events() *EventIter {
 	return it
 }
 
-// step walks one event structurally into ev.
-func (it *EventIter) step(ev *Event) bool {
-	if it.walkDone {
-		return false
-	}
-	*ev = Event{Index: it.next, Node: it.node, InEdge: it.inEdge}
-	it.next++
-	if it.next >= it.g.NumEvents {
-		it.walkDone = true
-		return true
-	}
-	// The edge taken next is the out-edge whose next sequence number is
-	// it.next; it is also the smallest among the node's out-edges.
-	found := -1
-	for _, ei := range it.out[it.node] {
-		if it.edgeNext[ei] == it.next {
-			found = ei
-			break
-		}
-	}
-	if found < 0 {
-		it.err = fmt.Errorf("sequence broken: no edge out of node %d holds event %d", it.node, it.next)
-		it.walkDone = true
-		return true
-	}
-	it.cur[found].Next()
-	it.edgeNext[found] = it.cur[found].Val()
-	it.node = it.g.Edges[found].Dst
-	it.inEdge = found
-	return true
-}
-
 // Next advances to the next event and reports whether there is one.
 func (it *EventIter) Next() bool {
 	if it.bufPos >= len(it.buf) && !it.fill() {
 		return false
 	}
-	it.ev = it.buf[it.bufPos]
 	it.bufPos++
 	return true
 }
 
-// Event returns the current event.
-func (it *EventIter) Event() Event { return it.ev }
+// Event returns the current event, the zero Event when there is none.
+func (it *EventIter) Event() Event {
+	if it.bufPos == 0 {
+		return Event{}
+	}
+	return it.buf[it.bufPos-1]
+}
 
 // Err returns the first error met, after Next has returned false.
 func (it *EventIter) Err() error { return it.err }
@@ -176,7 +164,10 @@ func (it *EventIter) fill() bool {
 			iv := it.tim.Interval()
 			start := iv.Index * g.Timing.Spacing()
 			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
-			follower, ok := it.walk(end)
+			if len(it.buf) > 0 { // the last walk's follower opens the interval
+				it.countNode(it.buf[0].Node)
+			}
+			follower, ok := it.walk(end, true)
 			if ok {
 				if err := it.timeInterval(iv, follower); err != nil {
 					it.err = err
@@ -206,7 +197,7 @@ func (it *EventIter) fill() bool {
 	if haveB {
 		end = b.Event
 	}
-	follower, ok := it.walk(end)
+	follower, ok := it.walk(end, false)
 	if ok {
 		it.time(a, b, haveB, follower)
 	}
@@ -215,54 +206,91 @@ func (it *EventIter) fill() bool {
 
 // walk walks the events up to end (exclusive) into buf and, to time the
 // last transition, the event at end, which it returns (nil at the end).
-func (it *EventIter) walk(end int64) (*Event, bool) {
-	for len(it.buf) == 0 || it.buf[len(it.buf)-1].Index < end-1 {
-		it.buf = append(it.buf, Event{})
-		if !it.step(&it.buf[len(it.buf)-1]) {
-			it.buf = it.buf[:len(it.buf)-1]
+// With count it also counts the interval's events per node in nacc (but
+// for the event already in buf, the last walk's follower) and its
+// traversals per edge in eacc.
+func (it *EventIter) walk(end int64, count bool) (*Event, bool) {
+	slots, outs, cur := it.slots, it.outs, it.cur
+	buf := it.buf
+	i, n, in := it.next, it.node, it.inEdge
+	for !it.walkDone && i <= end {
+		// Field by field: a literal is built on the stack and copied,
+		// and the copy's wide loads stall on the narrow stores.
+		buf = append(buf, Event{})
+		ev := &buf[len(buf)-1]
+		ev.Index, ev.Node, ev.InEdge = i, n, in
+		if count {
+			if i < end {
+				it.countNode(n)
+			}
+			if in >= 0 {
+				it.countEdge(in)
+			}
+		}
+		if i++; i >= it.g.NumEvents {
+			it.walkDone = true
 			break
 		}
+		// The edge taken next is the out-edge whose next sequence number
+		// is i; it is also the smallest among the node's out-edges.
+		s, last := outs[n], outs[n+1]
+		for s < last && slots[s].next != i {
+			s++
+		}
+		if s == last {
+			it.err = fmt.Errorf("sequence broken: no edge out of node %d holds event %d", n, i)
+			it.walkDone = true
+			break
+		}
+		sl, c := &slots[s], &cur[s]
+		c.Next()
+		sl.next = c.Val()
+		n, in = sl.dst, sl.edge
 	}
-	if it.err != nil || len(it.buf) == 0 {
+	it.next, it.node, it.inEdge = i, n, in
+	it.buf = buf
+	if it.err != nil || len(buf) == 0 {
 		return nil, false
 	}
-	var follower *Event
-	if it.step(&it.follower) {
+	if last := &buf[len(buf)-1]; last.Index == end {
+		it.follower = *last
+		it.buf = buf[:len(buf)-1]
 		it.pending = &it.follower
-		follower = &it.follower
+		return it.pending, true
 	}
-	if it.err != nil {
-		return nil, false
-	}
-	return follower, true
+	return nil, true
 }
 
-// timeInterval times the events in buf, one timing interval, from its
-// sums: each node's and edge's sum split evenly over its events in the
-// interval, the remainders (and sums of nodes or edges without an event
-// here, which only a damaged file has) spread by the means over the
-// events and gaps without a sum of their own, or over all if there are
-// none. Sums without indices go to the interval's nodes and edges in
-// order of first occurrence; a different number of them is an error.
+// countNode counts an event of node nd in the current timing interval.
+func (it *EventIter) countNode(nd int) {
+	a := &it.nacc[nd]
+	if a.cnt == 0 {
+		it.seenNodes = append(it.seenNodes, nd)
+	}
+	a.cnt++
+}
+
+// countEdge counts a traversal of edge ed in the current timing interval.
+func (it *EventIter) countEdge(ed int) {
+	a := &it.eacc[ed]
+	if a.cnt == 0 {
+		it.seenEdges = append(it.seenEdges, ed)
+	}
+	a.cnt++
+}
+
+// timeInterval times the events in buf, one timing interval whose nodes
+// and edges walk counted, from its sums: each node's and edge's sum split
+// evenly over its events in the interval, the remainders (and sums of
+// nodes or edges without an event here, which only a damaged file has)
+// spread by the means over the events and gaps without a sum of their
+// own, or over all if there are none. Sums without indices go to the
+// interval's nodes and edges in order of first occurrence; a different
+// number of them is an error.
 func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	buf := it.buf
 	trans := transitions(buf, follower)
 	nacc, eacc := it.nacc, it.eacc
-	it.seenNodes, it.seenEdges = it.seenNodes[:0], it.seenEdges[:0]
-	for k := range buf {
-		nd := buf[k].Node
-		if nacc[nd].cnt == 0 {
-			it.seenNodes = append(it.seenNodes, nd)
-		}
-		nacc[nd].cnt++
-		if k < trans {
-			ed := outEdge(buf, follower, k)
-			if eacc[ed].cnt == 0 {
-				it.seenEdges = append(it.seenEdges, ed)
-			}
-			eacc[ed].cnt++
-		}
-	}
 	mr, cr, err := it.assign(iv)
 	switch {
 	case err != nil:
@@ -293,6 +321,7 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	for _, ed := range it.seenEdges {
 		eacc[ed] = intervalAcc{}
 	}
+	it.seenNodes, it.seenEdges = it.seenNodes[:0], it.seenEdges[:0]
 	return err
 }
 

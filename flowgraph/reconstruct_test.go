@@ -1,6 +1,7 @@
 package flowgraph_test
 
 import (
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -146,6 +147,95 @@ func TestReconstructBrokenSequence(t *testing.T) {
 	for it.Next() {
 	}
 	assert.ErrorContains(t, it.Err(), "sequence broken")
+}
+
+// TestReconstructMatchesNaiveWalk compares the events of random graphs,
+// timed by their Timing and by its anchors alone, with a walk that expands
+// every edge's sequence numbers into the in-edge of each event. Times:
+// the totals at every anchor are exact, and with an exact Timing (quantum
+// 1, no cap) so are each node's and edge's sums in each interval.
+func TestReconstructMatchesNaiveWalk(t *testing.T) {
+	var exact, capped int
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		opt := flowgen.Options{Seed: seed, Events: 1 + rng.Int64N(20000), Depth: 1 + rng.IntN(5), Sites: 1 + rng.IntN(60),
+			MaxIter: 1 + rng.IntN(40), Branchy: rng.IntN(4) > 0, TimingBytes: flowgraph.MinTimingBytes << rng.IntN(6)}
+		if seed%2 == 0 {
+			opt.TimingBytes = 1 << 20 // exact
+		}
+		calls, g := record(t, opt)
+		n := g.NumEvents
+		in := make([]int, n)
+		in[0] = -1
+		for e := range g.Edges {
+			g.Edges[e].Seq.All(func(i int64) bool { in[i] = e; return true })
+		}
+		untimed := g
+		untimed.Timing = flowgraph.Timing{}
+		for _, gr := range []*flowgraph.Graph{&g, &untimed} {
+			evs := events(t, gr)
+			require.Len(t, evs, int(n), "seed %d", seed)
+			want := make([]flowgraph.Event, n)
+			node := g.Initial
+			for i, ev := range evs {
+				if i > 0 {
+					node = g.Edges[in[i]].Dst
+				}
+				want[i] = flowgraph.Event{Index: int64(i), Node: node, InEdge: in[i], Start: ev.Start, End: ev.End}
+			}
+			require.Equal(t, want, evs, "seed %d", seed)
+			var mpi int64
+			next := 0
+			for _, a := range g.Anchors {
+				for ; int64(next) < a.Event; next++ {
+					mpi += evs[next].End - evs[next].Start
+				}
+				require.Equal(t, a.MPITime, mpi, "seed %d: MPI time before event %d", seed, a.Event)
+				if a.Event < n {
+					require.Equal(t, a.Time, evs[a.Event].Start, "seed %d: start of event %d", seed, a.Event)
+				} else {
+					require.Equal(t, a.Time, evs[n-1].End, "seed %d: end", seed)
+				}
+			}
+			if gr.Timing.Keep() > 0 {
+				capped++
+			}
+			if !gr.Timing.Present() || gr.Timing.Quantum() != 1 || gr.Timing.Keep() != 0 {
+				continue
+			}
+			exact++
+			// Per interval: each node's and edge's sum, rebuilt and true.
+			sp := gr.Timing.Spacing()
+			type key struct{ iv, id int64 }
+			got, truth := map[key]int64{}, map[key]int64{}
+			for i, ev := range evs {
+				k := int64(i) / sp
+				got[key{k, 2 * int64(ev.Node)}] += ev.End - ev.Start
+				truth[key{k, 2 * int64(ev.Node)}] += calls[i].Exit - calls[i].Enter
+				if i+1 < len(evs) {
+					e := 2*int64(evs[i+1].InEdge) + 1
+					got[key{k, e}] += evs[i+1].Start - ev.End
+					truth[key{k, e}] += calls[i+1].Enter - calls[i].Exit
+				}
+			}
+			require.Equal(t, truth, got, "seed %d", seed)
+		}
+	}
+	t.Logf("%d walks with an exact Timing, %d capped", exact, capped)
+	assert.Positive(t, exact)
+	assert.Positive(t, capped)
+}
+
+// events returns all events of g.
+func events(t *testing.T, g *flowgraph.Graph) []flowgraph.Event {
+	t.Helper()
+	var evs []flowgraph.Event
+	it := g.Events()
+	for it.Next() {
+		evs = append(evs, it.Event())
+	}
+	require.NoError(t, it.Err())
+	return evs
 }
 
 // TestLoopFileSizeIndependentOfIterations checks that a loop's graph costs
