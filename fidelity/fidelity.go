@@ -50,7 +50,7 @@ type PartitionMatch struct {
 	QualityGap float64 `json:"quality_gap"`
 	// Equivalent is Same, or a QualityGap of at most PartitionTolerance:
 	// the rebuilt trace's partition is as good on the recorded trace as
-	// the best one, a tie that timing noise below a microsecond decides.
+	// the best one, up to what timing noise of a few microseconds moves.
 	Equivalent bool `json:"equivalent"`
 }
 
