@@ -217,14 +217,31 @@ func Build(src Source, slices, workers int) (*Model, error) {
 	return m, nil
 }
 
+// rowAdder is implemented by sources that add the states of a resource to
+// the model themselves, in closed form where they can, rather than through
+// a Reader.
+type rowAdder interface {
+	// addRow adds the states of resource r to acc, reading events into
+	// buf where it must.
+	addRow(r int, acc *accumulator, buf []StateEvent) error
+}
+
 // read adds every event of resource r of src to the model.
 func (m *Model) read(src Source, r int, buf []StateEvent) error {
+	acc := m.accumulator(r)
+	if ra, ok := src.(rowAdder); ok {
+		return ra.addRow(r, &acc, buf)
+	}
 	rd, err := src.Open(r)
 	if err != nil {
 		return err
 	}
-	acc := m.accumulator(r)
-	nx := uint(len(m.States))
+	return acc.readAll(rd, buf)
+}
+
+// readAll adds every event of rd and closes it.
+func (acc *accumulator) readAll(rd Reader, buf []StateEvent) error {
+	nx := uint(acc.nx)
 	for {
 		n, err := rd.Read(buf)
 		for _, ev := range buf[:n] {

@@ -1,0 +1,69 @@
+package aggregate
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
+)
+
+// eventsOnly is a Source that hides the closed form of the source it
+// wraps (rowAdder): the model is built from its reconstructed events, as
+// it was before addIntervals.
+type eventsOnly struct{ Source }
+
+// checkModelByIntervals builds the model of the ranks with several slice
+// counts, by interval and from the events, and compares the durations,
+// which must be equal to the ns. It reports how many ranks were timed by
+// interval.
+func checkModelByIntervals(t *testing.T, name string, h *flowgraph.Header, ranks []*flowgraph.Rank) int {
+	t.Helper()
+	var timed int
+	for _, r := range ranks {
+		if _, err := r.Graph.TimedIntervals(); err == nil {
+			timed++
+		}
+	}
+	for _, group := range []bool{false, true} {
+		src, err := NewRankSource(h, ranks, FlowOptions{Group: group})
+		require.NoError(t, err, name)
+		for _, slices := range []int{1, 7, 30, 300} {
+			want, err := Build(eventsOnly{src}, slices, 1)
+			require.NoError(t, err, name)
+			got, err := Build(src, slices, 1)
+			require.NoError(t, err, name)
+			require.Equal(t, want.Dur, got.Dur, "%s: %d slices, group %v", name, slices, group)
+		}
+	}
+	return timed
+}
+
+// TestModelByIntervalsMatchesEvents compares the microscopic model built
+// by timing interval with the one built from the reconstructed events on
+// generated jobs (exact and coarse timings) and on the recorded runs of
+// the test applications (testdata/profiles).
+func TestModelByIntervalsMatchesEvents(t *testing.T) {
+	var timed int
+	for seed := uint64(1); seed <= 8; seed++ {
+		opt := flowgen.Options{Seed: seed, Events: 8000, Depth: 1 + int(seed%4), Sites: 4 + int(seed%12), Branchy: seed%2 == 0,
+			TimingBytes: []int{0, 1 << 10, 4 << 10}[seed%3]}
+		h, ranks := flowgen.Run(opt, 3, 2)
+		timed += checkModelByIntervals(t, fmt.Sprintf("flowgen seed %d", seed), &h, ranks)
+	}
+	files, err := filepath.Glob("../testdata/profiles/*.mpiflow")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, path := range files {
+		f, err := flowgraph.Open(path)
+		require.NoError(t, err)
+		ranks, err := f.ReadRanks(nil)
+		require.NoError(t, err)
+		timed += checkModelByIntervals(t, filepath.Base(path), &f.Header, ranks)
+		require.NoError(t, f.Close())
+	}
+	require.Greater(t, timed, 30, "ranks timed by interval")
+}
