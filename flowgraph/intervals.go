@@ -46,6 +46,9 @@ type IntervalIter struct {
 
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	cur      []walkCursor
+	// heap holds the edges with numbers left, smallest nxt first;
+	// active those of the current interval.
+	heap, active []int32
 }
 
 // ErrNotIntervals is returned by TimedIntervals for graphs whose timing
@@ -67,8 +70,44 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 		it.ix[i] = newSeqIndex(&e.Seq)
 		it.nxt[i] = it.ix[i].succ(0)
 		it.out[e.Src] = append(it.out[e.Src], i)
+		it.pushHeap(int32(i))
 	}
 	return it, nil
+}
+
+func (it *IntervalIter) pushHeap(e int32) {
+	h := append(it.heap, e)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if it.nxt[h[p]] <= it.nxt[h[i]] {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	it.heap = h
+}
+
+func (it *IntervalIter) popHeap() {
+	h := it.heap
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && it.nxt[h[l]] < it.nxt[h[m]] {
+			m = l
+		}
+		if r := l + 1; r < len(h) && it.nxt[h[r]] < it.nxt[h[m]] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	it.heap = h
 }
 
 // Next moves to the next interval and reports whether there is one.
@@ -97,32 +136,41 @@ func (it *IntervalIter) Next() bool {
 		it.addNode(g.Initial, 1, 0)
 		it.nodeAt = g.Initial
 	}
-	// Per edge: its number a (event a comes through it), those in
-	// (a, b) (events of the interval and transitions out of them), and
-	// b (the transition out of the interval's last event).
-	for e, nx := range it.nxt {
-		if nx > b {
-			continue
-		}
+	// Per edge that has numbers up to b: its number a (event a comes
+	// through it), those in (a, b) (events of the interval and
+	// transitions out of them), and b (the transition out of the
+	// interval's last event).
+	it.active = it.active[:0]
+	for len(it.heap) > 0 && it.nxt[it.heap[0]] <= b {
+		it.active = append(it.active, it.heap[0])
+		it.popHeap()
+	}
+	for _, e32 := range it.active {
+		e := int(e32)
 		x := it.ix[e]
 		dst := g.Edges[e].Dst
-		inner := x.rank(b) - x.rank(a+1)
-		firstIn := x.succ(a + 1)
-		if nx == a {
+		firstIn := it.nxt[e] // its first number after a
+		if firstIn == a {
 			it.addNode(dst, 1, a)
 			it.nodeAt, it.inEdge = dst, e
+			firstIn = x.succ(a + 1)
 		}
-		if inner > 0 {
+		var inner int64
+		next := firstIn // its first number at or after b
+		if firstIn < b {
+			inner = x.rank(b) - x.rank(firstIn)
+			next = x.succ(b)
 			it.addNode(dst, inner, firstIn)
 		}
 		n := inner
-		it.nxt[e] = x.succ(b)
-		if it.nxt[e] == b {
+		if next == b {
 			n++
 		}
 		if n > 0 {
 			it.Edges = append(it.Edges, IntervalSum{Index: e, Count: n, first: firstIn})
 		}
+		it.nxt[e] = next
+		it.pushHeap(e32)
 	}
 	if it.nodeAt < 0 {
 		it.err = fmt.Errorf("sequence broken: no edge holds event %d", a)
