@@ -210,17 +210,22 @@ func pollRank(passes int) *flowgraph.Rank {
 }
 
 // BenchmarkModelPoll builds the model of a polling loop of 10^3 and 10^6
-// passes, 30 slices: by timing interval its cost follows the intervals
-// (a bounded number), not the events.
+// passes, 30 slices, by timing interval, whose cost follows the intervals
+// (a bounded number), and from the events as before, for comparison.
 func BenchmarkModelPoll(b *testing.B) {
 	for _, passes := range []int{1e3, 1e6} {
 		src, err := NewRankSource(nil, []*flowgraph.Rank{pollRank(passes)}, FlowOptions{})
 		require.NoError(b, err)
-		b.Run(fmt.Sprint(passes), func(b *testing.B) {
-			for b.Loop() {
-				_, err := Build(src, DefaultSlices, 1)
-				require.NoError(b, err)
-			}
-		})
+		for _, s := range []struct {
+			name string
+			src  Source
+		}{{"intervals", src}, {"events", eventsOnly{src}}} {
+			b.Run(fmt.Sprintf("%d/%s", passes, s.name), func(b *testing.B) {
+				for b.Loop() {
+					_, err := Build(s.src, DefaultSlices, 1)
+					require.NoError(b, err)
+				}
+			})
+		}
 	}
 }

@@ -154,7 +154,8 @@ const noPeriod = -2
 const leafLevel = -1
 
 // walkCursor walks one Seq like seqCursor and also tells where its numbers
-// repeat with a given period.
+// repeat with a given period (after init; a cursor positioned by
+// seqIndex.seek only walks).
 type walkCursor struct {
 	terms []SeqTerm
 	// bodyLast[p] is, for a repeat term p, the last number of its body
