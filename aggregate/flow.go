@@ -334,9 +334,9 @@ func (s *FlowSource) Open(i int) (Reader, error) {
 	return s.EventReader(i, r, r.Graph.Events())
 }
 
-// addRow implements rowAdder: the rank's time per state and slice by
-// timing interval where it can (see addIntervals), which costs what the
-// graph costs, not what its events would.
+// addRow adds the rank's time per state and slice to acc by timing
+// interval where it can (see addIntervals), which costs what the graph
+// costs, not what its events would.
 func (s *FlowSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
 	r, err := s.f.ReadRank(i)
 	if err != nil {
@@ -380,7 +380,7 @@ func (s *RankSource) Open(i int) (Reader, error) {
 	return s.EventReader(i, s.ranks[i], s.ranks[i].Graph.Events())
 }
 
-// addRow implements rowAdder, as FlowSource.addRow.
+// addRow adds the rank's states to acc, as FlowSource.addRow.
 func (s *RankSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
 	if i < 0 || i >= len(s.ranks) {
 		return fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))

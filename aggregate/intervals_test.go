@@ -12,8 +12,9 @@ import (
 )
 
 // eventsOnly is a Source that hides the closed form of the source it
-// wraps (rowAdder): the model is built from its reconstructed events, as
-// it was before addIntervals.
+// wraps: the model is built from its reconstructed events, as
+// it was before addIntervals (Build reads any type but FlowSource and
+// RankSource through Open).
 type eventsOnly struct{ Source }
 
 // checkModelByIntervals builds the model of the ranks with several slice
@@ -66,4 +67,29 @@ func TestModelByIntervalsMatchesEvents(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 	require.Greater(t, timed, 30, "ranks timed by interval")
+}
+
+// ownOpen embeds a RankSource but serves other events, as fidelity's
+// source of the recorded full traces does.
+type ownOpen struct{ *RankSource }
+
+func (s ownOpen) Open(i int) (Reader, error) {
+	start, _ := s.Span()
+	return &memReader{evs: []StateEvent{{Resource: i, State: 0, Start: start, End: start + 1}}}, nil
+}
+
+// TestBuildReadsEmbeddingSourceThroughOpen: a source that embeds a
+// RankSource and has an Open of its own is read through that Open, not by
+// the RankSource's timing intervals.
+func TestBuildReadsEmbeddingSourceThroughOpen(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 3, Events: 500}, 2, 2)
+	src, err := NewRankSource(&h, ranks, FlowOptions{})
+	require.NoError(t, err)
+	m, err := Build(ownOpen{src}, 5, 1)
+	require.NoError(t, err)
+	var total int64
+	for _, d := range m.Dur {
+		total += d
+	}
+	require.Equal(t, int64(2), total, "one ns of Compute per rank")
 }

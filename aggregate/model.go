@@ -217,20 +217,17 @@ func Build(src Source, slices, workers int) (*Model, error) {
 	return m, nil
 }
 
-// rowAdder is implemented by sources that add the states of a resource to
-// the model themselves, in closed form where they can, rather than through
-// a Reader.
-type rowAdder interface {
-	// addRow adds the states of resource r to acc, reading events into
-	// buf where it must.
-	addRow(r int, acc *accumulator, buf []StateEvent) error
-}
-
-// read adds every event of resource r of src to the model.
+// read adds every event of resource r of src to the model. The sources of
+// mpiflow files add their ranks' states themselves, by timing interval
+// where they can (addRow); any other source, a type that embeds one and
+// has an Open of its own included, is read through Open.
 func (m *Model) read(src Source, r int, buf []StateEvent) error {
 	acc := m.accumulator(r)
-	if ra, ok := src.(rowAdder); ok {
-		return ra.addRow(r, &acc, buf)
+	switch s := src.(type) {
+	case *FlowSource:
+		return s.addRow(r, &acc, buf)
+	case *RankSource:
+		return s.addRow(r, &acc, buf)
 	}
 	rd, err := src.Open(r)
 	if err != nil {
