@@ -3,6 +3,7 @@ package aggregate
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,15 +30,21 @@ func checkModelByIntervals(t *testing.T, name string, h *flowgraph.Header, ranks
 			timed++
 		}
 	}
-	for _, group := range []bool{false, true} {
+	for _, c := range []struct {
+		group  bool
+		slices []int
+	}{{false, []int{1, 7, 300}}, {true, []int{30}}} {
+		group := c.group
 		src, err := NewRankSource(h, ranks, FlowOptions{Group: group})
 		require.NoError(t, err, name)
-		for _, slices := range []int{1, 7, 30, 300} {
-			want, err := Build(eventsOnly{src}, slices, 1)
+		for _, nslices := range c.slices {
+			want, err := Build(eventsOnly{src}, nslices, 1)
 			require.NoError(t, err, name)
-			got, err := Build(src, slices, 1)
+			got, err := Build(src, nslices, 1)
 			require.NoError(t, err, name)
-			require.Equal(t, want.Dur, got.Dur, "%s: %d slices, group %v", name, slices, group)
+			if !slices.Equal(want.Dur, got.Dur) {
+				require.Equal(t, want.Dur, got.Dur, "%s: %d slices, group %v", name, nslices, group)
+			}
 		}
 	}
 	return timed
