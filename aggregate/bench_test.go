@@ -183,3 +183,49 @@ func BenchmarkPValues700x30(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "pvalues")
 }
+
+// pollRank is a rank of testdata/apps/poll.c with the given number of
+// passes (an MPI_Test every pass, an MPI_Testany every third), recorded
+// with the default timing budget.
+func pollRank(passes int) *flowgraph.Rank {
+	b := flowgraph.NewBuilder(0, 0)
+	var t int64
+	call := func(name string, d int64) {
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: name, Site: -1}, Enter: t, Exit: t + d, Partner: -1})
+		t += d + 40
+	}
+	for _, c := range []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Irecv", "MPI_Irecv"} {
+		call(c, 1000)
+	}
+	for i := range passes {
+		call("MPI_Test", 100+int64(i%7))
+		if i%3 == 2 {
+			call("MPI_Testany", 150)
+		}
+	}
+	for _, c := range []string{"MPI_Send", "MPI_Send", "MPI_Waitall", "MPI_Reduce", "MPI_Finalize"} {
+		call(c, 1000)
+	}
+	return &flowgraph.Rank{Graph: b.Graph()}
+}
+
+// BenchmarkModelPoll builds the model of a polling loop of 10^3 and 10^6
+// passes, 30 slices, by timing interval, whose cost follows the intervals
+// (a bounded number), and from the events as before, for comparison.
+func BenchmarkModelPoll(b *testing.B) {
+	for _, passes := range []int{1e3, 1e6} {
+		src, err := NewRankSource(nil, []*flowgraph.Rank{pollRank(passes)}, FlowOptions{})
+		require.NoError(b, err)
+		for _, s := range []struct {
+			name string
+			src  Source
+		}{{"intervals", src}, {"events", eventsOnly{src}}} {
+			b.Run(fmt.Sprintf("%d/%s", passes, s.name), func(b *testing.B) {
+				for b.Loop() {
+					_, err := Build(s.src, DefaultSlices, 1)
+					require.NoError(b, err)
+				}
+			})
+		}
+	}
+}

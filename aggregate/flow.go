@@ -197,12 +197,8 @@ func (fs *flowStates) DefaultSpec() *Spec {
 	return HostSpec(fs.job, fs.res, fs.HostOf)
 }
 
-// EventReader returns a reader of resource i, whose graph is r's, over
-// events instead of r's reconstruction: the same states and time axis, so
-// another trace of the same run (the recorded full trace, whose node
-// numbers are those of r's graph) gives a model comparable with the
-// source's. Closing the reader does not close events.
-func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.EventSource) (Reader, error) {
+// statesOf maps the nodes of r's graph to their states.
+func (fs *flowStates) statesOf(r *flowgraph.Rank) ([]int, error) {
 	st := make([]int, len(r.Graph.Nodes))
 	for k, nd := range r.Graph.Nodes {
 		x, ok := fs.stateOf[fs.stateName(nd.Key.Call)]
@@ -210,6 +206,89 @@ func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.Eve
 			return nil, fmt.Errorf("rank %d: call %q was not seen when the ranks were scanned", r.Rank, nd.Key.Call)
 		}
 		st[k] = x
+	}
+	return st, nil
+}
+
+// addRank adds the states of r, resource i, to acc: by timing interval
+// where the graph's timing allows it (flowgraph.IntervalIter), else by
+// reading its reconstructed events.
+func (fs *flowStates) addRank(i int, r *flowgraph.Rank, acc *accumulator, buf []StateEvent) error {
+	st, err := fs.statesOf(r)
+	if err != nil {
+		return err
+	}
+	if addIntervals(r, st, acc) {
+		return nil
+	}
+	return acc.readAll(&flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, buf)
+}
+
+// addIntervals adds the states of r to acc interval by interval, as
+// flowReader's events would add them: an interval within one slice adds
+// its nodes' sums to their states and its edges' sums to ComputeState (its
+// events and the compute phases between them and after the last, which are
+// flowReader's ComputeState events, all fall in the slice); the others
+// add their events, timed as EventIter times them. The cost follows the
+// intervals, not the events. It reports false, having added nothing, when
+// the graph's timing is not made of whole intervals or is inconsistent
+// with its sequence numbers: then the events must be read.
+func addIntervals(r *flowgraph.Rank, st []int, acc *accumulator) bool {
+	it, err := r.Graph.TimedIntervals()
+	if err != nil {
+		return false
+	}
+	b := acc.bounds
+	nt := len(b) - 1
+	nev := r.Graph.NumEvents
+	var prevEnd int64
+	cut := func(ev flowgraph.Event) {
+		s, e := r.Start+ev.Start, r.Start+ev.End
+		if ev.Index > it.First && s > prevEnd {
+			acc.add(0, prevEnd, s)
+		}
+		acc.add(st[ev.Node], s, e)
+		prevEnd = e
+	}
+	for it.Next() {
+		s, e := r.Start+it.Start, r.Start+it.Stop
+		if s >= b[0] && s < b[nt] && e <= b[nt] {
+			t := acc.locate(s)
+			if e <= b[t+1] {
+				row := acc.row[t*acc.nx : (t+1)*acc.nx]
+				for _, n := range it.Nodes {
+					row[st[n.Index]] += n.Sum
+				}
+				for _, ed := range it.Edges {
+					row[0] += ed.Sum
+				}
+				continue
+			}
+		}
+		if err := it.Events(cut); err != nil {
+			clear(acc.row)
+			return false
+		}
+		if it.End < nev && e > prevEnd {
+			acc.add(0, prevEnd, e) // the compute phase after the last event
+		}
+	}
+	if it.Err() != nil {
+		clear(acc.row)
+		return false
+	}
+	return true
+}
+
+// EventReader returns a reader of resource i, whose graph is r's, over
+// events instead of r's reconstruction: the same states and time axis, so
+// another trace of the same run (the recorded full trace, whose node
+// numbers are those of r's graph) gives a model comparable with the
+// source's. Closing the reader does not close events.
+func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.EventSource) (Reader, error) {
+	st, err := fs.statesOf(r)
+	if err != nil {
+		return nil, err
 	}
 	return &flowReader{it: events, res: i, state: st, base: r.Start}, nil
 }
@@ -255,6 +334,17 @@ func (s *FlowSource) Open(i int) (Reader, error) {
 	return s.EventReader(i, r, r.Graph.Events())
 }
 
+// addRow adds the rank's time per state and slice to acc by timing
+// interval where it can (see addIntervals), which costs what the graph
+// costs, not what its events would.
+func (s *FlowSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
+	r, err := s.f.ReadRank(i)
+	if err != nil {
+		return err
+	}
+	return s.addRank(i, r, acc, buf)
+}
+
 // RankSource is the state trace of ranks already read and decoded, the
 // same as the FlowSource of their file, for programs that hold the ranks
 // anyway (the report) and need not read and decode the file again.
@@ -288,6 +378,14 @@ func (s *RankSource) Open(i int) (Reader, error) {
 		return nil, fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
 	}
 	return s.EventReader(i, s.ranks[i], s.ranks[i].Graph.Events())
+}
+
+// addRow adds the rank's states to acc, as FlowSource.addRow.
+func (s *RankSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
+	if i < 0 || i >= len(s.ranks) {
+		return fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
+	}
+	return s.addRank(i, s.ranks[i], acc, buf)
 }
 
 // flowReader turns reconstructed events into states: the call itself, and

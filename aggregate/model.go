@@ -217,14 +217,28 @@ func Build(src Source, slices, workers int) (*Model, error) {
 	return m, nil
 }
 
-// read adds every event of resource r of src to the model.
+// read adds every event of resource r of src to the model. The sources of
+// mpiflow files add their ranks' states themselves, by timing interval
+// where they can (addRow); any other source, a type that embeds one and
+// has an Open of its own included, is read through Open.
 func (m *Model) read(src Source, r int, buf []StateEvent) error {
+	acc := m.accumulator(r)
+	switch s := src.(type) {
+	case *FlowSource:
+		return s.addRow(r, &acc, buf)
+	case *RankSource:
+		return s.addRow(r, &acc, buf)
+	}
 	rd, err := src.Open(r)
 	if err != nil {
 		return err
 	}
-	acc := m.accumulator(r)
-	nx := uint(len(m.States))
+	return acc.readAll(rd, buf)
+}
+
+// readAll adds every event of rd and closes it.
+func (acc *accumulator) readAll(rd Reader, buf []StateEvent) error {
+	nx := uint(acc.nx)
 	for {
 		n, err := rd.Read(buf)
 		for _, ev := range buf[:n] {

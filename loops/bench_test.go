@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -159,5 +160,47 @@ func TestBigGraphShape(t *testing.T) {
 	checkLevelsAcyclic(t, c)
 	if len(c.Loops) < 10 {
 		t.Fatalf("generator made only %d loops", len(c.Loops))
+	}
+}
+
+// pollGraph is the graph of testdata/apps/poll.c with the given number of
+// passes: an MPI_Test every pass, an MPI_Testany every third, so the
+// self-loop of MPI_Test is entered from MPI_Testany a third of the passes.
+func pollGraph(passes int) *flowgraph.Graph {
+	b := flowgraph.NewBuilder(0, 0)
+	var t int64
+	call := func(name string) {
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: name, Site: -1}, Enter: t, Exit: t + 3, Partner: -1})
+		t += 5
+	}
+	for _, c := range []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Irecv", "MPI_Irecv"} {
+		call(c)
+	}
+	for i := range passes {
+		call("MPI_Test")
+		if i%3 == 2 {
+			call("MPI_Testany")
+		}
+	}
+	for _, c := range []string{"MPI_Send", "MPI_Send", "MPI_Waitall", "MPI_Reduce", "MPI_Finalize"} {
+		call(c)
+	}
+	g := b.Graph()
+	return &g
+}
+
+// BenchmarkCollapsePoll collapses the graph of a polling loop of 10^3 and
+// 10^6 passes: the same graph, whose collapse must cost the same (it
+// follows the sequence descriptors, not the events).
+func BenchmarkCollapsePoll(b *testing.B) {
+	for _, passes := range []int{1e3, 1e6} {
+		g := pollGraph(passes)
+		b.Run(fmt.Sprint(passes), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Collapse(g); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,11 +1,8 @@
 package loops
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 
 	"mpiflow/flowgraph"
 )
@@ -243,64 +240,35 @@ func attributeIterations(g *flowgraph.Graph, l *Loop) {
 		return
 	}
 	// Several ways in: give each back edge traversal to the latest entry
-	// before it, using the sequence numbers.
-	seqOK := func(ei int) bool { return g.Edges[ei].Seq.Len() == g.Edges[ei].Count }
+	// before it, using the sequence numbers. The entries and back edges
+	// are fed in the order of their sequence numbers to a machine whose
+	// state is the latest entry (-1 before the first: traversals before
+	// it belong to the start of the rank, InitialInside, and to no entry
+	// edge), which counts each entry and back edge traversal for it;
+	// WalkSeqs counts repeated stretches without expanding them.
+	edges := make([]int, 0, len(l.Entries)+len(l.BackEdges))
 	for _, e := range l.Entries {
-		if !seqOK(e.Edge) {
+		edges = append(edges, e.Edge)
+	}
+	edges = append(edges, l.BackEdges...)
+	seqs := make([]*flowgraph.Seq, len(edges))
+	for k, ei := range edges {
+		e := &g.Edges[ei]
+		if e.Seq.Len() != e.Count {
 			markUnknown(l)
 			return
 		}
+		seqs[k] = &e.Seq
 	}
-	for _, b := range l.BackEdges {
-		if !seqOK(b) {
-			markUnknown(l)
-			return
+	ne := len(l.Entries)
+	counts, _ := flowgraph.WalkSeqs(seqs, ne, -1, func(latest, i int) (int, int) {
+		if i < ne {
+			return i, i
 		}
-	}
-	var n int64
-	for _, e := range l.Entries {
-		n += e.Count
-	}
-	type event struct {
-		seq   int64
-		entry int32
-	}
-	evs := make([]event, 0, n)
-	for k, e := range l.Entries {
-		g.Edges[e.Edge].Seq.All(func(s int64) bool {
-			evs = append(evs, event{s, int32(k)})
-			return true
-		})
-	}
-	slices.SortFunc(evs, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
-	for _, ev := range evs {
-		l.Entries[ev.entry].Iterations++
-	}
-	// Walk each run of back edge traversals through the intervals between
-	// entries; the cost is one binary search per run plus the entries it
-	// spans. Traversals before the first entry belong to the start of the
-	// rank (InitialInside) and to no entry edge.
-	for _, b := range l.BackEdges {
-		g.Edges[b].Seq.Runs(func(r flowgraph.SeqRun) bool {
-			i := sort.Search(len(evs), func(i int) bool { return evs[i].seq >= r.Start }) - 1
-			var done int64 // elements of r already attributed
-			for done < r.Count {
-				upto := r.Count // elements of r below the next entry
-				if i+1 < len(evs) {
-					if hi := evs[i+1].seq; r.Count > 1 && r.Last() >= hi {
-						upto = (hi-r.Start-1)/r.Stride + 1
-					} else if r.Count == 1 && r.Start >= hi {
-						upto = 0
-					}
-				}
-				if i >= 0 {
-					l.Entries[evs[i].entry].Iterations += upto - done
-				}
-				done = max(done, upto)
-				i++
-			}
-			return true
-		})
+		return latest, latest
+	})
+	for k := range l.Entries {
+		l.Entries[k].Iterations = counts[k]
 	}
 }
 

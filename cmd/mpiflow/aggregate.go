@@ -69,8 +69,8 @@ func newAggregateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aggregate FILE",
 		Short: "Summarize a run as Ocelotl-style spatiotemporal aggregates",
-		Long: `aggregate rebuilds the event sequence of every rank, cuts time into regular
-slices and computes, for each rank and slice, the time spent in each state
+		Long: `aggregate cuts the time of every rank into regular slices and computes,
+for each rank and slice, the time spent in each state
 (MPI calls, or call groups with --group, and Compute between them). It then
 finds the partition of ranks x slices into aggregates that best trades
 complexity reduction against information loss (Lamarche-Perrin et al.,

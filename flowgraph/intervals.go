@@ -1,0 +1,300 @@
+package flowgraph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// IntervalSum is what a timing interval holds of one node (edge): its
+// events (traversals) there and their total duration in ns.
+type IntervalSum struct {
+	Index int // node (edge) index
+	Count int64
+	Sum   int64
+	first int64 // the index of its first event (traversal) in the interval
+}
+
+// IntervalIter yields the timing intervals of a graph with what each holds
+// of every node and edge, computed from the sequence descriptors: the cost
+// follows the intervals and their entries, never the events. It gives the
+// times EventIter gives: an interval's events, timed as EventIter times
+// them, can be had one interval at a time (Events).
+//
+// Only Timings without capped intervals (Keep 0) that cover every event
+// are handled; TimedIntervals reports whether the graph has one.
+type IntervalIter struct {
+	g   *Graph
+	tim *TimingIter
+	ix  []*seqIndex
+	nxt []int64 // per edge, its first number at or after the current interval
+	out [][]int // out-edges per node
+	err error
+
+	// First and End delimit the current interval's events [First, End).
+	First, End int64
+	// Start is the time of the interval's first event in ns since the
+	// rank's first event, Stop the end of the interval: of its last
+	// event and the compute phase after it, if any.
+	Start, Stop int64
+	// Nodes and Edges are the interval's nodes and the edges out of its
+	// events, in order of first occurrence.
+	Nodes, Edges []IntervalSum
+	// nodeAt is the node of event First, inEdge the edge into it (-1
+	// for event 0).
+	nodeAt, inEdge int
+
+	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
+	cur      []walkCursor
+	// heap holds the edges with numbers left, smallest nxt first;
+	// active those of the current interval.
+	heap, active []int32
+}
+
+// ErrNotIntervals is returned by TimedIntervals for graphs whose timing
+// IntervalIter does not handle: without a Timing (version 1 files), with
+// capped intervals, or with fewer intervals than the events need.
+var ErrNotIntervals = errors.New("timing: not timed by whole intervals")
+
+// TimedIntervals returns an iterator over the graph's timing intervals, or
+// ErrNotIntervals. The graph must be valid (see Validate).
+func (g *Graph) TimedIntervals() (*IntervalIter, error) {
+	t := &g.Timing
+	if !t.Present() || t.Keep() != 0 || g.NumEvents == 0 || t.Len() != (g.NumEvents+t.Spacing()-1)/t.Spacing() {
+		return nil, ErrNotIntervals
+	}
+	it := &IntervalIter{g: g, tim: t.Intervals(), ix: make([]*seqIndex, len(g.Edges)), nxt: make([]int64, len(g.Edges)),
+		out: make([][]int, len(g.Nodes)), nodeSlot: make([]int32, len(g.Nodes))}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		it.ix[i] = newSeqIndex(&e.Seq)
+		it.nxt[i] = it.ix[i].succ(0)
+		it.out[e.Src] = append(it.out[e.Src], i)
+		it.pushHeap(int32(i))
+	}
+	return it, nil
+}
+
+func (it *IntervalIter) pushHeap(e int32) {
+	h := append(it.heap, e)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if it.nxt[h[p]] <= it.nxt[h[i]] {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	it.heap = h
+}
+
+func (it *IntervalIter) popHeap() {
+	h := it.heap
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && it.nxt[h[l]] < it.nxt[h[m]] {
+			m = l
+		}
+		if r := l + 1; r < len(h) && it.nxt[h[r]] < it.nxt[h[m]] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	it.heap = h
+}
+
+// Next moves to the next interval and reports whether there is one.
+func (it *IntervalIter) Next() bool {
+	if it.err != nil || !it.tim.Next() {
+		if it.err == nil {
+			it.err = it.tim.Err()
+		}
+		return false
+	}
+	g := it.g
+	iv := it.tim.Interval()
+	a := iv.Index * g.Timing.Spacing()
+	b := min(a+g.Timing.Spacing(), g.NumEvents)
+	if a >= g.NumEvents {
+		it.err = fmt.Errorf("timing: interval %d after the last event", iv.Index)
+		return false
+	}
+	it.First, it.End, it.Start = a, b, it.Stop
+	for _, n := range it.Nodes {
+		it.nodeSlot[n.Index] = 0
+	}
+	it.Nodes, it.Edges = it.Nodes[:0], it.Edges[:0]
+	it.nodeAt, it.inEdge = -1, -1
+	if a == 0 {
+		it.addNode(g.Initial, 1, 0)
+		it.nodeAt = g.Initial
+	}
+	// Per edge that has numbers up to b: its number a (event a comes
+	// through it), those in (a, b) (events of the interval and
+	// transitions out of them), and b (the transition out of the
+	// interval's last event).
+	it.active = it.active[:0]
+	for len(it.heap) > 0 && it.nxt[it.heap[0]] <= b {
+		it.active = append(it.active, it.heap[0])
+		it.popHeap()
+	}
+	for _, e32 := range it.active {
+		e := int(e32)
+		x := it.ix[e]
+		dst := g.Edges[e].Dst
+		firstIn := it.nxt[e] // its first number after a
+		if firstIn == a {
+			it.addNode(dst, 1, a)
+			it.nodeAt, it.inEdge = dst, e
+			firstIn = x.succ(a + 1)
+		}
+		var inner int64
+		next := firstIn // its first number at or after b
+		if firstIn < b {
+			inner = x.rank(b) - x.rank(firstIn)
+			next = x.succ(b)
+			it.addNode(dst, inner, firstIn)
+		}
+		n := inner
+		if next == b {
+			n++
+		}
+		if n > 0 {
+			it.Edges = append(it.Edges, IntervalSum{Index: e, Count: n, first: firstIn})
+		}
+		it.nxt[e] = next
+		it.pushHeap(e32)
+	}
+	if it.nodeAt < 0 {
+		it.err = fmt.Errorf("sequence broken: no edge holds event %d", a)
+		return false
+	}
+	byFirst := func(x, y IntervalSum) int { return int(x.first - y.first) }
+	slices.SortFunc(it.Nodes, byFirst)
+	slices.SortFunc(it.Edges, byFirst)
+	for k, n := range it.Nodes {
+		it.nodeSlot[n.Index] = int32(k + 1)
+	}
+	// The sums are the nodes' and then the edges', in order of first
+	// occurrence (Keep 0).
+	var nn int
+	for _, e := range iv.Entries {
+		if !e.Edge {
+			nn++
+		}
+	}
+	if nn != len(it.Nodes) || len(iv.Entries)-nn != len(it.Edges) {
+		it.err = fmt.Errorf("timing: interval %d has %d node and %d edge sums for %d nodes and %d edges",
+			iv.Index, nn, len(iv.Entries)-nn, len(it.Nodes), len(it.Edges))
+		return false
+	}
+	t := it.Start
+	for k := range it.Nodes {
+		it.Nodes[k].Sum = iv.Entries[k].Sum
+		t += it.Nodes[k].Sum
+	}
+	for k := range it.Edges {
+		it.Edges[k].Sum = iv.Entries[len(it.Nodes)+k].Sum
+		t += it.Edges[k].Sum
+	}
+	it.Stop = t
+	return true
+}
+
+// addNode counts n events of node v in the current interval, the first at
+// index first.
+func (it *IntervalIter) addNode(v int, n, first int64) {
+	if s := it.nodeSlot[v]; s > 0 {
+		ns := &it.Nodes[s-1]
+		ns.Count += n
+		ns.first = min(ns.first, first)
+		return
+	}
+	it.Nodes = append(it.Nodes, IntervalSum{Index: v, Count: n, first: first})
+	it.nodeSlot[v] = int32(len(it.Nodes))
+}
+
+// Err returns the first error met, after Next has returned false.
+func (it *IntervalIter) Err() error { return it.err }
+
+// Events calls f for each event of the current interval, in order, timed
+// as EventIter times it: each node's (edge's) sum split evenly over its
+// events (traversals) in the interval, the first ones taking the
+// remainder.
+func (it *IntervalIter) Events(f func(Event)) error {
+	g := it.g
+	if len(it.cur) == 0 {
+		it.cur = make([]walkCursor, len(g.Edges))
+	}
+	type share struct{ q, r, seen int64 }
+	nsh := make([]share, len(it.Nodes))
+	for k, n := range it.Nodes {
+		nsh[k] = share{q: n.Sum / n.Count, r: n.Sum % n.Count}
+	}
+	edgeSlot := make(map[int]int, len(it.Edges))
+	esh := make([]share, len(it.Edges))
+	for k, e := range it.Edges {
+		edgeSlot[e.Index] = k
+		esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
+	}
+	take := func(s *share) int64 {
+		v := s.q
+		if s.seen < s.r {
+			v++
+		}
+		s.seen++
+		return v
+	}
+	// Only the out-edges of the interval's nodes are walked.
+	for _, n := range it.Nodes {
+		for _, e := range it.out[n.Index] {
+			it.ix[e].seek(&it.cur[e], it.First+1)
+		}
+	}
+	ev := Event{Node: it.nodeAt, InEdge: it.inEdge}
+	t := it.Start
+	for k := it.First; k < it.End; k++ {
+		ev.Index, ev.Start = k, t
+		s := it.nodeSlot[ev.Node]
+		if s == 0 {
+			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k)
+		}
+		t += take(&nsh[s-1])
+		ev.End = t
+		f(ev)
+		if k+1 >= g.NumEvents {
+			break
+		}
+		next := -1
+		for _, e := range it.out[ev.Node] {
+			if it.cur[e].val == k+1 {
+				next = e
+				break
+			}
+		}
+		if next < 0 {
+			return fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
+		}
+		it.cur[next].next()
+		es, ok := edgeSlot[next]
+		if !ok {
+			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)
+		}
+		t += take(&esh[es])
+		ev.Node, ev.InEdge = g.Edges[next].Dst, next
+		if ev.Node >= len(g.Nodes) || (k+1 < it.End && it.nodeSlot[ev.Node] == 0) {
+			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k+1)
+		}
+	}
+	if t != it.Stop {
+		return fmt.Errorf("timing: interval at event %d ends at %d ns, its sums at %d", it.First, t, it.Stop)
+	}
+	return nil
+}
