@@ -21,7 +21,6 @@ type Chart struct {
 	Lines  []Line
 	Polys  []Poly
 	Texts  []Text
-	Dots   []Dot
 	Legend []LegendItem
 }
 
@@ -50,12 +49,6 @@ type Text struct {
 	Anchor, Text string
 	Class        string
 	Rotate       bool
-}
-
-// Dot is a data point with a hover title.
-type Dot struct {
-	X, Y        float64
-	Fill, Title string
 }
 
 // LegendItem is one entry of a chart legend; Dashed for a dashed line.

@@ -1,7 +1,8 @@
 // Package report writes the self-contained HTML report of an mpiflow
-// recording (job banner, MPI statistics charts, loop-collapsed event flow
-// graphs, rank comparison, Ocelotl overview and timeline) and colored DOT
-// graphs of single ranks.
+// recording (job banner, MPI call and call-site tables with their charts,
+// communication matrix, load balance, loop-collapsed event flow graphs,
+// rank comparison, Ocelotl overview and timeline) and colored DOT graphs
+// of single ranks. Each section has a stable id that a URL can link to.
 //
 // The report is one HTML file that works offline: CSS and JavaScript are
 // inlined from the embedded templates, charts are SVG drawn here, graphs

@@ -3,7 +3,9 @@ package report
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +52,7 @@ func column[T any](t *testing.T, b *browser, table string, col int, key bool) []
 // exchange.
 func TestBrowserTables(t *testing.T) {
 	b := newBrowser(t)
-	out, _ := writeReport(t, filepath.Join("testdata", "halo4.mpiflow"), "tables.html", Options{})
+	out, page := writeReport(t, halo4, "tables.html", Options{})
 	b.open(t, out)
 
 	// The call table comes by total time; a click on "count" sorts by
@@ -135,6 +137,13 @@ func TestBrowserTables(t *testing.T) {
 	assert.Contains(t, eval[string](t, b, `(function () { var s = document.getElementById("m-metric"); s.value = "count";
 		s.dispatchEvent(new Event("change")); return document.getElementById("m-legend").textContent; })()`), "red 100 messages")
 	b.shot(t, "#comm-matrix", "tables-matrix.png")
+
+	// A link to a loop level from outside opens it.
+	abs, err := filepath.Abs(strings.TrimSuffix(out, ".html") + "-link.html")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(abs, []byte(page), 0o644))
+	b.do(t, chromedp.Navigate("file://"+abs+href), chromedp.WaitReady(chromedp.CSS("#t-canvas")))
+	waitTrue(t, b, shown+fmt.Sprintf(` === %q`, href[1:]), "the linked level")
 	b.check(t)
 }
 
