@@ -214,7 +214,7 @@ func sizeRange(max int64) string {
 	case 1:
 		return "up to 1 B"
 	}
-	return fmt.Sprintf("%s to %s", units.Bytes(float64(max/2+1)), sizeTick(max))
+	return fmt.Sprintf("over %s up to %s", sizeTick(max/2), sizeTick(max))
 }
 
 // chartBySize is view (b): the time of each call that moves data by
@@ -306,7 +306,7 @@ func rankColumns(n int, width float64) [][2]int {
 	return out
 }
 
-// rankSeries is one per-rank value drawn by chartBalance.
+// rankSeries is one per-rank value drawn by drawRanks.
 type rankSeries struct {
 	name, color string
 	get         func(r *rankTimes) float64
@@ -373,7 +373,7 @@ func (c *Chart) drawRanks(ranks []rankTimes, top float64, series []rankSeries, h
 // time of every rank, in rank order on one scale.
 func chartBalance(ct *callTimes) Chart {
 	c := Chart{ID: "chart-balance", Title: "Load balance by rank", Wide: true, W: 1220, H: 320,
-		Caption: "Per rank, in rank order and on one scale: the user and system CPU time of its process, its time inside MPI after MPI_Init, and its wall time after MPI_Init (dashed). MPI libraries that poll while they wait count that wait as user time too. Hover a rank for its values."}
+		Caption: "Per rank, in rank order and on one scale: the user and system CPU time of its process over its whole life (MPI_Init included), its time inside MPI after MPI_Init, and its wall time after MPI_Init (dashed). MPI libraries that poll while they wait count that wait as user time too. Hover a rank for its values."}
 	series := []rankSeries{
 		{name: "user CPU time", color: "#2ca02c", get: func(r *rankTimes) float64 { return r.user }},
 		{name: "system CPU time", color: "#9467bd", get: func(r *rankTimes) float64 { return r.sys }},

@@ -159,7 +159,7 @@ func TestChartBySize(t *testing.T) {
 			assert.True(t, a.Y >= b.Y+b.H || b.Y >= a.Y+a.H, "bars %d and %d overlap", i, j)
 		}
 	}
-	assert.Contains(t, c.Rects[1].Title, "MPI_Send, message size 129 B to 256 B: 0.00017 s in 800 calls (100.0% of its time)")
+	assert.Contains(t, c.Rects[1].Title, "MPI_Send, message size over 128 B up to 256 B: 0.00017 s in 800 calls (100.0% of its time)")
 	for _, x := range c.Texts {
 		assert.NotRegexp(t, `^0 ?B$`, x.Text)
 	}
