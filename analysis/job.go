@@ -51,6 +51,14 @@ type Job struct {
 	// MPI_Init; Calls are its calls by descending time.
 	Summary *flowgraph.Summary
 	Calls   []flowgraph.CallStat
+	// CallSites are the calls per call site over the selected ranks, by
+	// descending time (see SiteStat).
+	CallSites []SiteStat
+	// Comm is the point-to-point traffic rank by rank (see CommMatrix).
+	Comm *CommMatrix
+	// Sizes are the calls that moved data (MPI_Init aside) with their
+	// time by message size, in the order of Calls.
+	Sizes []CallSizes
 	// FileBytes are the bytes of the selected blocks by part, and of the
 	// rest of the file.
 	FileBytes flowgraph.FileBytes
@@ -132,6 +140,9 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		}
 		return nil, fmt.Errorf("%s: no rank matches the selection (the file has ranks %s)", f.Path, rankList(f.Index))
 	}
+	var sites siteAcc
+	var comm commAcc
+	sizes := sizeAcc{}
 	var resolver *flowgraph.Resolver
 	if !opt.NoResolve {
 		resolver = flowgraph.NewResolver()
@@ -149,6 +160,9 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		}
 		j.FileBytes.Add(f.BlockBytes(i, r))
 		j.Summary.Add(r)
+		sites.add(r)
+		comm.add(r)
+		sizes.add(r)
 		label := fmt.Sprintf("rank %d", r.Rank)
 		if j.Threads {
 			label = fmt.Sprintf("rank %d.%d", r.Rank, r.Thread)
@@ -156,6 +170,9 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		j.Ranks = append(j.Ranks, &Rank{Rank: r, Label: label, CallTime: callTimes(&r.Graph)})
 	}
 	j.Calls = j.Summary.SortedCalls()
+	j.CallSites = sites.sorted()
+	j.Comm = comm.finish(f.Header.NumRanks)
+	j.Sizes = sizes.sorted(j.Calls)
 	if !opt.NoLoops {
 		if err := j.analyzeLoops(&opt); err != nil {
 			return nil, err

@@ -155,7 +155,7 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 
 	// Every section renders something.
 	for _, tt := range []struct{ name, expr string }{
-		{"charts", `Array.from(document.querySelectorAll("#stats figure svg")).map(s => s.querySelectorAll("rect, polyline").length).filter(n => n > 0).length`},
+		{"charts", `Array.from(document.querySelectorAll("figure.chart svg")).map(s => s.querySelectorAll("rect, polyline").length).filter(n => n > 0).length`},
 		{"graph nodes", `document.querySelectorAll("#g-levels .level:not([hidden]) svg g.node").length`},
 		{"compare nodes", `document.querySelectorAll("#c-view svg g.node").length`},
 		{"compare table", `document.querySelectorAll("#c-table tbody tr").length`},
@@ -165,7 +165,7 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		n := eval[int](t, b, tt.expr)
 		assert.Greater(t, n, 0, tt.name)
 	}
-	assert.Equal(t, 4, eval[int](t, b, `Array.from(document.querySelectorAll("#stats figure svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "four charts")
+	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "five charts")
 	// The node with the largest time is drawn at the red end of the
 	// gradient, rgb(189,0,38), where black text would be unreadable.
 	assert.Equal(t, "#ffffff", eval[string](t, b, `(function () {
@@ -193,7 +193,9 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		require.NoError(t, os.WriteFile(filepath.Join(artifacts(t), prefix+"-full.png"), png, 0o644))
 	}
 	b.shot(t, "#job", prefix+"-job.png")
-	b.shot(t, "#stats", prefix+"-stats.png")
+	for _, id := range []string{"calls", "callsites", "comm-matrix", "load-balance"} {
+		b.shot(t, "#"+id, prefix+"-"+id+".png")
+	}
 	b.shot(t, "#graphs", prefix+"-graph.png")
 	b.shot(t, "#compare", prefix+"-compare.png")
 	b.shot(t, "#overview", prefix+"-overview.png")

@@ -3,9 +3,10 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
+	"strings"
 
+	"mpiflow/analysis"
 	"mpiflow/internal/units"
 )
 
@@ -13,13 +14,14 @@ import (
 // here, every string is escaped by html/template.
 type Chart struct {
 	ID, Title, Caption string
-	W, H               float64
-	Rects              []Rect
-	Lines              []Line
-	Polys              []Poly
-	Texts              []Text
-	Dots               []Dot
-	Legend             []LegendItem
+	// Wide charts take the page's width.
+	Wide   bool
+	W, H   float64
+	Rects  []Rect
+	Lines  []Line
+	Polys  []Poly
+	Texts  []Text
+	Legend []LegendItem
 }
 
 // Rect is a filled rectangle with a hover title.
@@ -35,9 +37,10 @@ type Line struct {
 	Class          string
 }
 
-// Poly is a polyline series.
+// Poly is a polyline series; Class "dashed" draws a reference line.
 type Poly struct {
 	Points, Stroke, Title string
+	Class                 string
 }
 
 // Text is a label; Anchor is start, middle or end; Rotate turns it by -90°.
@@ -48,15 +51,10 @@ type Text struct {
 	Rotate       bool
 }
 
-// Dot is a data point with a hover title.
-type Dot struct {
-	X, Y        float64
-	Fill, Title string
-}
-
-// LegendItem is one entry of a chart legend.
+// LegendItem is one entry of a chart legend; Dashed for a dashed line.
 type LegendItem struct {
 	Color, Label string
+	Dashed       bool
 }
 
 // Chart margins.
@@ -116,19 +114,22 @@ func (c *Chart) xLabel(label string) {
 
 // callTimes is the input of the statistics charts.
 type callTimes struct {
-	calls  []string             // by descending total time
-	total  map[string]float64   // s per call over all ranks
-	count  map[string]int64     // calls per call name
-	ranks  []rankTimes          // in rank order
-	bySize map[string][]float64 // per call, s per size bucket (index: log2 bucket + 1, 0 for 0 bytes)
+	calls  []string           // by descending total time
+	total  map[string]float64 // s per call over all ranks
+	count  map[string]int64   // calls per call name
+	ranks  []rankTimes        // in rank order
+	sizes  []analysis.CallSizes
 	colors map[string]string
 }
 
+// rankTimes are the values of one rank (block) for the per-rank charts.
 type rankTimes struct {
-	label   string
-	mpi     float64 // s
-	user    float64 // s of user CPU time
-	perCall map[string]float64
+	label, host string
+	mpi         float64 // s inside MPI after MPI_Init
+	user, sys   float64 // s of user and system CPU time
+	wall        float64 // s after MPI_Init
+	rss         float64 // bytes, peak resident memory
+	perCall     map[string]float64
 }
 
 // chartTimePerCall is view (a): each call's share of the MPI time.
@@ -196,129 +197,260 @@ func chartTimePerCall(ct *callTimes) Chart {
 	return c
 }
 
-func sizeLabel(bucket int) string {
-	if bucket == 0 {
-		return "0"
+// sizeTick names the upper bound of a message size bucket: "none" for
+// the calls that moved no data, else a power of two ("256 B", "4 KiB").
+func sizeTick(max int64) string {
+	if max == 0 {
+		return "none"
 	}
-	return units.Bytes(math.Pow(2, float64(bucket-1)))
+	return strings.Replace(units.Bytes(float64(max)), ".0 ", " ", 1)
 }
 
-// chartBySize is view (b): cumulative time of the main calls over message
-// size. A node's calls are put at its mean message size.
+// sizeRange names a bucket for hover texts.
+func sizeRange(max int64) string {
+	switch max {
+	case 0:
+		return "no data"
+	case 1:
+		return "up to 1 B"
+	}
+	return fmt.Sprintf("over %s up to %s", sizeTick(max/2), sizeTick(max))
+}
+
+// chartBySize is view (b): the time of each call that moves data by
+// message size, one row per call so that no call hides another. A node's
+// calls are put at its mean message size.
 func chartBySize(ct *callTimes) Chart {
-	c := Chart{ID: "chart-sizes", Title: "Cumulative time by message size",
-		Caption: "For the calls that move data, the time spent in calls up to a message size (each call site's mean size), summed over ranks.",
-		W:       640, H: 300}
-	var calls []string
-	maxB := 0
-	maxT := 0.0
-	for _, name := range ct.calls {
-		b := ct.bySize[name]
-		moves := false
-		for i := 1; i < len(b); i++ {
-			if b[i] > 0 {
-				moves = true
+	const maxRows, rowH, labelW, totalW = 8, 30.0, 110.0, 64.0
+	rows := ct.sizes
+	more := 0
+	if len(rows) > maxRows {
+		more = len(rows) - maxRows
+		rows = rows[:maxRows]
+	}
+	c := Chart{ID: "chart-sizes", Title: "Time by message size",
+		Caption: "Time of the calls that move data by message size, summed over ranks: a call site's calls count at their mean size, in power-of-two bins. One row per call, its bars relative to the row's largest and its total time on the right; calls that move no data are left out.",
+		W:       640, H: padT + 36 + rowH*float64(max(len(rows), 1))}
+	if more > 0 {
+		c.Caption += fmt.Sprintf(" The %d calls with the most time are shown, %d more move data.", maxRows, more)
+	}
+	if len(rows) == 0 {
+		c.Texts = append(c.Texts, Text{X: c.W / 2, Y: padT + rowH/2, Anchor: "middle", Text: "no call moved data", Class: "note"})
+		return c
+	}
+	// Columns: "none" if some shown call has sites without data, then
+	// every power of two from the smallest to the largest bucket.
+	none := false
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, r := range rows {
+		for _, b := range r.Buckets {
+			if b.Max == 0 {
+				none = true
+				continue
 			}
+			lo, hi = min(lo, b.Max), max(hi, b.Max)
 		}
-		if !moves {
+	}
+	var cols []int64
+	if none {
+		cols = append(cols, 0)
+	}
+	for v := lo; v <= hi && v > 0; v *= 2 {
+		cols = append(cols, v)
+	}
+	col := make(map[int64]int, len(cols))
+	for i, v := range cols {
+		col[v] = i
+	}
+	x0 := labelW
+	plotW := c.W - x0 - totalW
+	cw := plotW / float64(len(cols))
+	bottom := padT + rowH*float64(len(rows))
+	c.Lines = append(c.Lines, Line{X1: x0, Y1: bottom, X2: x0 + plotW, Y2: bottom, Class: "axis"})
+	step := max(1, int(math.Ceil(38/cw)))
+	for i, v := range cols {
+		if i%step == 0 {
+			c.Texts = append(c.Texts, Text{X: x0 + cw*(float64(i)+0.5), Y: bottom + 14, Anchor: "middle", Text: sizeTick(v), Class: "tick"})
+		}
+	}
+	c.Texts = append(c.Texts, Text{X: x0 + plotW/2, Y: bottom + 30, Anchor: "middle", Text: "mean message size of the call site (upper bound of the bin)", Class: "axislabel"})
+	for k, r := range rows {
+		top := padT + rowH*float64(k)
+		color := ct.colors[r.Call]
+		c.Lines = append(c.Lines, Line{X1: x0, Y1: top + rowH, X2: x0 + plotW, Y2: top + rowH, Class: "grid"})
+		c.Texts = append(c.Texts, Text{X: x0 - 6, Y: top + rowH/2 + 4, Anchor: "end", Text: r.Call, Class: "cat"})
+		c.Texts = append(c.Texts, Text{X: x0 + plotW + 4, Y: top + rowH/2 + 4, Anchor: "start", Text: units.NS(r.Time) + " s", Class: "val"})
+		var most int64
+		for _, b := range r.Buckets {
+			most = max(most, b.Time)
+		}
+		for _, b := range r.Buckets {
+			h := (rowH - 6) * float64(b.Time) / float64(max(most, 1))
+			h = math.Max(h, 1)
+			c.Rects = append(c.Rects, Rect{X: x0 + cw*float64(col[b.Max]) + cw*0.1, Y: top + rowH - h, W: math.Max(cw*0.8, 1), H: h, Fill: color,
+				Title: fmt.Sprintf("%s, message size %s: %s s in %d calls (%.1f%% of its time)", r.Call, sizeRange(b.Max),
+					units.NS(b.Time), b.Count, analysis.Percent(b.Time, r.Time))})
+		}
+	}
+	return c
+}
+
+// rankColumns splits n ranks into columns for hover texts: one rank per
+// column when they fit in width pixels, else runs of consecutive ranks.
+func rankColumns(n int, width float64) [][2]int {
+	k := max(1, int(math.Ceil(float64(n)/math.Max(width, 1))))
+	var out [][2]int
+	for lo := 0; lo < n; lo += k {
+		out = append(out, [2]int{lo, min(lo+k, n)})
+	}
+	return out
+}
+
+// rankSeries is one per-rank value drawn by drawRanks.
+type rankSeries struct {
+	name, color string
+	get         func(r *rankTimes) float64
+	dashed      bool // a reference line, never bars
+}
+
+// rankAxis draws the rank ticks under a per-rank chart whose columns are
+// bw wide from padL.
+func (c *Chart) rankAxis(ranks []rankTimes, bw float64) {
+	step := max(1, int(math.Ceil(28/bw)))
+	for i := 0; i < len(ranks); i += step {
+		c.Texts = append(c.Texts, Text{X: padL + bw*(float64(i)+0.5), Y: c.H - padB + 14, Anchor: "middle", Text: tickRank(ranks[i].label), Class: "tick"})
+	}
+	c.xLabel("rank")
+}
+
+// drawRanks draws series per rank in rank order on one scale: grouped
+// bars when each rank's group is at least 3 px a bar, else lines; dashed
+// series are lines. hover titles a column of ranks.
+func (c *Chart) drawRanks(ranks []rankTimes, top float64, series []rankSeries, hover func(lo, hi int) string) {
+	n := len(ranks)
+	plotW, plotH := c.W-padL-padR, c.H-padT-padB
+	bw := plotW / float64(max(n, 1))
+	yOf := func(v float64) float64 { return padT + plotH*(1-v/top) }
+	var bars []rankSeries
+	for _, s := range series {
+		if !s.dashed {
+			bars = append(bars, s)
+		}
+	}
+	asBars := len(bars) > 0 && bw*0.8/float64(len(bars)) >= 3
+	for _, s := range series {
+		if asBars && !s.dashed {
 			continue
 		}
-		calls = append(calls, name)
-		maxB = max(maxB, len(b)-1)
-		if len(calls) == 6 {
-			break
-		}
-	}
-	for _, name := range calls {
-		s := 0.0
-		for _, v := range ct.bySize[name] {
-			s += v
-		}
-		maxT = math.Max(maxT, s)
-	}
-	top := c.yAxis(maxT, "cumulative time (s)")
-	c.xLabel("message size (bytes, log scale)")
-	plotW, plotH := c.W-padL-padR, c.H-padT-padB
-	nb := max(maxB, 1)
-	xOf := func(b int) float64 { return padL + plotW*float64(b)/float64(nb) }
-	yOf := func(t float64) float64 { return padT + plotH*(1-t/top) }
-	stepLbl := max(1, (nb+1)/8)
-	for b := 0; b <= nb; b += stepLbl {
-		c.Texts = append(c.Texts, Text{X: xOf(b), Y: c.H - padB + 14, Anchor: "middle", Text: sizeLabel(b), Class: "tick"})
-	}
-	if len(calls) == 0 {
-		c.Texts = append(c.Texts, Text{X: padL + plotW/2, Y: padT + plotH/2, Anchor: "middle", Text: "no call moved data", Class: "note"})
-	}
-	for _, name := range calls {
-		b := ct.bySize[name]
-		total := 0.0
-		for _, v := range b {
-			total += v
-		}
 		var pts []byte
-		cum := 0.0
-		for i := 0; i <= nb; i++ {
-			prev := cum
-			if i < len(b) {
-				cum += b[i]
-			}
-			if i > 0 {
-				pts = fmt.Appendf(pts, "%.1f,%.1f ", xOf(i), yOf(prev))
-			}
-			pts = fmt.Appendf(pts, "%.1f,%.1f ", xOf(i), yOf(cum))
-			if i < len(b) && b[i] > 0 {
-				c.Dots = append(c.Dots, Dot{X: xOf(i), Y: yOf(cum), Fill: ct.colors[name],
-					Title: fmt.Sprintf("%s up to %s: %s s (%.1f%% of its time)", name, sizeLabel(i), units.Seconds(cum), 100*cum/math.Max(total, 1e-300))})
+		for i := range ranks {
+			pts = fmt.Appendf(pts, "%.1f,%.1f ", padL+bw*(float64(i)+0.5), yOf(s.get(&ranks[i])))
+		}
+		p := Poly{Points: string(pts), Stroke: s.color, Title: s.name}
+		if s.dashed {
+			p.Class = "dashed"
+		}
+		c.Polys = append(c.Polys, p)
+	}
+	if asBars {
+		w := bw * 0.8 / float64(len(bars))
+		for i := range ranks {
+			for k, s := range bars {
+				v := s.get(&ranks[i])
+				y := yOf(v)
+				c.Rects = append(c.Rects, Rect{X: padL + bw*(float64(i)+0.1) + w*float64(k), Y: y, W: w, H: padT + plotH - y, Fill: s.color})
 			}
 		}
-		c.Polys = append(c.Polys, Poly{Points: string(pts), Stroke: ct.colors[name], Title: name})
-		c.Legend = append(c.Legend, LegendItem{Color: ct.colors[name], Label: name})
+	}
+	for _, col := range rankColumns(n, plotW) {
+		c.Rects = append(c.Rects, Rect{X: padL + bw*float64(col[0]), Y: padT, W: bw * float64(col[1]-col[0]), H: plotH,
+			Fill: "#000000", Opacity: 0.0001, Title: hover(col[0], col[1])})
+	}
+	c.rankAxis(ranks, bw)
+}
+
+// chartBalance is view (c): user and system CPU time, MPI time and wall
+// time of every rank, in rank order on one scale.
+func chartBalance(ct *callTimes) Chart {
+	c := Chart{ID: "chart-balance", Title: "Load balance by rank", Wide: true, W: 1220, H: 320,
+		Caption: "Per rank, in rank order and on one scale: the user and system CPU time of its process over its whole life (MPI_Init included), its time inside MPI after MPI_Init, and its wall time after MPI_Init (dashed). MPI libraries that poll while they wait count that wait as user time too. Hover a rank for its values."}
+	series := []rankSeries{
+		{name: "user CPU time", color: "#2ca02c", get: func(r *rankTimes) float64 { return r.user }},
+		{name: "system CPU time", color: "#9467bd", get: func(r *rankTimes) float64 { return r.sys }},
+		{name: "MPI time", color: "#d62728", get: func(r *rankTimes) float64 { return r.mpi }},
+		{name: "wall time", color: "#7f7f7f", get: func(r *rankTimes) float64 { return r.wall }, dashed: true},
+	}
+	mx := 0.0
+	maxOf := make([]float64, len(series))
+	for k, s := range series {
+		for i := range ct.ranks {
+			maxOf[k] = math.Max(maxOf[k], s.get(&ct.ranks[i]))
+		}
+		mx = math.Max(mx, maxOf[k])
+	}
+	top := c.yAxis(mx, "time (s)")
+	c.drawRanks(ct.ranks, top, series, func(lo, hi int) string {
+		var b strings.Builder
+		b.WriteString(rankNames(ct.ranks, lo, hi))
+		for _, s := range series {
+			fmt.Fprintf(&b, "\n%s: %s s", s.name, valueSpan(ct.ranks[lo:hi], s.get, units.Seconds))
+		}
+		return b.String()
+	})
+	for k, s := range series {
+		c.Legend = append(c.Legend, LegendItem{Color: s.color, Label: fmt.Sprintf("%s (max %s s)", s.name, units.Seconds(maxOf[k])), Dashed: s.dashed})
 	}
 	return c
 }
 
-// chartBalance is view (c): user CPU time and MPI time per rank, each
-// sorted ascending, as % of its maximum.
-func chartBalance(ct *callTimes) Chart {
-	c := Chart{ID: "chart-balance", Title: "Load balance",
-		Caption: "User CPU time and MPI time (after MPI_Init) per rank, each sorted ascending, as % of its largest value.", W: 640, H: 300}
-	top := c.yAxis(100, "% of maximum")
-	c.xLabel("ranks, sorted by value")
-	plotW, plotH := c.W-padL-padR, c.H-padT-padB
-	n := len(ct.ranks)
-	series := []struct {
-		name, color string
-		get         func(r *rankTimes) float64
-	}{
-		{"user CPU time", "#2ca02c", func(r *rankTimes) float64 { return r.user }},
-		{"MPI time", "#d62728", func(r *rankTimes) float64 { return r.mpi }},
+// chartMemory is the peak resident memory of every rank, in rank order
+// under the load balance.
+func chartMemory(ct *callTimes) Chart {
+	c := Chart{ID: "chart-memory", Title: "Memory by rank", Wide: true, W: 1220, H: 220,
+		Caption: "Peak resident memory (max RSS) of each rank's process, in rank order."}
+	mx := 0.0
+	for i := range ct.ranks {
+		mx = math.Max(mx, ct.ranks[i].rss)
 	}
-	for _, s := range series {
-		idx := make([]int, n)
-		mx := 0.0
-		for i := range idx {
-			idx[i] = i
-			mx = math.Max(mx, s.get(&ct.ranks[i]))
-		}
-		sort.SliceStable(idx, func(a, b int) bool { return s.get(&ct.ranks[idx[a]]) < s.get(&ct.ranks[idx[b]]) })
-		var pts []byte
-		for k, i := range idx {
-			v := 0.0
-			if mx > 0 {
-				v = 100 * s.get(&ct.ranks[i]) / mx
-			}
-			x := padL + plotW*(float64(k)+0.5)/float64(max(n, 1))
-			y := padT + plotH*(1-v/top)
-			pts = fmt.Appendf(pts, "%.1f,%.1f ", x, y)
-			if n <= 256 {
-				c.Dots = append(c.Dots, Dot{X: x, Y: y, Fill: s.color,
-					Title: fmt.Sprintf("%s %s: %s s (%.1f%% of max)", ct.ranks[i].label, s.name, units.Seconds(s.get(&ct.ranks[i])), v)})
-			}
-		}
-		c.Polys = append(c.Polys, Poly{Points: string(pts), Stroke: s.color, Title: fmt.Sprintf("%s, max %s s", s.name, units.Seconds(mx))})
-		c.Legend = append(c.Legend, LegendItem{Color: s.color, Label: fmt.Sprintf("%s (max %s s)", s.name, units.Seconds(mx))})
+	unit, div := "MiB", float64(1<<20)
+	if mx >= 10<<30 {
+		unit, div = "GiB", 1<<30
 	}
+	top := c.yAxis(mx/div, "max RSS ("+unit+")")
+	if mx == 0 {
+		c.Texts = append(c.Texts, Text{X: c.W / 2, Y: padT + (c.H-padT-padB)/2, Anchor: "middle", Text: "memory not recorded", Class: "note"})
+	}
+	rss := rankSeries{name: "max RSS", color: "#1f77b4", get: func(r *rankTimes) float64 { return r.rss / div }}
+	c.drawRanks(ct.ranks, top, []rankSeries{rss}, func(lo, hi int) string {
+		return rankNames(ct.ranks, lo, hi) + "\nmax RSS: " + valueSpan(ct.ranks[lo:hi], func(r *rankTimes) float64 { return r.rss }, units.Bytes)
+	})
+	c.Legend = append(c.Legend, LegendItem{Color: rss.color, Label: "max RSS (largest " + units.Bytes(mx) + ")"})
 	return c
+}
+
+// rankNames names the ranks lo..hi-1 of a per-rank chart.
+func rankNames(ranks []rankTimes, lo, hi int) string {
+	r := ranks[lo].label
+	if hi-lo > 1 {
+		r = fmt.Sprintf("%s to %s", r, ranks[hi-1].label)
+	}
+	if h := ranks[lo].host; h != "" && hi-lo == 1 {
+		r += " (" + h + ")"
+	}
+	return r
+}
+
+// valueSpan formats the value of one rank, or the range of several.
+func valueSpan(ranks []rankTimes, get func(r *rankTimes) float64, format func(float64) string) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range ranks {
+		v := get(&ranks[i])
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if lo == hi {
+		return format(lo)
+	}
+	return format(lo) + " to " + format(hi)
 }
 
 // chartPerRank is view (d): MPI time per rank stacked by call, ranks in
@@ -326,7 +458,7 @@ func chartBalance(ct *callTimes) Chart {
 func chartPerRank(ct *callTimes) Chart {
 	const maxCalls = 8
 	n := len(ct.ranks)
-	c := Chart{ID: "chart-ranks", Title: "MPI time per rank by call",
+	c := Chart{ID: "chart-ranks", Title: "MPI time per rank by call", Wide: true,
 		Caption: "MPI time of each rank after MPI_Init, stacked by call (largest calls first), ranks in order.", W: 1220, H: 320}
 	mx := 0.0
 	for i := range ct.ranks {

@@ -42,8 +42,8 @@ func TestEscaping(t *testing.T) {
 	for _, raw := range []string{"<script>window.__pwned", "<img", `onerror="`} {
 		assert.NotContains(t, html, raw)
 	}
-	// Exactly our two scripts: the JSON data and the code.
-	assert.Equal(t, 2, strings.Count(html, "<script"), "script elements")
+	// Exactly our three scripts: the JSON data, the matrix and the code.
+	assert.Equal(t, 3, strings.Count(html, "<script"), "script elements")
 	assert.Contains(t, html, "&#34;&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;", "command escaped in the banner")
 	assert.Contains(t, html, `\u003cscript\u003ewindow.__pwned=3`, "function name escaped in the JSON data")
 	assert.Contains(t, html, "&lt;script&gt;window.__pwned=3&lt;/script&gt;", "function name escaped in graph tooltips")
@@ -60,7 +60,12 @@ func TestBrowserEscaping(t *testing.T) {
 	assert.Contains(t, eval[string](t, b, `document.getElementById("job-hosts").textContent`), evilHost)
 	titles := eval[string](t, b, `Array.from(document.querySelectorAll("#g-levels svg title")).map(t => t.textContent).join("\n")`)
 	assert.Contains(t, titles, evilFn, "call site function shown as text on hover")
-	assert.Contains(t, eval[string](t, b, `Array.from(document.querySelectorAll("#stats title")).map(t => t.textContent).join("\n")`), evilCall)
+	assert.Contains(t, eval[string](t, b, `Array.from(document.querySelectorAll("figure.chart title")).map(t => t.textContent).join("\n")`), evilCall)
+	assert.Contains(t, eval[string](t, b, `document.getElementById("sites-table").textContent`), evilFn, "call site in the table")
+	assert.Contains(t, eval[string](t, b, `document.getElementById("calls-table").textContent`), evilCall, "call in the table")
+	// The matrix by hosts labels the first host with its name, shortened.
+	assert.Contains(t, eval[string](t, b, `(function () { var s = document.getElementById("m-view"); s.value = "1"; s.dispatchEvent(new Event("change"));
+		return Array.from(document.querySelectorAll("#m-view-svg text")).map(t => t.textContent).join("\n"); })()`), evilHost[:15])
 	b.shot(t, "#job", "evil-job.png")
 	b.check(t)
 }

@@ -1,7 +1,8 @@
 // Package report writes the self-contained HTML report of an mpiflow
-// recording (job banner, MPI statistics charts, loop-collapsed event flow
-// graphs, rank comparison, Ocelotl overview and timeline) and colored DOT
-// graphs of single ranks.
+// recording (job banner, MPI call and call-site tables with their charts,
+// communication matrix, load balance, loop-collapsed event flow graphs,
+// rank comparison, Ocelotl overview and timeline) and colored DOT graphs
+// of single ranks. Each section has a stable id that a URL can link to.
 //
 // The report is one HTML file that works offline: CSS and JavaScript are
 // inlined from the embedded templates, charts are SVG drawn here, graphs
@@ -218,7 +219,7 @@ type page struct {
 	Title        string
 	Generated    string
 	Banner       banner
-	Charts       []Chart
+	Tables       tablesView
 	Groups       []groupView
 	Metrics      []string
 	GraphNote    string
@@ -278,33 +279,8 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
 	}
 	metrics := job.Metrics
-	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, bySize: map[string][]float64{}}
+	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
 	prog := newProgress(opt.Progress)
-	for _, r := range job.Ranks {
-		rt := rankTimes{label: r.Label, user: float64(r.UserTime) / 1e9, perCall: map[string]float64{}}
-		for call, t := range r.CallTime {
-			rt.perCall[call] = float64(t) / 1e9
-			rt.mpi += float64(t) / 1e9
-		}
-		for k := range r.Graph.Nodes {
-			n := &r.Graph.Nodes[k]
-			if flowgraph.IsInit(n.Key.Call) {
-				continue
-			}
-			b := 0
-			if n.Count > 0 && n.Bytes.Total > 0 {
-				mean := float64(n.Bytes.Total) / float64(n.Count)
-				b = 1 + max(0, int(math.Ceil(math.Log2(mean))))
-			}
-			s := ct.bySize[n.Key.Call]
-			for len(s) <= b {
-				s = append(s, 0)
-			}
-			s[b] += float64(n.Time.Total) / 1e9
-			ct.bySize[n.Key.Call] = s
-		}
-		ct.ranks = append(ct.ranks, rt)
-	}
 	// All calls by time, MPI_Init last so that the calls of the run get
 	// the most distinct colors; the charts leave MPI_Init out.
 	var calls, inits []string
@@ -329,7 +305,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 
 	p := &page{Title: "mpiflow report", Generated: time.Now().UTC().Format(time.RFC3339), Metrics: metrics}
 	p.Banner = makeBanner(job)
-	p.Charts = []Chart{chartTimePerCall(ct), chartBySize(ct), chartBalance(ct), chartPerRank(ct)}
+	buildTables(p, job, ct)
 
 	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
 		return nil, err

@@ -191,7 +191,8 @@
   $("g-levels").addEventListener("click", function (ev) {
     var a = ev.target.closest && ev.target.closest("a[href^='#lv-']");
     if (!a) return;
-    ev.preventDefault();
+    // The link also changes the fragment (see navigation), so that Back
+    // returns to the level shown before.
     var m = /^#lv-(\d+)-(\d+)$/.exec(a.getAttribute("href"));
     if (m) showLevel(+m[1], +m[2]);
   });
@@ -566,4 +567,139 @@
     draw();
   }
   ocelotl();
+
+  // ---- sortable tables (calls, call sites): a click on a column header
+  // sorts the rows by it, numbers by their data-k key largest first, text
+  // from A; a second click reverses the order.
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var ths = table.querySelectorAll("thead th");
+    ths.forEach(function (th, col) {
+      th.querySelector("button").addEventListener("click", function () {
+        var isNum = th.hasAttribute("data-num"), cur = th.getAttribute("aria-sort");
+        var asc = cur ? cur !== "ascending" : !isNum;
+        ths.forEach(function (o) { o.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+        var key = function (tr) {
+          var td = tr.cells[col];
+          return isNum ? parseFloat(td.getAttribute("data-k")) : td.textContent;
+        };
+        rows.sort(function (a, b) {
+          var x = key(a), y = key(b), c = isNum ? x - y : x.localeCompare(y);
+          return asc ? c : -c;
+        });
+        rows.forEach(function (tr) { body.appendChild(tr); });
+      });
+    });
+  });
+
+  // ---- communication matrix: sender rows, destination columns, colored
+  // on a log scale by bytes or messages; hover a cell for its traffic.
+  var MX = JSON.parse($("mpiflow-matrix").textContent);
+  // fmtBytes formats like the Go side's units.Bytes: "512 B", "1.5 KiB".
+  function fmtBytes(b) {
+    if (b < 1024) return b.toFixed(0) + " B";
+    var e = 0;
+    for (var v = b / 1024; v >= 1024 && e < 5; v /= 1024) e++;
+    return (b / Math.pow(1024, e + 1)).toFixed(1) + " " + "KMGTPE"[e] + "iB";
+  }
+  function traffic(count, bytes) {
+    return fmtBytes(bytes) + " in " + count + " message" + (count === 1 ? "" : "s");
+  }
+  function matrix() {
+    if (!MX) return;
+    var box = $("m-view-svg"), mSel = $("m-metric"), vSel = $("m-view"), info = $("m-info");
+    function draw() {
+      var v = MX.views[+vSel.value], n = v.labels.length, byBytes = mSel.value === "bytes";
+      var short = function (s) { return s.length > 16 ? s.slice(0, 15) + "\u2026" : s; };
+      var longest = 0;
+      v.labels.forEach(function (l) { longest = Math.max(longest, short(l).length); });
+      var lw = 10 + 6.5 * longest, avail = Math.min(box.clientWidth || 1000, 1100);
+      var cell = Math.floor(Math.max(6, Math.min(28, (avail - lw - 12) / n)));
+      var vertical = 6.5 * longest > cell - 2, th = vertical ? lw : 16;
+      var W = lw + n * cell + 12, H = th + n * cell + 6;
+      var svg = sel("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img" });
+      svg.appendChild(sel("rect", { x: lw, y: th, width: n * cell, height: n * cell, fill: "#f3f4f6" }));
+      var sent = [], recv = [], mx = 0, c = v.cells, k;
+      for (k = 0; k < n; k++) { sent.push([0, 0]); recv.push([0, 0]); }
+      var grid = {};
+      for (k = 0; k < c.length; k += 4) {
+        var val = byBytes ? c[k + 3] : c[k + 2];
+        mx = Math.max(mx, val);
+        sent[c[k]][0] += c[k + 2]; sent[c[k]][1] += c[k + 3];
+        recv[c[k + 1]][0] += c[k + 2]; recv[c[k + 1]][1] += c[k + 3];
+        grid[c[k] * n + c[k + 1]] = [c[k + 2], c[k + 3]];
+      }
+      var lmx = Math.log1p(mx);
+      for (k = 0; k < c.length; k += 4) {
+        var x = byBytes ? c[k + 3] : c[k + 2];
+        svg.appendChild(sel("rect", { x: lw + c[k + 1] * cell, y: th + c[k] * cell, width: Math.max(cell - 1, 1), height: Math.max(cell - 1, 1),
+          fill: x > 0 ? heat(lmx > 0 ? Math.log1p(x) / lmx : 1) : "#ffffff", "class": "cell", "data-i": c[k], "data-j": c[k + 1] }));
+      }
+      // Labels: every one that fits, at least 12 px apart.
+      var every = Math.max(1, Math.ceil(12 / cell));
+      v.labels.forEach(function (l, i) {
+        if (i % every) return;
+        var t = sel("text", { x: lw - 4, y: th + i * cell + cell / 2 + 3, "text-anchor": "end", "class": "tick" });
+        t.textContent = short(l);
+        svg.appendChild(t);
+        var cx = lw + i * cell + cell / 2;
+        t = sel("text", vertical ? { x: cx + 3, y: th - 4, "text-anchor": "start", "class": "tick", transform: "rotate(-90 " + (cx + 3) + " " + (th - 4) + ")" }
+          : { x: cx, y: th - 4, "text-anchor": "middle", "class": "tick" });
+        t.textContent = short(l);
+        svg.appendChild(t);
+      });
+      var hl = sel("rect", { width: cell, height: cell, fill: "none", stroke: "#000", "stroke-width": 1.5, "pointer-events": "none", visibility: "hidden" });
+      svg.appendChild(hl);
+      svg.addEventListener("mousemove", function (ev) {
+        var pt = svg.createSVGPoint();
+        pt.x = ev.clientX; pt.y = ev.clientY;
+        var p = pt.matrixTransform(svg.getScreenCTM().inverse());
+        var i = Math.floor((p.y - th) / cell), j = Math.floor((p.x - lw) / cell);
+        if (i < 0 || j < 0 || i >= n || j >= n) { hl.setAttribute("visibility", "hidden"); return; }
+        hl.setAttribute("x", lw + j * cell); hl.setAttribute("y", th + i * cell); hl.setAttribute("visibility", "visible");
+        var g = grid[i * n + j], from = v.prefix + v.labels[i], to = v.prefix + v.labels[j];
+        info.textContent = from + " \u2192 " + to + ": " + (g ? traffic(g[0], g[1]) : "no messages") + ". " +
+          from + " sent " + traffic(sent[i][0], sent[i][1]) + " in all; " + to + " received " + traffic(recv[j][0], recv[j][1]) + ".";
+      });
+      svg.addEventListener("mouseleave", function () { hl.setAttribute("visibility", "hidden"); });
+      box.textContent = "";
+      box.appendChild(svg);
+      $("m-legend").textContent = (byBytes ? "bytes" : "messages") + " per cell, log scale: pale yellow few, red " +
+        (byBytes ? fmtBytes(mx) : mx + " messages") + "; grey none";
+      box.dataset.cells = c.length / 4;
+    }
+    mSel.addEventListener("change", draw);
+    vSel.addEventListener("change", draw);
+    draw();
+  }
+  matrix();
+
+  // ---- navigation through URL fragments: the navigation bar's links and
+  // the links that open a graph level (#lv-G-L) change the fragment, so
+  // that the browser's history holds every view and Back returns to the
+  // previous one. Each history entry remembers the graph level and rank
+  // shown when it was made.
+  function openLevel(g, loop, rank) {
+    if (!D.groups[g] || !$("lv-" + g + "-" + loop)) return;
+    if (rank === undefined || !D.ranks[rank] || D.ranks[rank].group !== g) {
+      rank = D.ranks[gState.rank].group === g ? gState.rank : D.groups[g].members[0];
+    }
+    var other = rank !== gState.rank;
+    if (other) { gState.rank = rank; gRank.value = rank; }
+    if (other || gState.group !== g || gState.loop !== loop) showLevel(g, loop);
+  }
+  function remember() {
+    if (gState.group >= 0) history.replaceState({ lv: [gState.group, gState.loop], rank: gState.rank }, "");
+  }
+  function route() {
+    var m = /^#lv-(\d+)-(\d+)$/.exec(location.hash), st = history.state;
+    if (m) openLevel(+m[1], +m[2]);
+    else if (st && st.lv) openLevel(st.lv[0], st.lv[1], st.rank);
+    remember();
+  }
+  window.addEventListener("hashchange", route);
+  window.addEventListener("popstate", route);
+  gRank.addEventListener("change", remember);
+  if (D.ranks.length) route();
 })();

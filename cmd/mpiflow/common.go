@@ -65,10 +65,3 @@ func load(path, rankList string, opt analysis.Options) (*analysis.Job, error) {
 	opt.Progress = bar.Func()
 	return analysis.Load(path, opt)
 }
-
-func pct(part, whole int64) float64 {
-	if whole == 0 {
-		return 0
-	}
-	return 100 * float64(part) / float64(whole)
-}

@@ -19,9 +19,12 @@ func newReportCmd() *cobra.Command {
 		Use:   "report FILE",
 		Short: "Write the self-contained HTML report of a recording",
 		Long: `report writes one HTML file that opens offline in any browser: the job
-banner, MPI statistics charts, loop-collapsed event flow graphs per rank group
-(laid out by Graphviz dot), a two-rank comparison, the Ocelotl spatiotemporal
-overview and a timeline of the reconstructed events.`,
+banner, sortable tables of the MPI calls and call sites (the numbers of stats
+and stats --sites), the communication matrix, load balance and memory by rank,
+loop-collapsed event flow graphs per rank group (laid out by Graphviz dot), a
+two-rank comparison, the Ocelotl spatiotemporal overview and a timeline of the
+reconstructed events. Sections have stable ids (#calls, #callsites,
+#comm-matrix, #load-balance, #graphs, #overview, #timeline) to link to.`,
 		Example: `  mpiflow report halo.1234.mpiflow
   mpiflow report halo.1234.mpiflow -o halo.html --slices 50`,
 		Args: cobra.ExactArgs(1),

@@ -16,28 +16,41 @@ import (
 
 func newStatsCmd() *cobra.Command {
 	var rankList string
-	var asJSON bool
+	var asJSON, sites bool
 	cmd := &cobra.Command{
 		Use:   "stats FILE",
 		Short: "Print the job banner and a table of MPI calls by time",
 		Long: `stats prints an IPM-style banner (command, ranks, hosts, wallclock, %MPI,
-bytes) and a table of MPI calls sorted by total time over the selected ranks.`,
+bytes) and a table of MPI calls sorted by total time over the selected ranks.
+With --sites it adds the table of call sites (call and site, as the report
+names them), also by total time: count, time, bytes and the ranks that call
+each one.`,
 		Example: `  mpiflow stats halo.1234.mpiflow
-  mpiflow stats --rank 0-3 --json halo.1234.mpiflow`,
+  mpiflow stats --rank 0-3 --json halo.1234.mpiflow
+  mpiflow stats --sites halo.1234.mpiflow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: true})
+			// Call sites are named as the report names them: resolved.
+			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: !sites})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), statsJSON(job))
+				out := statsJSON(job)
+				if sites {
+					out.Sites = job.CallSites
+				}
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			return printStats(cmd.OutOrStdout(), job)
+			if err := printStats(cmd.OutOrStdout(), job); err != nil || !sites {
+				return err
+			}
+			return printSites(cmd.OutOrStdout(), job)
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	cmd.Flags().BoolVar(&sites, "sites", false, "add the table of call sites (resolving them in the objects' debug information)")
 	return cmd
 }
 
@@ -55,12 +68,14 @@ type statsOutput struct {
 	// FileBytes are the bytes of the selected ranks' blocks by part, and
 	// of the rest of the file.
 	FileBytes flowgraph.FileBytes `json:"file_bytes"`
+	// Sites are the call sites (with --sites).
+	Sites []analysis.SiteStat `json:"sites,omitempty"`
 }
 
 func statsJSON(job *analysis.Job) statsOutput {
 	h, s := &job.Header, job.Summary
 	mpi, wall, bytes := s.Totals()
-	return statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: pct(mpi, wall), TotalBytes: bytes,
+	return statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: analysis.Percent(mpi, wall), TotalBytes: bytes,
 		Calls: job.Calls, Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
 		FileBytes: job.FileBytes}
 }
@@ -76,7 +91,7 @@ func printStats(w io.Writer, job *analysis.Job) error {
 		fmt.Fprintf(w, "# start     : %s\n", time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "# mpi_tasks : %d on %d host(s)   wallclock : %s s\n", h.NumRanks, len(hosts), units.NS(h.Wallclock))
-	fmt.Fprintf(w, "# %%mpi      : %.2f (after MPI_Init)   total bytes: %s\n", pct(mpi, wall), units.Bytes(float64(bytes)))
+	fmt.Fprintf(w, "# %%mpi      : %.2f (after MPI_Init)   total bytes: %s\n", analysis.Percent(mpi, wall), units.Bytes(float64(bytes)))
 	fmt.Fprintf(w, "# mpi lib   : %s %s   clock: %s\n", h.MPILibrary, h.MPIVersion, h.ClockSource)
 	if len(h.Counters) > 0 {
 		fmt.Fprintf(w, "# counters  : %s\n", strings.Join(h.Counters, ","))
@@ -94,17 +109,48 @@ func printStats(w io.Writer, job *analysis.Job) error {
 	fmt.Fprintln(w, line)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "call\tcount\ttotal(s)\tavg(s)\tmin(s)\tmax(s)\tbytes\t%mpi\t%wall\t")
-	for _, c := range job.Calls {
-		avg := int64(0)
-		if c.Count > 0 {
-			avg = c.Time.Total / c.Count
-		}
-		shares := fmt.Sprintf("%.2f\t%.2f", pct(c.Time.Total, mpi), pct(c.Time.Total, wall))
-		if flowgraph.IsInit(c.Call) {
+	for _, c := range job.CallTable() {
+		shares := fmt.Sprintf("%.2f\t%.2f", c.MPIPct, c.WallPct)
+		if c.StartUp {
 			shares = "-\t-" // outside the measured span, as in IPM
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Call, c.Count, units.NS(c.Time.Total),
-			units.NS(avg), units.NS(c.Time.Min), units.NS(c.Time.Max), units.Bytes(float64(c.Bytes)), shares)
+			units.NS(c.Avg), units.NS(c.Time.Min), units.NS(c.Time.Max), units.Bytes(float64(c.Bytes)), shares)
 	}
 	return tw.Flush()
+}
+
+// printSites prints the table of call sites.
+func printSites(w io.Writer, job *analysis.Job) error {
+	fmt.Fprintln(w)
+	if job.ResolveErr != nil {
+		fmt.Fprintf(w, "# some call sites are shown as object+offset: %v\n", job.ResolveErr)
+	}
+	// Call and site left-aligned in one padded cell, numbers right-aligned.
+	callW, width := len("call"), 0
+	for _, s := range job.CallSites {
+		callW = max(callW, len(s.Call))
+	}
+	for _, s := range job.CallSites {
+		width = max(width, callW+2+len(siteName(s.Site)))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tcount\ttotal(s)\tavg(s)\tbytes\tranks\t\n", width, fmt.Sprintf("%-*s  site", callW, "call"))
+	for _, s := range job.CallSites {
+		ranks := s.RankList
+		if len(ranks) > 40 {
+			ranks = ranks[:strings.LastIndexByte(ranks[:40], ',')+1] + "..."
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%d (%s)\t\n", width, fmt.Sprintf("%-*s  %s", callW, s.Call, siteName(s.Site)), s.Count, units.NS(s.Time.Total),
+			units.NS(s.Avg()), units.Bytes(float64(s.Bytes)), s.Ranks, ranks)
+	}
+	return tw.Flush()
+}
+
+// siteName is a call site label for tables, "-" without a site.
+func siteName(label string) string {
+	if label == "" {
+		return "-"
+	}
+	return label
 }
