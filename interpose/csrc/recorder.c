@@ -320,6 +320,8 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 		fail(r);
 		return -1;
 	}
+	if (r->prev >= 0) /* the table may have moved */
+		r->prev_node = &r->nodes[r->prev];
 	int32_t i = r->nnodes++;
 	mf_node *n = &r->nodes[i];
 	memset(n, 0, sizeof(*n));

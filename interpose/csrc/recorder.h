@@ -153,8 +153,8 @@ typedef struct mf_rec {
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t nevents;
 	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
-	mf_node *rep_node;    /* while rep_call >= 0: node prev */
-	mf_edge *rep_edge;    /* and its self-loop */
+	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
+	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
 	int64_t tm_gen;       /* timing: the open interval's generation */
 	/* checkpoint: after the first event that ends at or after ckpt_next,
@@ -447,16 +447,18 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	const int64_t idx = r->nevents;
 	const int32_t prev = r->prev;
 	int32_t ni = -1, ei = -1;
+	mf_node *n = NULL;
 
-	if (r->prev >= 0) {
-		const mf_node *p = &r->nodes[r->prev];
+	if (__builtin_expect(idx != 0, 1)) { /* prev >= 0 */
+		const mf_node *p = r->prev_node;
 		int32_t s = p->succ_node;
 		if (s >= 0) {
-			const mf_node *c = &r->nodes[s];
+			mf_node *c = &r->nodes[s];
 			if (c->call == ev->call && c->site == site && c->kbytes == kbytes &&
 			    c->kpartner == kpartner && c->kcomm == kcomm) {
 				ni = s;
 				ei = p->succ_edge;
+				n = c;
 			}
 		}
 	}
@@ -464,8 +466,8 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		ni = mf_node_lookup(r, ev, site, kbytes, kpartner, kcomm);
 		if (ni < 0)
 			return; /* out of memory, r->failed is set */
+		n = &r->nodes[ni];
 	}
-	mf_node *n = &r->nodes[ni];
 	const int64_t dur = ev->exit - ev->enter;
 	mf_stat_add(&n->time, dur, n->count);
 	mf_node_record(r, n, ev);
@@ -475,10 +477,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		r->t0 = ev->enter;
 	} else {
 		if (ei < 0) {
-			ei = mf_edge_lookup(r, r->prev, ni);
+			ei = mf_edge_lookup(r, prev, ni);
 			if (ei < 0)
 				return;
-			mf_node *p = &r->nodes[r->prev];
+			mf_node *p = r->prev_node;
 			p->succ_node = ni;
 			p->succ_edge = ei;
 		}
@@ -507,6 +509,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	for (int32_t c = 0; c < r->ncounters; c++)
 		r->last_counts[c] = ev->cout[c];
 	r->prev = ni;
+	r->prev_node = n;
 	r->nevents = idx + 1;
 	/* The next repeats take mf_record_rep once this is the
 	 * MF_REP_TIMED-th along a self-loop whose run of sequence numbers it
@@ -522,7 +525,6 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 			r->rep_site = ev->site;
 			/* valid until the next mf_record_, the only place
 			 * that grows the tables */
-			r->rep_node = n;
 			r->rep_edge = e;
 			r->rep_lean = !r->sample_mask && r->trace_fd < 0;
 			r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
@@ -552,12 +554,25 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 	return r->trace_fd >= 0 ? 3 : 2;
 }
 
+/* mf_rep_time adds the duration of timed repeat idx of node n and the gap
+ * before it (edge e, the self-loop) to their statistics and timing sums. */
+static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node *n, mf_edge *e, int64_t idx,
+								int64_t dur, int64_t gap)
+{
+	mf_stat_add(&n->time, dur, 1);
+	mf_stat_add(&e->time, gap, 1);
+	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
+	if ((idx & r->spacing_mask) == 0)
+		mf_timing_flush(r);
+	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
+}
+
 /* mf_record_rep adds an event that mf_repeat found to repeat node prev
  * along its self-loop (how = mf_repeat's answer), from enter to exit,
  * with bytes, partner (-1: none) and commsize. An untimed one counts, and
  * its duration and the gap before it are known only at the next timed
  * event (mf_settle); its times are used only for the full trace. The node
- * and edge are at hand (rep_node, rep_edge) and nothing needs a lookup, so
+ * and edge are at hand (prev_node, rep_edge) and nothing needs a lookup, so
  * the wrappers call it with their values rather than an mf_event. */
 static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int how, int64_t enter, int64_t exit,
 								 int64_t bytes, int32_t partner, int32_t commsize)
@@ -565,7 +580,7 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	const int64_t idx = r->nevents;
-	mf_node *n = r->rep_node;
+	mf_node *n = r->prev_node;
 	mf_edge *e = r->rep_edge;
 	/* mf_node_record; a node that has seen only 0 bytes (the calls
 	 * without bytes) keeps its byte statistics at another 0 */
@@ -580,25 +595,14 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 	r->nevents = idx + 1;
 	if (__builtin_expect(how == 1, 1)) {
-		const int64_t dur = exit - enter, gap = enter - r->last_exit;
-		mf_stat_add(&n->time, dur, 1);
-		mf_stat_add(&e->time, gap, 1);
-		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
-		if ((idx & r->spacing_mask) == 0)
-			mf_timing_flush(r);
-		mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
+		mf_rep_time(r, n, e, idx, exit - enter, enter - r->last_exit);
 		r->last_exit = exit;
 	} else if (how == 4) {
 		const int64_t untimed = r->pending;
 		if (untimed)
 			mf_settle(r, enter);
 		const int64_t dur = exit - enter, gap = enter - r->last_exit;
-		mf_stat_add(&n->time, dur, 1);
-		mf_stat_add(&e->time, gap, 1);
-		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
-		if ((idx & r->spacing_mask) == 0)
-			mf_timing_flush(r);
-		mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
+		mf_rep_time(r, n, e, idx, dur, gap);
 		r->last_exit = exit;
 		if (r->sample_mask)
 			mf_sample(r, n, idx, dur, gap, untimed);
