@@ -22,7 +22,7 @@ MF_SRC       := $(addprefix interpose/csrc/,recorder.c partial.c core.c clock.c 
 MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
-.PHONY: libs bench-overhead bench-overhead-papi bench-recorder $(LIBDIR)/libmpiflow-go.so
+.PHONY: libs bench-overhead bench-overhead-papi bench-recorder bench-wrappers $(LIBDIR)/libmpiflow-go.so
 libs: $(MF_LIBS)
 ifeq ($(OMPI_VERSION),)
 	@echo "note: no Open MPI mpicc found; built only the Go part of the interposer"
@@ -78,3 +78,15 @@ $(LIBDIR)/bench/libminwrap-openmpi.so: interpose/bench/minwrap.c
 $(LIBDIR)/bench/libminwrap-mpich.so: interpose/bench/minwrap.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -fPIC -shared $(MPICH_CFLAGS) -o $@ $< $(MPICH_LDFLAGS)
+# The instructions each wrapper adds per call (interpose/bench/wrapbench.*,
+# needs valgrind): MPI_Comm_rank, MPI_Test, MPI_Testany and MPI_Allreduce
+# repeated WRAP_CALLS times at one call site, per MPI.
+WRAP_CALLS ?= 100000
+bench-wrappers: libs $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/wrapbench-$(m))
+	sh interpose/bench/wrapbench.sh $(LIBDIR) $(WRAP_CALLS) $(BENCH_MPIS)
+$(LIBDIR)/bench/wrapbench-openmpi: interpose/bench/wrapbench.c
+	@mkdir -p $(@D)
+	$(MPICC) -O2 -g -o $@ $<
+$(LIBDIR)/bench/wrapbench-mpich: interpose/bench/wrapbench.c
+	@mkdir -p $(@D)
+	$(MPICH_CC) -O2 -g -Wno-stringop-overflow -o $@ $<

@@ -132,22 +132,20 @@ static inline int mf_speer(const mf_ginfo *g, const MPI_Status *st)
 	return g ? mf_peer(g, st->MPI_SOURCE) : mf_status_peer(st);
 }
 
+/* mf_tsize is the size of datatype t. PMPI_Type_size costs about as much
+ * as the rest of a record: the common types are compared with, the other
+ * predefined ones looked up in a table (mf_tsize_slow). */
+MF_HIDDEN int64_t mf_tsize_slow(MPI_Datatype t);
+
 static inline int64_t mf_tsize(MPI_Datatype t)
 {
-	/* The common predefined types without a call: PMPI_Type_size costs
-	 * about as much as the rest of a record. */
 	if (t == MPI_BYTE || t == MPI_CHAR)
 		return 1;
 	if (t == MPI_DOUBLE)
 		return sizeof(double);
 	if (t == MPI_INT)
 		return sizeof(int);
-	if (t == MPI_DATATYPE_NULL)
-		return 0;
-	int s = 0;
-	if (PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0)
-		return 0;
-	return s;
+	return mf_tsize_slow(t);
 }
 
 /* Bytes of count elements of type t; t is not looked at when count is 0. */

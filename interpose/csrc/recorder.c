@@ -320,6 +320,8 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 		fail(r);
 		return -1;
 	}
+	if (r->prev >= 0) /* the table may have moved */
+		r->prev_node = &r->nodes[r->prev];
 	int32_t i = r->nnodes++;
 	mf_node *n = &r->nodes[i];
 	memset(n, 0, sizeof(*n));
@@ -1166,13 +1168,13 @@ static void tm_compact(mf_rec *r, int coarsen)
  * rounded with their carries, at nibble *len of o and their ids at byte
  * *nids of io, zeroes them and adds their time as encoded to *t: the loop
  * of tm_put's fast path for the flush, with the reset. */
-static inline void flush_list(mf_rec *r, int kind, uint8_t *restrict o, int64_t *len, uint8_t *restrict io,
-			      int64_t *nids, uint64_t *t)
+static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind, int32_t shift, uint8_t *restrict o,
+								int64_t *len, uint8_t *restrict io, int64_t *nids,
+								uint64_t *t)
 {
 	const uint32_t *list = r->tm_open[kind];
 	const int64_t n = r->tm_nopen[kind];
 	int64_t *carry = r->tm_carry;
-	const int32_t shift = r->tm_shift;
 	int64_t l = *len, ni = *nids, rest;
 	uint64_t tt = 0;
 	for (int64_t i = 0; i < n; i++) {
@@ -1207,8 +1209,13 @@ void mf_timing_flush(mf_rec *r)
 		uint64_t t = 0;
 		put_nib(o, &len, (uint64_t)n0);
 		put_nib(o, &len, (uint64_t)n1);
-		flush_list(r, 0, o, &len, io, &nids, &t);
-		flush_list(r, 1, o, &len, io, &nids, &t);
+		if (r->tm_shift == 0) { /* until the budget fills: quantize is the identity for sums > 0 */
+			flush_list(r, 0, 0, o, &len, io, &nids, &t);
+			flush_list(r, 1, 0, o, &len, io, &nids, &t);
+		} else {
+			flush_list(r, 0, r->tm_shift, o, &len, io, &nids, &t);
+			flush_list(r, 1, r->tm_shift, o, &len, io, &nids, &t);
+		}
 		r->tm_len = len;
 		r->tm_nids = nids;
 		r->tm_ctime = (int64_t)((uint64_t)r->tm_ctime + t);

@@ -66,6 +66,16 @@ typedef struct { int64_t total, min, max; } mf_stat;
 typedef struct { int64_t rank, count; } mf_partner;
 
 typedef struct {
+	/* hot: what every event of the node updates, together (a repeat
+	 * touches nothing else of it) */
+	int64_t count;
+	mf_stat time, bytes;
+	/* timing: raw sum in the open interval (0 unless tstamp ==
+	 * mf_rec.tm_gen) */
+	int64_t tsum, tstamp;
+	mf_partner *partners;
+	int32_t last_partner; /* index of the partner seen last, a cache */
+	int32_t commsize;
 	/* key: fields outside the key are 0 (site, bytes) or -1 (partner, comm) */
 	uint64_t site;
 	int64_t kbytes;
@@ -73,19 +83,10 @@ typedef struct {
 	int32_t kpartner;
 	int32_t kcomm;
 	int32_t site_idx; /* index into mf_rec.sites, -1 if the site is not in the key */
-	/* statistics */
-	int64_t count;
-	mf_stat time, bytes;
-	int64_t other_partners;
-	mf_partner *partners;
-	int32_t npartners;
-	int32_t last_partner; /* index of the partner seen last, a cache */
-	int32_t commsize;
 	/* successor cache: the node and edge that followed this node last */
 	int32_t succ_node, succ_edge;
-	/* timing: raw sum in the open interval (0 unless tstamp ==
-	 * mf_rec.tm_gen) */
-	int64_t tsum, tstamp;
+	int32_t npartners;
+	int64_t other_partners;
 	/* samples of its runs of repeats (timed repeats that follow a timed
 	 * one, so that the gap before them is measured too): sums of their
 	 * durations and gaps, halved now and then so that they follow the
@@ -94,10 +95,12 @@ typedef struct {
 } mf_node;
 
 typedef struct {
-	/* hot: one cache line */
+	/* hot: what every traversal updates, in one cache line */
 	int64_t count;
 	mf_stat time;
-	int64_t ostart, ostride, ocount; /* the open run of sequence numbers */
+	int64_t ocount;       /* the open run of sequence numbers: ocount terms */
+	int64_t tsum, tstamp; /* as in mf_node */
+	int64_t ostart, ostride; /* from ostart, stride ostride */
 	int32_t src, dst;
 	/* closed terms (prefix order) and the positions of the top-level ones */
 	mf_term *terms;
@@ -105,7 +108,6 @@ typedef struct {
 	int32_t *roots;
 	int32_t nroots, caproots;
 	int64_t counters[MF_MAX_COUNTERS]; /* sums over the compute phases */
-	int64_t tsum, tstamp; /* as in mf_node */
 } mf_edge;
 
 /* The closed timing intervals as a signal handler may read them: the
@@ -136,6 +138,45 @@ typedef struct {
 } mf_event;
 
 typedef struct mf_rec {
+	/* Hot: what a repeat reads and writes (mf_repeat, mf_record_rep)
+	 * comes first, in two cache lines.
+	 *
+	 * Repeats: once the events repeat node prev along its self-loop
+	 * (MF_REP_TIMED times), the wrappers record the next ones through
+	 * mf_record_rep, a few counter updates (mf_repeat tells them). With
+	 * sampling (MPIFLOW_SAMPLE > 1) only some of them are timed: the event
+	 * sample_at, the one after it, and those that start a timing
+	 * interval; the time the others took is split over them at the next
+	 * timed event (mf_settle). */
+	int32_t rep_call;     /* prev's call while its repeats take mf_record_rep, else -1 */
+	int32_t rep_lean;     /* they are all timed and not traced: mf_repeat gives 1 */
+	uint64_t rep_site;    /* the call site of prev's events */
+	int64_t nevents;
+	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
+	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
+	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
+	int64_t last_exit;
+	int64_t tm_gen;       /* timing: the open interval's generation */
+	/* checkpoint: after the first event that ends at or after ckpt_next,
+	 * mf_record calls ckpt(r) (which sets the next due time). mf_rec_init
+	 * leaves it off (INT64_MAX, NULL). */
+	int64_t ckpt_next;
+	void (*ckpt)(struct mf_rec *r);
+	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
+	int32_t prev;
+	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
+	int failed; /* out of memory: recording stopped, the graph is incomplete */
+	/* ids (2*node, 2*edge+1) of the open timing interval, nodes [0] and
+	 * edges [1], each in order of first touch */
+	uint32_t *tm_open[2];
+	int64_t tm_nopen[2];
+	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
+	int64_t pending;      /* untimed repeats since the last timed event */
+	int64_t sample_mask;  /* sample - 1; 0: every event timed */
+	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
+	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
+	uint64_t rng;         /* xorshift state for the distance to sample_at */
+
 	uint32_t keyflags;
 	mf_node *nodes;
 	int32_t nnodes, capnodes;
@@ -150,31 +191,13 @@ typedef struct mf_rec {
 	int32_t *shash;
 	uint32_t shashcap;
 
-	int64_t nevents;
 	int32_t initial;
-	int32_t prev;
-	int64_t t0, last_exit;
-
-	/* Repeats: once the events repeat node prev along its self-loop
-	 * (MF_REP_TIMED times), the wrappers record the next ones through
-	 * mf_record_repeat, a few counter updates (mf_repeat tells them). With
-	 * sampling (MPIFLOW_SAMPLE > 1) only some of them are timed: the event
-	 * sample_at, the one after it, and those that start a timing
-	 * interval; the time the others took is split over them at the next
-	 * timed event (mf_settle). */
-	int32_t rep_call;     /* prev's call while its repeats take mf_record_repeat, else -1 */
-	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
-	uint64_t rep_site;    /* the call site of prev's events */
-	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
-	int64_t pending;      /* untimed repeats since the last timed event */
-	int64_t sample_mask;  /* sample - 1; 0: every event timed */
-	uint64_t rng;         /* xorshift state for the distance to sample_at */
+	int64_t t0;
 
 	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
 	 * open interval's raw sums live in the nodes and edges (tsum), touched
 	 * in the order tm_open; closed intervals are encoded in tm_buf[tm_cur]
 	 * (nibbles), the ids of their entries in tm_ids[tm_cur] (uvarints). */
-	int64_t spacing_mask; /* spacing - 1; the spacing is a power of two */
 	int64_t tm_budget;    /* nibbles for the intervals */
 	int64_t tm_maxint;    /* most intervals, 0: no limit */
 	int32_t tm_keep;      /* entries kept per interval, 0: all */
@@ -187,11 +210,6 @@ typedef struct mf_rec {
 	int64_t tm_ctime; /* the time of the closed intervals as encoded */
 	mf_timing_pub tm_pub[2];
 	volatile int tm_pubi;
-	int64_t tm_gen;
-	/* ids (2*node, 2*edge+1) of the open interval, nodes [0] and edges
-	 * [1], each in order of first touch */
-	uint32_t *tm_open[2];
-	int64_t tm_nopen[2];
 	int64_t tm_mrest, tm_crest; /* the open interval's raw remainders */
 	int64_t tm_rcarry[2];       /* the rounding carried into them */
 	/* per id (tm_idn >= 2 * max(nnodes, nedges)): the rounding carried
@@ -224,20 +242,8 @@ typedef struct mf_rec {
 	mf_term *bk;
 	int64_t bk_ostart, bk_ostride, bk_ocount;
 
-	int failed; /* out of memory: recording stopped, the graph is incomplete */
-	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
-
-	/* checkpoint: after the first event that ends at or after ckpt_next,
-	 * mf_record calls ckpt(r) (which sets the next due time). mf_rec_init
-	 * leaves it off (INT64_MAX, NULL). */
-	int64_t ckpt_next;
-	void (*ckpt)(struct mf_rec *r);
-
-	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
 	int64_t last_counts[MF_MAX_COUNTERS]; /* counters at the last exit */
 
-	/* full-trace mode (MPIFLOW_TRACE=1): fd >= 0 when active */
-	int trace_fd;
 	int trace_err;
 	uint8_t *tbuf;
 	size_t tlen, tcap;
@@ -363,7 +369,7 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 }
 
 /* MF_REP_TIMED: after this many repeats in a row through mf_record, the
- * next take mf_record_repeat. */
+ * next take mf_record_rep. */
 #define MF_REP_TIMED 4
 /* MPIFLOW_SAMPLE=K times a pair of consecutive events in about K of a run
  * of repeats, at random distances (2 to 2K+1) so that sampling does not
@@ -391,6 +397,16 @@ static inline uint64_t mf_rand(mf_rec *r)
 	return r->rng;
 }
 
+/* mf_node_partner counts an event with partner rank >= 0 at n. */
+static inline void mf_node_partner(mf_rec *r, mf_node *n, int32_t rank)
+{
+	int32_t lp = n->last_partner;
+	if (lp >= 0 && n->partners[lp].rank == rank)
+		n->partners[lp].count++;
+	else
+		mf_partner_add(r, n, rank);
+}
+
 /* mf_node_record adds ev's bytes, communicator size and partner to n. */
 static inline void mf_node_record(mf_rec *r, mf_node *n, const mf_event *ev)
 {
@@ -398,27 +414,22 @@ static inline void mf_node_record(mf_rec *r, mf_node *n, const mf_event *ev)
 	n->count++;
 	if (ev->commsize > n->commsize)
 		n->commsize = ev->commsize;
-	if (ev->partner >= 0) {
-		int32_t lp = n->last_partner;
-		if (lp >= 0 && n->partners[lp].rank == ev->partner)
-			n->partners[lp].count++;
-		else
-			mf_partner_add(r, n, ev->partner);
-	}
+	if (ev->partner >= 0)
+		mf_node_partner(r, n, ev->partner);
 }
 
-/* mf_trace_event appends event ni to the full trace. */
-static inline void mf_trace_event(mf_rec *r, int32_t ni, const mf_event *ev)
+/* mf_trace_event appends an event of node ni to the full trace. */
+static inline void mf_trace_event(mf_rec *r, int32_t ni, int64_t enter, int64_t exit)
 {
 	if (r->tcap - r->tlen < 32)
 		mf_trace_flush(r);
 	/* tag = node + 1 (0 ends the events), enter - previous exit
 	 * (zigzag), duration */
-	int64_t gap = ev->enter - r->tprev_exit;
+	int64_t gap = enter - r->tprev_exit;
 	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)ni + 1);
 	mf_trace_uvarint(r->tbuf, &r->tlen, ((uint64_t)gap << 1) ^ (uint64_t)(gap >> 63));
-	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)(ev->exit - ev->enter));
-	r->tprev_exit = ev->exit;
+	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)(exit - enter));
+	r->tprev_exit = exit;
 }
 
 /* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
@@ -436,16 +447,18 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	const int64_t idx = r->nevents;
 	const int32_t prev = r->prev;
 	int32_t ni = -1, ei = -1;
+	mf_node *n = NULL;
 
-	if (r->prev >= 0) {
-		const mf_node *p = &r->nodes[r->prev];
+	if (__builtin_expect(idx != 0, 1)) { /* prev >= 0 */
+		const mf_node *p = r->prev_node;
 		int32_t s = p->succ_node;
 		if (s >= 0) {
-			const mf_node *c = &r->nodes[s];
+			mf_node *c = &r->nodes[s];
 			if (c->call == ev->call && c->site == site && c->kbytes == kbytes &&
 			    c->kpartner == kpartner && c->kcomm == kcomm) {
 				ni = s;
 				ei = p->succ_edge;
+				n = c;
 			}
 		}
 	}
@@ -453,8 +466,8 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		ni = mf_node_lookup(r, ev, site, kbytes, kpartner, kcomm);
 		if (ni < 0)
 			return; /* out of memory, r->failed is set */
+		n = &r->nodes[ni];
 	}
-	mf_node *n = &r->nodes[ni];
 	const int64_t dur = ev->exit - ev->enter;
 	mf_stat_add(&n->time, dur, n->count);
 	mf_node_record(r, n, ev);
@@ -464,10 +477,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		r->t0 = ev->enter;
 	} else {
 		if (ei < 0) {
-			ei = mf_edge_lookup(r, r->prev, ni);
+			ei = mf_edge_lookup(r, prev, ni);
 			if (ei < 0)
 				return;
-			mf_node *p = &r->nodes[r->prev];
+			mf_node *p = r->prev_node;
 			p->succ_node = ni;
 			p->succ_edge = ei;
 		}
@@ -496,19 +509,24 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	for (int32_t c = 0; c < r->ncounters; c++)
 		r->last_counts[c] = ev->cout[c];
 	r->prev = ni;
+	r->prev_node = n;
 	r->nevents = idx + 1;
-	/* The next repeats take mf_record_repeat once this is the
+	/* The next repeats take mf_record_rep once this is the
 	 * MF_REP_TIMED-th along a self-loop whose run of sequence numbers it
 	 * can extend, if the node depends on no more than call and site and
 	 * there are no counters to read. */
 	if (ni == prev) {
-		const mf_edge *e = &r->edges[ei];
+		mf_edge *e = &r->edges[ei];
 		if (r->rep_len < MF_REP_TIMED)
 			r->rep_len++;
 		if (r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
 		    !(kf & ~(uint32_t)MF_KEY_SITE)) {
 			r->rep_call = ev->call;
 			r->rep_site = ev->site;
+			/* valid until the next mf_record_, the only place
+			 * that grows the tables */
+			r->rep_edge = e;
+			r->rep_lean = !r->sample_mask && r->trace_fd < 0;
 			r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
 		}
 	} else {
@@ -517,62 +535,94 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	}
 
 	if (r->trace_fd >= 0)
-		mf_trace_event(r, ni, ev);
+		mf_trace_event(r, ni, ev->enter, ev->exit);
 }
 
 /* mf_repeat tells the wrapper of a call about to start how to record it:
  * 0 with mf_record; else it repeats the previous event and goes to
- * mf_record_repeat, 1 timed, 2 untimed (no clock read), 3 untimed but its
- * times are needed for the full trace. */
+ * mf_record_rep, 1 timed (neither sampling nor a full trace: the short
+ * path), 4 timed, 2 untimed (no clock read), 3 untimed but its times are
+ * needed for the full trace. */
 static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 {
 	if (r->rep_call != call || r->rep_site != site)
 		return 0;
-	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
+	if (__builtin_expect(r->rep_lean, 1))
 		return 1;
+	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
+		return 4;
 	return r->trace_fd >= 0 ? 3 : 2;
 }
 
-/* mf_record_repeat adds an event that mf_repeat found to repeat node prev
- * along its self-loop: how = mf_repeat's answer. An untimed one counts,
- * and its duration and the gap before it are known only at the next timed
- * event (mf_settle); its times in ev are used only for the full trace. */
-static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, const mf_event *ev, int how)
+/* mf_rep_time adds the duration of timed repeat idx of node n and the gap
+ * before it (edge e, the self-loop) to their statistics and timing sums. */
+static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node *n, mf_edge *e, int64_t idx,
+								int64_t dur, int64_t gap)
+{
+	mf_stat_add(&n->time, dur, 1);
+	mf_stat_add(&e->time, gap, 1);
+	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
+	if ((idx & r->spacing_mask) == 0)
+		mf_timing_flush(r);
+	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
+}
+
+/* mf_record_rep adds an event that mf_repeat found to repeat node prev
+ * along its self-loop (how = mf_repeat's answer), from enter to exit,
+ * with bytes, partner (-1: none) and commsize. An untimed one counts, and
+ * its duration and the gap before it are known only at the next timed
+ * event (mf_settle); its times are used only for the full trace. The node
+ * and edge are at hand (prev_node, rep_edge) and nothing needs a lookup, so
+ * the wrappers call it with their values rather than an mf_event. */
+static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int how, int64_t enter, int64_t exit,
+								 int64_t bytes, int32_t partner, int32_t commsize)
 {
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	const int64_t idx = r->nevents;
-	const int32_t ni = r->prev;
-	mf_node *n = &r->nodes[ni];
-	const int32_t ei = n->succ_edge;
-	mf_edge *e = &r->edges[ei];
-	mf_node_record(r, n, ev);
+	mf_node *n = r->prev_node;
+	mf_edge *e = r->rep_edge;
+	/* mf_node_record; a node that has seen only 0 bytes (the calls
+	 * without bytes) keeps its byte statistics at another 0 */
+	if (bytes != 0 || n->bytes.min != 0)
+		mf_stat_add(&n->bytes, bytes, 1);
+	n->count++;
+	if (commsize > n->commsize)
+		n->commsize = commsize;
+	if (partner >= 0)
+		mf_node_partner(r, n, partner);
 	e->count++;
 	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 	r->nevents = idx + 1;
-	if (how == 1) {
+	if (__builtin_expect(how == 1, 1)) {
+		mf_rep_time(r, n, e, idx, exit - enter, enter - r->last_exit);
+		r->last_exit = exit;
+	} else if (how == 4) {
 		const int64_t untimed = r->pending;
 		if (untimed)
-			mf_settle(r, ev->enter);
-		const int64_t dur = ev->exit - ev->enter, gap = ev->enter - r->last_exit;
-		mf_stat_add(&n->time, dur, 1);
-		mf_stat_add(&e->time, gap, 1);
-		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, gap);
-		if ((idx & r->spacing_mask) == 0)
-			mf_timing_flush(r);
-		mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)ni, dur);
-		r->last_exit = ev->exit;
+			mf_settle(r, enter);
+		const int64_t dur = exit - enter, gap = enter - r->last_exit;
+		mf_rep_time(r, n, e, idx, dur, gap);
+		r->last_exit = exit;
 		if (r->sample_mask)
 			mf_sample(r, n, idx, dur, gap, untimed);
+		if (r->trace_fd >= 0)
+			mf_trace_event(r, r->prev, enter, exit);
 	} else {
 		r->pending++;
+		if (how == 3)
+			mf_trace_event(r, r->prev, enter, exit);
 	}
-	if (r->trace_fd >= 0)
-		mf_trace_event(r, ni, ev);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->busy = 0;
-	if (__builtin_expect(how == 1 && ev->exit >= r->ckpt_next, 0))
+	if (__builtin_expect((how == 1 || how == 4) && exit >= r->ckpt_next, 0))
 		r->ckpt(r);
+}
+
+/* mf_record_repeat is mf_record_rep of an mf_event. */
+static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, const mf_event *ev, int how)
+{
+	mf_record_rep(r, how, ev->enter, ev->exit, ev->bytes, ev->partner, ev->commsize);
 }
 
 /* mf_record adds one event, marking the recorder busy meanwhile so that a

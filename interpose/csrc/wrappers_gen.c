@@ -468,19 +468,21 @@ static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 4, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 4, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 4, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -497,19 +499,21 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 5, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 5, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 5, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -526,19 +530,21 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_si
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 6, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_attach(buffer, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 6, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 6, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -555,19 +561,21 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_si
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 7, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_detach(buffer, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 7, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 7, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -584,19 +592,21 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 8, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 8, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 8, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -618,19 +628,21 @@ static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, in
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 9, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 9, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 9, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -647,19 +659,21 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,type);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 10, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Imrecv(buf, count, type, message, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 10, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 10, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -681,19 +695,21 @@ static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 11, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 11, .partner = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 11, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -710,19 +726,21 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 12, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 12, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, source);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 12, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -741,19 +759,21 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 13, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 13, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 13, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -770,19 +790,21 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 14, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 14, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 14, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -799,19 +821,21 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 15, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 15, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 15, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -833,19 +857,21 @@ static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 16, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 16, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 16, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -866,20 +892,22 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 17, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mrecv(buf, count, type, message, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
-	mf_event mf_ev = {.call = 17, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_status_peer(status);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 17, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -901,19 +929,21 @@ static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 18, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Probe(source, tag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 18, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 18, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -930,19 +960,21 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 19, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 19, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, source);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 19, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -965,20 +997,22 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 20, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	mf_event mf_ev = {.call = 20, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 20, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -995,19 +1029,21 @@ static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 21, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 21, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 21, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1024,19 +1060,21 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 22, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 22, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 22, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1053,19 +1091,21 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 23, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 23, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 23, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1082,19 +1122,21 @@ static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 24, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 24, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 24, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1115,20 +1157,22 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 25, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	mf_event mf_ev = {.call = 25, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 25, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1149,20 +1193,22 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 26, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-	mf_event mf_ev = {.call = 26, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 26, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1179,19 +1225,21 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 27, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 27, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 27, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1208,19 +1256,21 @@ static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 28, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 28, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 28, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1237,19 +1287,21 @@ static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 29, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cancel(request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 29, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 29, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1268,19 +1320,21 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 30, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Request_free(request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 30, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 30, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1306,19 +1360,21 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 31, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Request_get_status(request, flag, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 31, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*flag?mf_speer(mf_rg,status):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 31, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rg && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1337,19 +1393,21 @@ static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 32, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Start(request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 32, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 32, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1366,19 +1424,21 @@ static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, i
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 33, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Startall(count, array_of_requests);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 33, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 33, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1396,19 +1456,21 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 34, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 34, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 34, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1433,19 +1495,21 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 35, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 35, .partner = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 35, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1471,19 +1535,21 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 36, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Test(request, flag, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 36, .partner = (*flag?mf_speer(mf_rg,status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*flag?mf_speer(mf_rg,status):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 36, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1503,19 +1569,21 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 37, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 37, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 37, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1535,19 +1603,21 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 38, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 38, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 38, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1572,19 +1642,21 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 39, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 39, .partner = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 39, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(count, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1610,19 +1682,21 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 40, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Wait(request, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 40, .partner = mf_speer(mf_rg,status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_speer(mf_rg,status);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 40, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rg && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
@@ -1642,19 +1716,21 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 41, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 41, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 41, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_saved)
 		mf_reqs_done(incount, mf_saved, array_of_requests);
 	return mf_rc;
@@ -1673,19 +1749,21 @@ static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 42, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 42, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 42, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1702,19 +1780,21 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 43, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 43, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 43, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1731,19 +1811,21 @@ static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 44, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 44, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 44, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1760,19 +1842,21 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 45, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 45, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 45, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1789,19 +1873,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 46, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 46, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 46, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1818,19 +1904,21 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 47, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 47, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 47, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1847,19 +1935,21 @@ static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 48, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 48, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 48, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1876,19 +1966,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 49, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 49, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 49, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1905,19 +1997,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 50, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 50, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 50, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1934,19 +2028,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 51, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 51, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 51, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1963,19 +2059,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 52, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 52, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 52, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -1992,19 +2090,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 53, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 53, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 53, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2021,19 +2121,21 @@ static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MP
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 54, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Barrier(comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 54, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 54, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2050,19 +2152,21 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 55, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibarrier(comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 55, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 55, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2079,19 +2183,21 @@ static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 56, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 56, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 56, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2108,19 +2214,21 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 57, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 57, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 57, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2137,19 +2245,21 @@ static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 58, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 58, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 58, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2166,19 +2276,21 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 59, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 59, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 59, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2195,19 +2307,21 @@ static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 60, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 60, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 60, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2224,19 +2338,21 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 61, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 61, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 61, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2253,19 +2369,21 @@ static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 62, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 62, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 62, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2282,19 +2400,21 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 63, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 63, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 63, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2311,19 +2431,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 64, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 64, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 64, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2340,19 +2462,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 65, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 65, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 65, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2369,19 +2493,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 66, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 66, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 66, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2398,19 +2524,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 67, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 67, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 67, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2427,19 +2555,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 68, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 68, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 68, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2456,19 +2586,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 69, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 69, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 69, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2485,19 +2617,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 70, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 70, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 70, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2514,19 +2648,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 71, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 71, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 71, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2543,19 +2679,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 72, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 72, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 72, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2572,19 +2710,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 73, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 73, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 73, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2601,19 +2741,21 @@ static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 74, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 74, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 74, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2630,19 +2772,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 75, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 75, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 75, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2659,19 +2803,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_sit
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 76, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 76, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 76, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2688,19 +2834,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 77, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 77, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 77, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2717,19 +2865,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 78, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 78, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 78, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2746,19 +2896,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 79, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 79, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 79, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2775,19 +2927,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 80, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 80, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 80, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2804,19 +2958,21 @@ static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 81, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 81, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 81, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2833,19 +2989,21 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 82, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 82, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 82, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2862,19 +3020,21 @@ static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 83, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 83, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 83, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2891,19 +3051,21 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 84, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 84, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 84, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2920,19 +3082,21 @@ static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 85, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 85, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 85, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2949,19 +3113,21 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 86, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 86, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 86, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -2978,19 +3144,21 @@ static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 87, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 87, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 87, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3007,19 +3175,21 @@ static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 88, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 88, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 88, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3036,19 +3206,21 @@ static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 89, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 89, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 89, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3065,19 +3237,21 @@ static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 90, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 90, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 90, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3094,19 +3268,21 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_s
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 91, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 91, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 91, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3123,19 +3299,21 @@ static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const 
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 92, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 92, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 92, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3152,19 +3330,21 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 93, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 93, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 93, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3181,19 +3361,21 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 94, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 94, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 94, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3210,19 +3392,21 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 95, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 95, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 95, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3239,19 +3423,21 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 96, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 96, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 96, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3268,19 +3454,21 @@ static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 97, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 97, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 97, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3297,19 +3485,21 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 98, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 98, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 98, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3326,19 +3516,21 @@ static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 99, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_attach(win, base, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 99, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 99, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3355,19 +3547,21 @@ static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 100, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_complete(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 100, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 100, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3384,19 +3578,21 @@ static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 101, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 101, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 101, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3413,19 +3609,21 @@ static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 102, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create_dynamic(info, comm, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 102, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 102, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3442,19 +3640,21 @@ static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 103, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_detach(win, base);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 103, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 103, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3471,19 +3671,21 @@ static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 104, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_fence(assert, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 104, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 104, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3500,19 +3702,21 @@ static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 105, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush(rank, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 105, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 105, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3529,19 +3733,21 @@ static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_si
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 106, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_all(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 106, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 106, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3558,19 +3764,21 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 107, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_local(rank, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 107, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 107, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3587,19 +3795,21 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 108, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_flush_local_all(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 108, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 108, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3617,19 +3827,21 @@ static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, M
 	uintptr_t mf_old = MF_H(*win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 109, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_free(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 109, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 109, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_WIN, mf_old);
 	return mf_rc;
@@ -3648,19 +3860,21 @@ static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, i
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 110, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 110, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 110, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3677,19 +3891,21 @@ static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 111, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_lock_all(assert, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 111, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 111, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3706,19 +3922,21 @@ static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 112, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_post(group, assert, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 112, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 112, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3735,19 +3953,21 @@ static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 113, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_start(group, assert, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 113, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 113, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3764,19 +3984,21 @@ static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 114, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_sync(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 114, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 114, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3793,19 +4015,21 @@ static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 115, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_test(win, flag);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 115, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 115, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3822,19 +4046,21 @@ static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 116, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_unlock(rank, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 116, .partner = mf_peer(mf_g, rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 116, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3851,19 +4077,21 @@ static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_s
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 117, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_unlock_all(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 117, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 117, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3880,19 +4108,21 @@ static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 118, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_wait(win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 118, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 118, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3909,19 +4139,21 @@ static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 119, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 119, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 119, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3939,19 +4171,21 @@ static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site,
 	uintptr_t mf_old = MF_H(*fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 120, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_close(fh);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 120, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 120, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_FILE, mf_old);
 	return mf_rc;
@@ -3970,19 +4204,21 @@ static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 121, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_delete(filename, info);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 121, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 121, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -3999,19 +4235,21 @@ static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 122, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_size(fh, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 122, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 122, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4028,19 +4266,21 @@ static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 123, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_preallocate(fh, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 123, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 123, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4057,19 +4297,21 @@ static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 124, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_info(fh, info);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 124, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 124, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4086,19 +4328,21 @@ static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 125, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 125, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 125, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4115,19 +4359,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 126, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 126, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 126, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4144,19 +4390,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 127, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 127, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 127, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4173,19 +4421,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 128, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 128, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 128, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4202,19 +4452,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 129, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 129, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 129, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4231,19 +4483,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 130, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 130, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 130, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4260,19 +4514,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 131, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 131, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 131, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4289,19 +4545,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 132, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 132, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 132, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4318,19 +4576,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 133, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 133, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 133, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4347,19 +4607,21 @@ static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 134, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 134, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 134, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4376,19 +4638,21 @@ static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 135, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 135, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 135, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4405,19 +4669,21 @@ static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 136, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 136, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 136, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4434,19 +4700,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_s
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 137, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 137, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 137, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4463,19 +4731,21 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 138, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 138, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 138, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4492,19 +4762,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 139, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 139, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 139, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4521,19 +4793,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 140, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 140, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 140, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4550,19 +4824,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 141, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 141, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 141, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4579,19 +4855,21 @@ static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 142, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 142, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 142, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4608,19 +4886,21 @@ static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 143, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 143, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 143, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4637,19 +4917,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 144, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 144, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 144, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4666,19 +4948,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 145, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 145, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 145, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4695,19 +4979,21 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 146, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 146, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 146, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4724,19 +5010,21 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 147, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 147, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 147, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4753,19 +5041,21 @@ static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 148, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_seek_shared(fh, offset, whence);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 148, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 148, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4782,19 +5072,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint6
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 149, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 149, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 149, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4811,19 +5103,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 150, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 150, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 150, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4840,19 +5134,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 151, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 151, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 151, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4869,19 +5165,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 152, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 152, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 152, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4898,19 +5196,21 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 153, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 153, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 153, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4927,19 +5227,21 @@ static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 154, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 154, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 154, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4956,19 +5258,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 155, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 155, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 155, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -4985,19 +5289,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 156, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 156, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 156, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5014,19 +5320,21 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 157, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 157, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 157, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5043,19 +5351,21 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 158, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 158, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 158, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5072,19 +5382,21 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uin
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 159, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 159, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 159, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5101,19 +5413,21 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint6
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 160, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 160, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 160, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5130,19 +5444,21 @@ static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 161, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_set_atomicity(fh, flag);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 161, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 161, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5159,19 +5475,21 @@ static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 162, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_sync(fh);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 162, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 162, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5188,19 +5506,21 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 163, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 163, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 163, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5217,19 +5537,21 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(u
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 164, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 164, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 164, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5246,19 +5568,21 @@ static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(old_comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 165, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 165, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 165, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5275,19 +5599,21 @@ static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 166, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 166, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 166, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5304,19 +5630,21 @@ static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 167, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 167, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 167, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5333,19 +5661,21 @@ static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 168, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 168, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 168, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5362,19 +5692,21 @@ static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 169, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 169, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 169, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5391,19 +5723,21 @@ static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 170, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create(comm, group, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 170, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 170, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5421,19 +5755,21 @@ static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 171, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_disconnect(comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 171, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 171, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
@@ -5452,19 +5788,21 @@ static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 172, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_dup(comm, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 172, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 172, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5481,19 +5819,21 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 173, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_idup(comm, newcomm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 173, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 173, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5510,19 +5850,21 @@ static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 174, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 174, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 174, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5540,19 +5882,21 @@ static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, 
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 175, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_free(comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 175, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 175, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
 	return mf_rc;
@@ -5571,19 +5915,21 @@ static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 176, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_group(comm, group);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 176, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 176, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5600,19 +5946,21 @@ static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, 
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 177, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_join(fd, intercomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 177, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 177, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5629,19 +5977,21 @@ static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 178, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_rank(comm, rank);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 178, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 178, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5658,19 +6008,21 @@ static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 179, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_remote_group(comm, group);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 179, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 179, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5687,19 +6039,21 @@ static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 180, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_size(comm, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 180, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 180, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5716,19 +6070,21 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 181, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 181, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 181, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5745,19 +6101,21 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 182, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 182, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 182, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5774,19 +6132,21 @@ static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 183, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 183, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 183, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5803,19 +6163,21 @@ static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 184, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 184, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 184, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5832,19 +6194,21 @@ static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 185, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 185, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 185, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5861,19 +6225,21 @@ static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 186, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_difference(group1, group2, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 186, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 186, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5890,19 +6256,21 @@ static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site,
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 187, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 187, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 187, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5919,19 +6287,21 @@ static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site,
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 188, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 188, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 188, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5948,19 +6318,21 @@ static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t 
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 189, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 189, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 189, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -5977,19 +6349,21 @@ static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 190, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 190, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 190, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6006,19 +6380,21 @@ static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 191, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 191, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 191, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6035,19 +6411,21 @@ static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 192, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Group_union(group1, group2, newgroup);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 192, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 192, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6064,19 +6442,21 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(local_comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 193, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 193, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 193, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6093,19 +6473,21 @@ static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(intercomm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 194, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 194, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 194, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6124,19 +6506,21 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 195, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 195, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 195, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6155,19 +6539,21 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 196, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 196, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 196, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6186,19 +6572,21 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 197, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 197, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 197, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6215,19 +6603,21 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 198, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 198, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, source);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 198, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -6246,19 +6636,21 @@ static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 199, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready(partition, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 199, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 199, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6275,19 +6667,21 @@ static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_sit
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 200, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 200, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 200, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6304,19 +6698,21 @@ static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 201, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 201, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 201, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6333,19 +6729,21 @@ static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, M
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 202, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Parrived(request, partition, flag);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 202, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 202, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6362,19 +6760,21 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 203, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 203, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 203, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6391,19 +6791,21 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 204, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 204, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 204, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6420,19 +6822,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 205, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 205, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 205, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6449,19 +6853,21 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 206, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 206, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 206, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6478,19 +6884,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 207, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 207, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 207, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6507,19 +6915,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 208, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 208, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 208, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6536,19 +6946,21 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 209, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Barrier_init(comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 209, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 209, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6565,19 +6977,21 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 210, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 210, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 210, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6594,19 +7008,21 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 211, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 211, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 211, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6623,19 +7039,21 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 212, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 212, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 212, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6652,19 +7070,21 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 213, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 213, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 213, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6681,19 +7101,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 214, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 214, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 214, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6710,19 +7132,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 215, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 215, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 215, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6739,19 +7163,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 216, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 216, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 216, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6768,19 +7194,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 217, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 217, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 217, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6797,19 +7225,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 218, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 218, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 218, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6826,19 +7256,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 219, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 219, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 219, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6855,19 +7287,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 220, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 220, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 220, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6884,19 +7318,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 221, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 221, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 221, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6913,19 +7349,21 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 222, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 222, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 222, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6942,19 +7380,21 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 223, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 223, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 223, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -6971,19 +7411,21 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 224, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 224, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 224, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7000,19 +7442,21 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 225, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 225, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 225, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7029,19 +7473,21 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 226, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 226, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 226, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7058,19 +7504,21 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 227, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_attach_c(buffer, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 227, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 227, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7087,19 +7535,21 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 228, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 228, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 228, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7116,19 +7566,21 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 229, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 229, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 229, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7145,19 +7597,21 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 230, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 230, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 230, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7174,19 +7628,21 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 231, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 231, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, source);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 231, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -7205,19 +7661,21 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 232, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 232, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 232, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7234,19 +7692,21 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 233, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 233, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 233, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7263,19 +7723,21 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 234, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 234, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 234, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7296,20 +7758,22 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 235, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	mf_event mf_ev = {.call = 235, .partner = mf_status_peer(status), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_status_peer(status);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 235, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7326,19 +7790,21 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 236, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 236, .partner = mf_peer(mf_g, source), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, source);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 236, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -7361,20 +7827,22 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 237, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	mf_event mf_ev = {.call = 237, .partner = mf_peer(mf_g, status->MPI_SOURCE), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 237, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7391,19 +7859,21 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 238, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 238, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 238, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7420,19 +7890,21 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 239, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 239, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 239, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7449,19 +7921,21 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 240, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 240, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 240, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7478,19 +7952,21 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 241, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 241, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 241, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7511,20 +7987,22 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 242, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	mf_event mf_ev = {.call = 242, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 242, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7545,20 +8023,22 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 243, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
 	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-	mf_event mf_ev = {.call = 243, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 243, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7575,19 +8055,21 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 244, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 244, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 244, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7604,19 +8086,21 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 245, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 245, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 245, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7633,19 +8117,21 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 246, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 246, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 246, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -7664,19 +8150,21 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 247, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 247, .partner = mf_peer(mf_g, dest), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, dest);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 247, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g);
 	return mf_rc;
@@ -7695,19 +8183,21 @@ static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 248, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 248, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 248, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7724,19 +8214,21 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 249, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 249, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 249, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7753,19 +8245,21 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 250, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 250, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 250, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7782,19 +8276,21 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 251, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 251, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 251, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7811,19 +8307,21 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 252, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 252, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 252, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7840,19 +8338,21 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 253, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 253, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 253, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7869,19 +8369,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 254, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 254, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 254, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7898,19 +8400,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 255, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 255, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 255, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7927,19 +8431,21 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 256, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 256, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 256, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7956,19 +8462,21 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 257, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 257, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 257, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -7985,19 +8493,21 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 258, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 258, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 258, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8014,19 +8524,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 259, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 259, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 259, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8043,19 +8555,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 260, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 260, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 260, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8072,19 +8586,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 261, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 261, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 261, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8101,19 +8617,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 262, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 262, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 262, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8130,19 +8648,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 263, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 263, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 263, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8159,19 +8679,21 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 264, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 264, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 264, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8188,19 +8710,21 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 265, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 265, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 265, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8217,19 +8741,21 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 266, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 266, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 266, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8246,19 +8772,21 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 267, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 267, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 267, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8275,19 +8803,21 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 268, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 268, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 268, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8304,19 +8834,21 @@ static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 269, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 269, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 269, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8333,19 +8865,21 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 270, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 270, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 270, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8362,19 +8896,21 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 271, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 271, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 271, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8391,19 +8927,21 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 272, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 272, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 272, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8420,19 +8958,21 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 273, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 273, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 273, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8449,19 +8989,21 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 274, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 274, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 274, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8478,19 +9020,21 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 275, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 275, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 275, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8507,19 +9051,21 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 276, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 276, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 276, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8536,19 +9082,21 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 277, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 277, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 277, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8565,19 +9113,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 278, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 278, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 278, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8594,19 +9144,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 279, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 279, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 279, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8623,19 +9175,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 280, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 280, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 280, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8652,19 +9206,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 281, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 281, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 281, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8681,19 +9237,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 282, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 282, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 282, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8710,19 +9268,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 283, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 283, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 283, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8739,19 +9299,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 284, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 284, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 284, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8768,19 +9330,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 285, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 285, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 285, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8797,19 +9361,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 286, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 286, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 286, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8826,19 +9392,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 287, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 287, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 287, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8855,19 +9423,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 288, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 288, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 288, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8884,19 +9454,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 289, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 289, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 289, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8913,19 +9485,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 290, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 290, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 290, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8942,19 +9516,21 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 291, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 291, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 291, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -8971,19 +9547,21 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 292, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 292, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 292, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9000,19 +9578,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 293, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 293, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 293, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9029,19 +9609,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 294, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 294, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 294, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9058,19 +9640,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 295, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 295, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 295, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9087,19 +9671,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_s
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 296, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 296, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 296, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9116,19 +9702,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 297, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 297, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 297, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9145,19 +9733,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 298, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 298, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 298, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9174,19 +9764,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 299, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 299, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 299, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9203,19 +9795,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 300, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 300, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 300, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9232,19 +9826,21 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 301, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 301, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 301, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9261,19 +9857,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 302, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 302, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 302, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9290,19 +9888,21 @@ static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 303, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 303, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 303, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9319,19 +9919,21 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 304, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 304, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 304, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9348,19 +9950,21 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 305, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 305, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 305, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9377,19 +9981,21 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 306, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 306, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 306, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9406,19 +10012,21 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 307, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 307, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 307, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9435,19 +10043,21 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 308, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 308, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 308, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9464,19 +10074,21 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 309, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 309, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 309, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9493,19 +10105,21 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 310, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 310, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 310, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9522,19 +10136,21 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 311, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 311, .partner = mf_peer(mf_g, root), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, root);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 311, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9551,19 +10167,21 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 312, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 312, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 312, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9580,19 +10198,21 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 313, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 313, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 313, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9609,19 +10229,21 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 314, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 314, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 314, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9638,19 +10260,21 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 315, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 315, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 315, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9667,19 +10291,21 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 316, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 316, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 316, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9696,19 +10322,21 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 317, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 317, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 317, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9725,19 +10353,21 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 318, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 318, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 318, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9754,19 +10384,21 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 319, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 319, .partner = mf_peer(mf_g, target_rank), .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 319, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9783,19 +10415,21 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_s
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 320, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 320, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 320, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9812,19 +10446,21 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 321, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 321, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 321, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9841,19 +10477,21 @@ static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 322, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 322, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 322, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9870,19 +10508,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_s
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 323, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 323, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 323, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9899,19 +10539,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 324, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 324, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 324, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9928,19 +10570,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 325, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 325, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 325, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9957,19 +10601,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 326, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 326, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 326, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -9986,19 +10632,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 327, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 327, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 327, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10015,19 +10663,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 328, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 328, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 328, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10044,19 +10694,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 329, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 329, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 329, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10073,19 +10725,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 330, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 330, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 330, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10102,19 +10756,21 @@ static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 331, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 331, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 331, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10131,19 +10787,21 @@ static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 332, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 332, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 332, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10160,19 +10818,21 @@ static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 333, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 333, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 333, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10189,19 +10849,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 334, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 334, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 334, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10218,19 +10880,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_sit
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 335, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 335, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 335, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10247,19 +10911,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_si
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 336, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 336, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 336, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10276,19 +10942,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 337, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 337, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 337, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10305,19 +10973,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 338, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 338, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 338, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10334,19 +11004,21 @@ static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t 
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 339, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 339, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 339, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10363,19 +11035,21 @@ static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 340, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 340, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 340, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10392,19 +11066,21 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 341, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 341, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 341, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10421,19 +11097,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 342, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 342, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 342, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10450,19 +11128,21 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 343, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 343, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 343, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10479,19 +11159,21 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 344, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 344, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 344, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10508,19 +11190,21 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uin
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 345, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 345, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 345, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10537,19 +11221,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(ui
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 346, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 346, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 346, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10566,19 +11252,21 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 347, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 347, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 347, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10595,19 +11283,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint6
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 348, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 348, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 348, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10624,19 +11314,21 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(ui
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 349, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 349, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 349, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10653,19 +11345,21 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(u
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 350, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 350, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 350, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10682,19 +11376,21 @@ static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint6
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 351, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 351, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 351, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10711,19 +11407,21 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 352, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 352, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 352, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 
@@ -10740,19 +11438,21 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
-		mf_counters_read(mf_cin);
 	int mf_u = mf_repeat(mf_r, 353, mf_site);
+	if (!mf_u && mf_r->ncounters)
+		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 	int mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (mf_r->ncounters)
+	if (!mf_u && mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 353, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	if (mf_u)
-		mf_record_repeat(mf_r, &mf_ev, mf_u);
-	else
+	const int32_t mf_p = -1;
+	if (mf_u) {
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+	} else {
+		mf_event mf_ev = {.call = 353, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
+	}
 	return mf_rc;
 }
 

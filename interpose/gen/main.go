@@ -257,8 +257,8 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		fmt.Fprintf(b, "\tint64_t mf_bytes = %s;\n", bytesExpr)
 	}
 	fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
-	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 	if f.Name == "Abort" {
+		fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 		fmt.Fprintf(b, "\tint64_t mf_t0 = mf_now();\n")
 		// PMPI_Abort does not return: the event is recorded (with no
 		// duration) and the rank's partial file written before it.
@@ -268,12 +268,14 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		s.cEntry(b, f)
 		return
 	}
-	// A repeat of the previous call takes a shorter path, maybe untimed.
+	// A repeat of the previous call takes a shorter path, maybe untimed,
+	// and never reads counters (mf_record_ allows none).
 	fmt.Fprintf(b, "\tint mf_u = mf_repeat(mf_r, %d, mf_site);\n", id)
+	fmt.Fprintf(b, "\tif (!mf_u && mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 	fmt.Fprintf(b, "\tint64_t mf_t0 = mf_u == 2 ? 0 : mf_now();\n")
 	fmt.Fprintf(b, "\tint mf_rc = PMPI_%s(%s);\n", f.Name, f.args())
 	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_u == 2 ? 0 : mf_now();\n")
-	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
+	fmt.Fprintf(b, "\tif (!mf_u && mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
 	if e := d["got"]; e != "" {
 		// The posted size only when the call failed: counts and types
 		// are passed by value, so it can be computed after the call.
@@ -283,8 +285,11 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	if e := d["peer"]; e != "" {
 		peer = peerRE.ReplaceAllString(e, "mf_peer(mf_g, $1)")
 	}
-	fmt.Fprintf(b, "\tmf_event mf_ev = {.call = %d, .partner = %s, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};\n", id, peer)
-	fmt.Fprintf(b, "\tif (mf_u)\n\t\tmf_record_repeat(mf_r, &mf_ev, mf_u);\n\telse\n\t\tmf_record(mf_r, &mf_ev);\n")
+	// A repeat passes its values (no mf_event in memory).
+	fmt.Fprintf(b, "\tconst int32_t mf_p = %s;\n", peer)
+	fmt.Fprintf(b, "\tif (mf_u) {\n\t\tmf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);\n\t} else {\n")
+	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};\n", id)
+	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t}\n")
 	if kind != "" {
 		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_forget(%s, mf_old);\n", kind)
 	}
