@@ -104,3 +104,23 @@ func shortName(e *analysis.Elem) string {
 	}
 	return e.Call
 }
+
+// loopKeyIndex gives, per level of levels, the index in keyIdx of its
+// loop node's key (-1 for the top level or a loop not found).
+func loopKeyIndex(levels []analysis.Level, keyIdx map[string]int) []int {
+	out := make([]int, len(levels))
+	for i := range out {
+		out[i] = -1
+	}
+	for l := range levels {
+		for _, e := range levels[l].Nodes {
+			if e.Kind != analysis.KindLoop || e.Loop < 0 || e.Loop >= len(out) {
+				continue
+			}
+			if k, ok := keyIdx[e.Key]; ok {
+				out[e.Loop] = k
+			}
+		}
+	}
+	return out
+}

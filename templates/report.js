@@ -104,12 +104,14 @@
   (D.startup || []).forEach(function (k) { startUp[k] = true; });
   function elemKey(e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; }
   // recolor sets node fills and edge strokes of svg (group g, level l) by
-  // value(key) and returns the maxima used.
-  function recolor(svg, g, value, colorOf) {
+  // value(key) and returns the maxima used: fixed for nodes and edges
+  // when given (> 0), else the level's own.
+  function recolor(svg, g, value, colorOf, fixed) {
     var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge"), key = elemKey;
     var nmax = 0, emax = 0;
     nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && !startUp[key(n)] && Math.abs(v) > nmax) nmax = Math.abs(v); });
     edges.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > emax) emax = Math.abs(v); });
+    if (fixed > 0) { nmax = fixed; emax = fixed; }
     nodes.forEach(function (n) {
       var c = startUp[key(n)] ? "#e4e4e4" : colorOf(value(key(n)), nmax);
       shapes(n).forEach(function (s) { if (s.getAttribute("fill") !== "none" && s.tagName !== "polyline") s.setAttribute("fill", c); });
@@ -152,7 +154,17 @@
       }
     });
   }
-  var gRank = $("g-rank"), gMetric = $("g-metric"), gState = { rank: 0, group: -1, loop: 0 };
+  // rankMax is the largest absolute value of metric m over every element
+  // of a rank (vals), MPI_Init left out: the red end of a rank-wide scale.
+  function rankMax(vals, m) {
+    var mx = 0;
+    for (var k in vals) {
+      var v = vals[k][m];
+      if (v !== null && !startUp[k] && Math.abs(v) > mx) mx = Math.abs(v);
+    }
+    return mx;
+  }
+  var gRank = $("g-rank"), gMetric = $("g-metric"), gScale = $("g-scale"), gState = { rank: 0, group: -1, loop: 0 };
   D.ranks.forEach(function (r, i) {
     gRank.appendChild(el("option", { value: i }, r.label + (r.host ? " (" + r.host + ")" : "") + " \u00b7 group " + (r.group + 1)));
   });
@@ -173,12 +185,14 @@
     var svg = d && d.querySelector("svg");
     var m = gMetric.selectedIndex;
     if (!svg) { $("g-legend").textContent = ""; return; }
-    var vals = D.vals[gState.rank];
+    var vals = D.vals[gState.rank], byRank = gScale.value === "rank";
     var mx = recolor(svg, gState.group, function (k) {
       var v = vals[k]; return v ? v[m] : null;
-    }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); });
+    }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); }, byRank ? rankMax(vals, m) : 0);
     var name = gMetric.value;
-    $("g-legend").textContent = name + ": yellow 0, red = " + fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges); MPI_Init grey (start-up)";
+    $("g-legend").textContent = name + ": yellow 0, red = " + (byRank ? fmtV(name, mx[0]) + ", the rank's largest node or edge on any level" :
+      fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges) of this level") + "; MPI_Init grey (start-up)";
+    svg.dataset.scale = byRank ? "rank" : "level";
   }
   gRank.addEventListener("change", function () {
     var g = D.ranks[gRank.value].group;
@@ -188,6 +202,7 @@
     showLevel(g, g === gState.group ? gState.loop : 0);
   });
   gMetric.addEventListener("change", colorGraph);
+  gScale.addEventListener("change", colorGraph);
   $("g-levels").addEventListener("click", function (ev) {
     var a = ev.target.closest && ev.target.closest("a[href^='#lv-']");
     if (!a) return;
@@ -204,54 +219,83 @@
     cB.appendChild(el("option", { value: i }, r.label));
   });
   cA.value = D.cmp[0]; cB.value = D.cmp[1];
+  // loopIDs[g][key] is the loop number, in group g, of the loop whose
+  // node has element key: loops are matched across ranks by header (the
+  // key), but numbered by each rank's own order.
+  var loopIDs = D.groups.map(function (grp) {
+    var m = {};
+    grp.levels.forEach(function (lv) { if (lv.key >= 0) m[lv.key] = lv.loop; });
+    return m;
+  });
   function compare() {
-    var a = +cA.value, b = +cB.value, m = +cM.value, g = D.ranks[a].group;
-    var view = $("c-view"), crumbs = $("c-crumbs");
+    var a = +cA.value, b = +cB.value, m = +cM.value, g = D.ranks[a].group, gb = D.ranks[b].group;
+    var view = $("c-view"), crumbs = $("c-crumbs"), note = $("c-groups");
+    var va = D.vals[a], vb = D.vals[b], mname = cM.options[cM.selectedIndex].text;
     view.textContent = ""; crumbs.textContent = "";
+    // Differences are scaled by the ranks' total time (for time) or their
+    // largest value, so that a small difference stays pale.
+    var ref = m === MI.time ? Math.max(D.ranks[a].total || 0, D.ranks[b].total || 0) : Math.max(rankMax(va, m), rankMax(vb, m));
+    var get = function (vals, k) { var v = vals[k]; return v && v[m] !== null ? v[m] : 0; };
+    var fmtAB = function (vals, k) { return vals[k] ? fmtV(mname, get(vals, k)) : "absent"; };
+    var loopName = function (r, k) { var id = loopIDs[D.ranks[r].group][k]; return id ? "Loop " + id : null; };
+    note.hidden = g === gb;
+    note.textContent = g === gb ? "" : D.ranks[a].label + " is in group " + (g + 1) + " and " + D.ranks[b].label + " in group " + (gb + 1) +
+      ": their graphs differ. Calls are matched by call site and loops by header, whatever their loop numbers; grey hatched elements are absent from one rank.";
     var src = $("lv-" + g + "-" + cState.loop);
     var svg0 = src && src.querySelector("svg");
     if (!svg0) {
       view.appendChild(el("p", { "class": "note" }, "The graph of " + D.ranks[a].label + " is not embedded in this report."));
     } else {
       var svg = svg0.cloneNode(true);
-      var va = D.vals[a], vb = D.vals[b];
       relabel(svg, va);
-      var get = function (vals, k) { var v = vals[k]; return v && v[m] !== null ? v[m] : 0; };
-      var mx = recolor(svg, g, function (k) { return get(vb, k) - get(va, k); },
-        function (v, max) { return diverge(max > 0 ? v / max : 0); });
-      var mname = cM.options[cM.selectedIndex].text;
+      var mx = recolor(svg, g, function (k) { return va[k] && vb[k] ? get(vb, k) - get(va, k) : null; },
+        function (v, max) { return v === null ? "#e4e4e4" : diverge(max > 0 ? v / max : 0); }, ref);
+      var absent = 0;
       svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
         var k = elemKey(n), t = n.querySelector("title");
         if (k < 0) return;
-        if (t) t.textContent = D.elems[k] + "\n" + mname + ": A " + fmtV(mname, get(va, k)) + ", B " + fmtV(mname, get(vb, k)) +
-          ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k));
+        if (!vb[k]) {
+          absent++;
+          n.classList.add("absent");
+          shapes(n).forEach(function (s) { s.setAttribute("stroke-dasharray", "3 2"); if (n.classList.contains("edge")) s.setAttribute("stroke", "#b0b0b0"); });
+        }
+        var la = loopName(a, k), lb = loopName(b, k), name = D.elems[k];
+        if (la) name = la + (lb && lb !== la ? " (" + lb + " in B)" : "") + " " + name.replace(/^loop /, "");
+        if (t) t.textContent = name + "\n" + mname + ": A " + fmtAB(va, k) + ", B " + fmtAB(vb, k) +
+          (vb[k] ? ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k)) : "");
       });
+      svg.dataset.absent = absent;
       view.appendChild(svg);
-      $("c-legend").textContent = "blue: B lower, red: B higher, up to " + fmtV(mname, mx[0]) + " (nodes), " + fmtV(mname, mx[1]) + " (edges)";
+      $("c-legend").textContent = "blue: B lower, red: B higher; full color at " + fmtV(mname, mx[0]) +
+        (m === MI.time ? " (the larger rank's time after MPI_Init)" : " (the ranks' largest value)") + (absent ? "; " + absent + " element(s) absent in B (grey)" : "");
       var lv = D.groups[g].levels[cState.loop];
       if (cState.loop > 0) {
         var top = el("a", { href: "#" }, "top level");
         top.addEventListener("click", function (ev) { ev.preventDefault(); cState.loop = 0; compare(); });
         crumbs.appendChild(top);
-        crumbs.appendChild(document.createTextNode(" \u203a " + lv.name));
+        crumbs.appendChild(document.createTextNode(" \u203a " + lv.name + " of " + D.ranks[a].label));
+        var kb = loopIDs[gb][lv.key];
+        crumbs.appendChild(document.createTextNode(kb ? (g !== gb || kb !== cState.loop ? " (Loop " + kb + " of " + D.ranks[b].label + ")" : "") :
+          " (" + D.ranks[b].label + " has no loop with this header)"));
       } else {
         crumbs.appendChild(document.createTextNode("top level of " + D.ranks[a].label));
       }
     }
-    // Largest differences over all elements of both ranks.
+    // Largest differences over all elements of both ranks; an element
+    // one rank lacks counts as 0 there and is marked absent.
     var keys = {}, rows = [];
-    [D.vals[a], D.vals[b]].forEach(function (v) { for (var k in v) keys[k] = true; });
-    var ga = function (v, k) { return v[k] && v[k][m] !== null ? v[k][m] : 0; };
-    for (var k in keys) rows.push([+k, ga(D.vals[a], k), ga(D.vals[b], k)]);
+    [va, vb].forEach(function (v) { for (var k in v) keys[k] = true; });
+    for (var k in keys) rows.push([+k, get(va, k), get(vb, k)]);
     rows.sort(function (x, y) { return Math.abs(y[2] - y[1]) - Math.abs(x[2] - x[1]); });
-    var tb = document.querySelector("#c-table tbody"), mn = cM.options[cM.selectedIndex].text;
+    var tb = document.querySelector("#c-table tbody");
     tb.textContent = "";
     rows.slice(0, 12).forEach(function (r) {
-      var tr = el("tr");
-      tr.appendChild(el("td", { title: D.elems[r[0]] }, D.elems[r[0]]));
-      tr.appendChild(el("td", {}, fmtV(mn, r[1])));
-      tr.appendChild(el("td", {}, fmtV(mn, r[2])));
-      tr.appendChild(el("td", {}, fmtV(mn, r[2] - r[1])));
+      var tr = el("tr"), k = r[0], la = loopName(a, k), lb = loopName(b, k), name = D.elems[k];
+      if (la || lb) name = (la === lb ? la : (la || "no loop") + " in A, " + (lb || "no loop") + " in B") + " " + name.replace(/^loop /, "");
+      tr.appendChild(el("td", { title: name }, name));
+      tr.appendChild(el("td", {}, fmtAB(va, k)));
+      tr.appendChild(el("td", {}, fmtAB(vb, k)));
+      tr.appendChild(el("td", {}, fmtV(mname, r[2] - r[1])));
       tb.appendChild(tr);
     });
   }
