@@ -428,22 +428,48 @@
   var O = D.ocelotl;
   function ocelotl() {
     if (!O) return;
-    var slider = $("o-p"), view = $("o-view"), nt = O.bounds.length - 1;
-    var legend = $("o-legend");
+    // V is the shown view: a window of the run cut into slices, each
+    // with its micro model and partitions computed at report time.
+    var slider = $("o-p"), view = $("o-view"), V = O.views[0], nt = V.bounds.length - 1;
+    var legend = $("o-legend"), oWin = $("o-window"), oSlices = $("o-slices");
     O.states.forEach(function (s, i) {
       var sp = el("span"); var b = el("i"); b.style.background = O.colors[i]; sp.appendChild(b); sp.appendChild(document.createTextNode(s)); legend.appendChild(sp);
     });
-    slider.max = O.parts.length - 1;
-    var start = 0;
-    O.parts.forEach(function (p, i) { if (p.p <= O.suggest) start = i; });
-    slider.value = start;
+    var windows = [];
+    O.views.forEach(function (v) { if (windows.indexOf(v.window) < 0) windows.push(v.window); });
+    windows.forEach(function (w) {
+      var v = O.views.find(function (x) { return x.window === w; });
+      oWin.appendChild(el("option", { value: w }, w + " (" + fmtS(v.bounds[0]) + " s to " + fmtS(v.bounds[v.bounds.length - 1]) + " s)"));
+    });
+    function fillSlices() {
+      var cur = +oSlices.value || V.slices;
+      oSlices.textContent = "";
+      O.views.forEach(function (v) { if (v.window === oWin.value) oSlices.appendChild(el("option", { value: v.slices }, String(v.slices))); });
+      oSlices.value = cur;
+      if (oSlices.selectedIndex < 0) oSlices.selectedIndex = 0;
+    }
+    // setView shows the view of the selected window and slices, at its
+    // suggested p.
+    function setView() {
+      V = O.views.find(function (v) { return v.window === oWin.value && v.slices === +oSlices.value; }) || O.views[0];
+      nt = V.bounds.length - 1;
+      slider.max = V.parts.length - 1;
+      var start = 0;
+      V.parts.forEach(function (p, i) { if (p.p <= V.suggest) start = i; });
+      slider.value = start;
+      $("o-vnote").textContent = V.note || "";
+    }
+    oWin.value = V.window;
+    fillSlices();
+    oSlices.value = V.slices;
+    setView();
     // descendants' leaf rows are contiguous: node n covers rows [row, row+rows)
     var children = O.nodes.map(function () { return []; });
     O.nodes.forEach(function (n, i) { if (n.parent >= 0) children[n.parent].push(i); });
     function mix(r0, r1, f, l) { // state time per state over rows x slices
       var acc = new Float64Array(O.states.length);
       for (var r = r0; r < r1; r++) {
-        var m = O.micro[r], k = 0;
+        var m = V.micro[r], k = 0;
         for (var t = 0; t < nt; t++) {
           var c = m[k++];
           for (var j = 0; j < c; j++) { if (t >= f && t <= l) acc[m[k]] += m[k + 1]; k += 2; }
@@ -459,9 +485,9 @@
       return p.join("/");
     }
     function draw() {
-      var part = O.parts[+slider.value];
+      var part = V.parts[+slider.value];
       var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 100, rowH = H / O.rows;
-      var x = function (t) { return L + (O.bounds[t] - O.bounds[0]) / (O.bounds[nt] - O.bounds[0]) * (W - L - 4); };
+      var x = function (t) { return L + (V.bounds[t] - V.bounds[0]) / (V.bounds[nt] - V.bounds[0]) * (W - L - 4); };
       var svg = sel("svg", { width: W, height: H + 20, viewBox: "0 0 " + W + " " + (H + 20) });
       var count = 0, minPx = 4;
       // cells by node
@@ -546,10 +572,11 @@
       // time axis
       for (var t = 0; t <= nt; t += Math.max(1, Math.round(nt / 6))) {
         var tx = sel("text", { x: x(t), y: H + 14, "font-size": 10, fill: "#555", "text-anchor": t === 0 ? "start" : t + Math.max(1, Math.round(nt / 6)) > nt ? "end" : "middle" });
-        tx.textContent = (+O.bounds[t].toPrecision(3)) + " s"; // slice bounds: not round numbers
+        tx.textContent = (+V.bounds[t].toPrecision(3)) + " s"; // slice bounds: not round numbers
         svg.appendChild(tx);
       }
       svg.setAttribute("data-count", count);
+      svg.setAttribute("data-slices", nt);
       view.textContent = "";
       view.appendChild(svg);
       $("o-pval").textContent = "p = " + part.p.toFixed(4) + " \u00b7 " + part.n + " aggregates, " + count + " drawn \u00b7 gain " +
@@ -563,7 +590,7 @@
       var m = mix(r0, r1, info.f, info.l), box = $("o-info");
       box.textContent = "";
       box.appendChild(el("div", {}, name));
-      box.appendChild(el("div", {}, (r1 - r0) + " resource(s), " + fmtS(O.bounds[info.f]) + " s to " + fmtS(O.bounds[info.l + 1]) + " s"));
+      box.appendChild(el("div", {}, (r1 - r0) + " resource(s), " + fmtS(V.bounds[info.f]) + " s to " + fmtS(V.bounds[info.l + 1]) + " s"));
       var tb = el("table"), idx = m.prop.map(function (_, i) { return i; }).sort(function (a, b) { return m.prop[b] - m.prop[a]; });
       idx.slice(0, 10).forEach(function (i) {
         if (m.prop[i] <= 0) return;
@@ -581,8 +608,8 @@
       var x = function (v) { return 30 + v * (W - 40); }, y = function (v) { return 10 + (1 - v) * (H - 40); };
       [["ng", "#2ca02c", "gain"], ["nl", "#d62728", "loss"]].forEach(function (s, j) {
         var pts = [];
-        O.parts.forEach(function (pt, i) {
-          var nx = i + 1 < O.parts.length ? O.parts[i + 1].p : 1;
+        V.parts.forEach(function (pt, i) {
+          var nx = i + 1 < V.parts.length ? V.parts[i + 1].p : 1;
           pts.push(x(pt.p) + "," + y(pt[s[0]]), x(nx) + "," + y(pt[s[0]]));
         });
         svg.appendChild(sel("polyline", { points: pts.join(" "), fill: "none", stroke: s[1], "stroke-width": 2 }));
@@ -597,13 +624,15 @@
       var c = $("o-curves"); c.textContent = ""; c.appendChild(svg);
     }
     slider.addEventListener("input", draw);
+    oWin.addEventListener("change", function () { fillSlices(); setView(); draw(); });
+    oSlices.addEventListener("change", function () { setView(); draw(); });
     view.addEventListener("mouseover", function (ev) { if (ev.target.__info) describe(ev.target.__info); });
     view.addEventListener("click", function (ev) {
       var info = ev.target.__info; if (!info || !T) return;
       var rr = describe(info), ranks = [];
       for (var r = rr.r0; r < rr.r1 && ranks.length < 128; r++) ranks.push(O.ranks[r][0]);
       $("t-ranks").value = ranks.length > 1 ? ranks[0] + "-" + ranks[ranks.length - 1] : String(ranks[0]);
-      setTimeline(ranks, O.bounds[info.f], O.bounds[info.l + 1]);
+      setTimeline(ranks, V.bounds[info.f], V.bounds[info.l + 1]);
       $("timeline").scrollIntoView();
     });
     window.addEventListener("resize", draw);
