@@ -368,6 +368,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	if err != nil {
 		p.TimelineNote = "Timeline not available: " + err.Error()
 	} else {
+		tl.pairMessages()
 		data.Timeline = tl
 		p.TimelineNote = tl.Note
 	}

@@ -321,6 +321,8 @@
     r.dec = { st: st, en: en, c: c, busy: busy };
     return r.dec;
   }
+  // fmt3 formats seconds with 3 significant digits, for hover texts.
+  function fmt3(s) { return s === 0 ? "0" : fmtG(s, 3); }
   function drawTimeline() {
     if (!T || !tState) return;
     var dpr = window.devicePixelRatio || 1, W = tCanvas.clientWidth || 900;
@@ -332,8 +334,10 @@
     ctx.clearRect(0, 0, W, H);
     var t0 = tState.from / T.tick, t1 = tState.to / T.tick, scale = (W - labelW - 8) / Math.max(t1 - t0, 1e-9);
     ctx.font = "10px sans-serif";
-    var drawn = 0;
+    var drawn = 0, ncalls = D.calls.length, inCall = new Float64Array(ncalls), busyAll = 0;
+    var rowOf = {};
     rows.forEach(function (ri, y) {
+      rowOf[ri] = y;
       var r = T.ranks[ri], d = decode(r), top = y * rowH;
       ctx.fillStyle = y % 2 ? "#f3f4f6" : "#fafafa";
       ctx.fillRect(labelW, top, W - labelW, rowH);
@@ -343,8 +347,13 @@
       while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t0) lo = mid + 1; else hi = mid; }
       var lastX = -1, lastC = null;
       for (var i = lo; i < d.st.length && d.st[i] <= t1; i++) {
-        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
         var c = d.c[i], merged = c < 0, ci = merged ? -c - 1 : c;
+        // Time in each call within the window; a merged segment counts
+        // its time in MPI for its main call.
+        var ov = Math.max(0, Math.min(d.en[i], t1) - Math.max(d.st[i], t0)) * (merged ? d.busy[i] : 1);
+        if (ci < ncalls) inCall[ci] += ov;
+        busyAll += ov;
+        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
         if (x1 - x0 < 1) { if (Math.floor(x0) === lastX && lastC === ci) continue; x1 = x0 + 1; }
         var col = D.colors[ci] || "#7f7f7f";
         // A merged segment is as opaque as the share of its time in MPI.
@@ -355,20 +364,66 @@
       }
       ctx.globalAlpha = 1;
     });
-    // time axis
+    // Messages between the rows shown, drawn only when few enough are in
+    // view to be told apart.
+    // A message is in view when both its ends are in the window widened
+    // by half its width on each side.
+    var M = T.msgs || [], inView = [], m0 = t0 - (t1 - t0) / 2, m1 = t1 + (t1 - t0) / 2;
+    for (var k = 0; k < M.length; k += 4) {
+      if (Math.min(M[k + 1], M[k + 3]) < m0 || Math.max(M[k + 1], M[k + 3]) > m1 || rowOf[M[k]] === undefined || rowOf[M[k + 2]] === undefined) continue;
+      inView.push(k);
+    }
+    var msgInfo = "";
+    if (inView.length && inView.length <= 400) {
+      ctx.strokeStyle = "rgba(20,20,20,0.7)"; ctx.lineWidth = 1;
+      ctx.beginPath();
+      inView.forEach(function (k) {
+        ctx.moveTo(labelW + (M[k + 1] - t0) * scale, (rowOf[M[k]] + 0.5) * rowH);
+        ctx.lineTo(labelW + (M[k + 3] - t0) * scale, (rowOf[M[k + 2]] + 0.5) * rowH);
+      });
+      ctx.save();
+      ctx.rect(labelW, 0, W - labelW, rows.length * rowH); ctx.clip();
+      ctx.stroke();
+      ctx.restore();
+      msgInfo = ", " + inView.length + " messages";
+    } else if (inView.length) msgInfo = ", " + inView.length + " messages (zoom in to see them)";
+    tCanvas.dataset.msgs = inView.length <= 400 ? inView.length : 0;
+    // time axis; labels that would pass the right edge end at it
     ctx.fillStyle = "#333"; ctx.strokeStyle = "#999";
     var y0 = rows.length * rowH + 2, span = tState.to - tState.from;
     var step = Math.pow(10, Math.floor(Math.log10(span / 6 || 1)));
     if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
     for (var v = Math.ceil(tState.from / step) * step; v <= tState.to; v += step) {
-      var x = labelW + (v - tState.from) / span * (W - labelW - 8);
+      var x = labelW + (v - tState.from) / span * (W - labelW - 8), lab = +v.toPrecision(6) + " s", tw = ctx.measureText(lab).width;
       ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 5); ctx.stroke();
-      ctx.fillText(+v.toPrecision(6) + " s", x + 2, y0 + 14);
+      ctx.fillText(lab, Math.min(x + 2, W - tw - 1), y0 + 14);
     }
     tCanvas.dataset.drawn = drawn;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
     $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
-    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn";
+    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn" + msgInfo;
+    windowStats(inCall, (t1 - t0) * rows.length);
+  }
+  // windowStats lists the time per call in the visible window over the
+  // rows shown, and its share of their time.
+  function windowStats(inCall, total) {
+    var box = $("t-stats"), idx = [];
+    box.textContent = "";
+    for (var i = 0; i < inCall.length; i++) if (inCall[i] > 0) idx.push(i);
+    idx.sort(function (a, b) { return inCall[b] - inCall[a]; });
+    var mpi = 0;
+    idx.forEach(function (i) { mpi += inCall[i]; });
+    box.appendChild(el("b", {}, "In this window: "));
+    box.appendChild(document.createTextNode(fmt3(mpi * T.tick) + " s in MPI over " + tState.rows.length + " rank(s) (" +
+      (total > 0 ? (100 * mpi / total).toFixed(1) : "0") + " % of their time)"));
+    idx.slice(0, 12).forEach(function (i) {
+      var sp = el("span"), b = el("i");
+      b.style.background = D.colors[i];
+      sp.appendChild(b);
+      sp.appendChild(document.createTextNode(D.calls[i] + " " + fmt3(inCall[i] * T.tick) + " s (" + (total > 0 ? (100 * inCall[i] / total).toFixed(1) : "0") + " %)"));
+      box.appendChild(sp);
+    });
+    box.dataset.calls = idx.length;
   }
   function setTimeline(rankList, from, to) {
     if (!T) return;
@@ -381,37 +436,63 @@
     drawTimeline();
     if (missing) $("t-info").textContent += " (the selected ranks are not in the timeline: it holds the first " + T.ranks.length + " ranks)";
   }
+  // zoomTo shows [from, to] of the run, kept within it and at least a
+  // few ticks wide.
+  function zoomTo(from, to) {
+    var w = Math.min(Math.max(to - from, 20 * T.tick), T.span);
+    from = Math.max(0, Math.min(from, T.span - w));
+    tState.from = from; tState.to = from + w;
+    drawTimeline();
+  }
   if (T) {
     $("t-ranks").value = T.ranks.length ? "0-" + (D.ranks[Math.min(31, T.ranks.length - 1)].rank) : "";
+    if (T.msgnote) $("t-msgnote").textContent = "Messages: " + T.msgnote + ".";
     setTimeline(parseRanks($("t-ranks").value), 0, T.span);
     $("t-apply").addEventListener("click", function () {
       setTimeline(parseRanks($("t-ranks").value), parseFloat($("t-from").value) || 0, parseFloat($("t-to").value) || T.span);
     });
-    $("t-reset").addEventListener("click", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
+    $("t-reset").addEventListener("click", function () { zoomTo(0, T.span); });
+    var timeAt = function (x) { return tState.from + (x - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from); };
+    // Drag pans; shift-drag selects a window to zoom into; the wheel
+    // zooms around the pointer; double-click shows everything.
     var drag = null;
-    tCanvas.addEventListener("mousedown", function (ev) { drag = ev.offsetX; });
-    tCanvas.addEventListener("mouseup", function (ev) {
-      if (drag === null) return;
-      var a = Math.min(drag, ev.offsetX), b = Math.max(drag, ev.offsetX); drag = null;
-      if (b - a < 4) return;
-      var f = function (x) { return tState.from + (x - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from); };
-      var na = Math.max(0, f(a)), nb = f(b);
-      tState.from = na; tState.to = nb; drawTimeline();
+    tCanvas.addEventListener("mousedown", function (ev) {
+      drag = { x: ev.offsetX, from: tState.from, to: tState.to, box: ev.shiftKey };
+      tCanvas.style.cursor = ev.shiftKey ? "col-resize" : "grabbing";
+      ev.preventDefault();
     });
-    tCanvas.addEventListener("dblclick", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
     tCanvas.addEventListener("mousemove", function (ev) {
-      if (!tState) return;
+      if (!drag || drag.box) return;
+      var dt = (ev.offsetX - drag.x) / (tState.W - tState.labelW - 8) * (drag.to - drag.from);
+      if (dt !== 0) zoomTo(drag.from - dt, drag.to - dt);
+    });
+    window.addEventListener("mouseup", function (ev) {
+      if (!drag) return;
+      var d = drag; drag = null; tCanvas.style.cursor = "";
+      if (!d.box || ev.target !== tCanvas) return;
+      var a = Math.min(d.x, ev.offsetX), b = Math.max(d.x, ev.offsetX);
+      if (b - a >= 4) zoomTo(timeAt(a), timeAt(b));
+    });
+    tCanvas.addEventListener("wheel", function (ev) {
+      if (ev.offsetX < tState.labelW) return;
+      ev.preventDefault();
+      var f = Math.exp((ev.deltaY || 0) * 0.002), at = timeAt(ev.offsetX);
+      zoomTo(at - (at - tState.from) * f, at + (tState.to - at) * f);
+    }, { passive: false });
+    tCanvas.addEventListener("dblclick", function () { zoomTo(0, T.span); });
+    tCanvas.addEventListener("mousemove", function (ev) {
+      if (!tState || drag) return;
       var row = Math.floor(ev.offsetY / tState.rowH);
       if (row < 0 || row >= tState.rows.length || ev.offsetX < tState.labelW) return;
       var r = T.ranks[tState.rows[row]], d = decode(r);
-      var t = (tState.from + (ev.offsetX - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from)) / T.tick;
+      var t = timeAt(ev.offsetX) / T.tick;
       var lo = 0, hi = d.en.length;
       while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t) lo = mid + 1; else hi = mid; }
-      var txt = r.label + " at " + fmtS(t * T.tick) + " s";
+      var txt = r.label + " at " + fmt3(t * T.tick) + " s";
       if (lo < d.st.length && d.st[lo] <= t + 2) {
         var c = d.c[lo], ci = c < 0 ? -c - 1 : c;
         txt += ": " + D.calls[ci] + (c < 0 ? " and other short calls, " + Math.round(100 * d.busy[lo]) + "% in MPI over" : "") + " " +
-          fmtS((d.en[lo] - d.st[lo]) * T.tick) + " s";
+          fmt3((d.en[lo] - d.st[lo]) * T.tick) + " s, from " + fmt3(d.st[lo] * T.tick) + " s";
       } else txt += ": compute";
       tCanvas.title = txt;
     });
