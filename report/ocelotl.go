@@ -69,7 +69,7 @@ type opart struct {
 // JSON bytes all views may take together.
 const (
 	viewSteps   = 6e8
-	viewMaxRuns = 60
+	viewMaxRuns = 40
 	viewMinRuns = 12
 	viewBytes   = 8 << 20
 )
@@ -87,11 +87,11 @@ func initEnd(ranks []*flowgraph.Rank) int64 {
 	var end int64
 	for _, r := range ranks {
 		g := &r.Graph
-		if g.Initial < 0 || g.Initial >= len(g.Nodes) {
+		if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {
 			continue
 		}
-		if n := &g.Nodes[g.Initial]; flowgraph.IsInit(n.Key.Call) && n.Count == 1 {
-			end = max(end, r.Start+n.Time.Total)
+		if it := g.Events(); it.Next() {
+			end = max(end, r.Start+it.Event().End)
 		}
 	}
 	return end
