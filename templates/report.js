@@ -192,7 +192,6 @@
     var name = gMetric.value;
     $("g-legend").textContent = name + ": yellow 0, red = " + (byRank ? fmtV(name, mx[0]) + ", the rank's largest node or edge on any level" :
       fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges) of this level") + "; MPI_Init grey (start-up)";
-    svg.dataset.scale = byRank ? "rank" : "level";
   }
   gRank.addEventListener("change", function () {
     var g = D.ranks[gRank.value].group;
@@ -256,7 +255,6 @@
         if (k < 0) return;
         if (!vb[k]) {
           absent++;
-          n.classList.add("absent");
           shapes(n).forEach(function (s) { s.setAttribute("stroke-dasharray", "3 2"); if (n.classList.contains("edge")) s.setAttribute("stroke", "#b0b0b0"); });
         }
         var la = loopName(a, k), lb = loopName(b, k), name = D.elems[k];
@@ -264,7 +262,6 @@
         if (t) t.textContent = name + "\n" + mname + ": A " + fmtAB(va, k) + ", B " + fmtAB(vb, k) +
           (vb[k] ? ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k)) : "");
       });
-      svg.dataset.absent = absent;
       view.appendChild(svg);
       $("c-legend").textContent = "blue: B lower, red: B higher; full color at " + fmtV(mname, mx[0]) +
         (m === MI.time ? " (the larger rank's time after MPI_Init)" : " (the ranks' largest value)") + (absent ? "; " + absent + " element(s) absent in B (grey)" : "");
