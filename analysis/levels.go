@@ -32,7 +32,12 @@ type Elem struct {
 	Name  string // loop name
 	Src   int    // edge ends, indices into Level.Nodes
 	Dst   int
-	Vals  []float64
+	// Back marks a back edge of the level's loop: the compute phases from
+	// the end of an iteration to the loop's header, which start the next
+	// iteration. Their time is part of the loop's, so a level's nodes and
+	// edges, back edges included, add up to the loop's time.
+	Back bool
+	Vals []float64
 	// Loop statistics: entries from outside, MPI calls inside, and the
 	// share of the rank's time after MPI_Init (means over the ranks of a
 	// group's level).
@@ -123,25 +128,93 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 			lg.Nodes = append(lg.Nodes, e)
 		}
 		for _, le := range lv.Edges {
-			var ctr []int64
-			for _, gi := range le.Edges {
-				ec := g.Edges[gi].Counters
-				if ctr == nil && len(ec) > 0 {
-					ctr = make([]int64, len(ec))
-				}
-				for k := range ec {
-					if k < len(ctr) {
-						ctr[k] += ec[k]
-					}
-				}
-			}
-			e := Elem{Kind: KindEdge, Key: "edge " + lg.Nodes[le.Src].Key + " -> " + lg.Nodes[le.Dst].Key,
-				Src: le.Src, Dst: le.Dst, Site: -1,
-				Vals: newVals(metrics, float64(le.Time)/1e9, float64(le.Count), math.NaN())}
-			derived(metrics, cm, ctr, le.Time, e.Vals)
-			lg.Edges = append(lg.Edges, e)
+			lg.Edges = append(lg.Edges, edgeElem(g, &lg, metrics, cm, le, false))
+		}
+		for _, le := range backEdges(g, c, id, lv) {
+			lg.Edges = append(lg.Edges, edgeElem(g, &lg, metrics, cm, le, true))
 		}
 		out[id] = lg
+	}
+	return out
+}
+
+// edgeElem is the element of level edge le of lg, a back edge if back.
+func edgeElem(g *flowgraph.Graph, lg *Level, metrics []string, cm counterMap, le loops.LevelEdge, back bool) Elem {
+	var ctr []int64
+	for _, gi := range le.Edges {
+		ec := g.Edges[gi].Counters
+		if ctr == nil && len(ec) > 0 {
+			ctr = make([]int64, len(ec))
+		}
+		for k := range ec {
+			if k < len(ctr) {
+				ctr[k] += ec[k]
+			}
+		}
+	}
+	key := "edge "
+	if back {
+		key = "back edge "
+	}
+	e := Elem{Kind: KindEdge, Key: key + lg.Nodes[le.Src].Key + " -> " + lg.Nodes[le.Dst].Key,
+		Src: le.Src, Dst: le.Dst, Site: -1, Back: back,
+		Vals: newVals(metrics, float64(le.Time)/1e9, float64(le.Count), math.NaN())}
+	derived(metrics, cm, ctr, le.Time, e.Vals)
+	return e
+}
+
+// backEdges merges the back edges of loop id (graph edges to its header,
+// which the collapse leaves out of the level's drawn edges) into level
+// edges between the level's nodes: from the node or nested loop where an
+// iteration ends to the header (or the nested self-loop holding it), in
+// order of first appearance.
+func backEdges(g *flowgraph.Graph, c *loops.Collapsed, id int, lv *loops.Level) []loops.LevelEdge {
+	if id == 0 || len(lv.BackEdges) == 0 {
+		return nil
+	}
+	// local is the index in lv.Nodes of a graph node's representative at
+	// this level: the node itself, or the loop node of the nested loop
+	// directly inside loop id that holds it.
+	nodeAt := make(map[int]int, len(lv.Nodes))
+	loopAt := make(map[int]int)
+	for i, ln := range lv.Nodes {
+		if ln.Loop > 0 {
+			loopAt[ln.Loop] = i
+		} else {
+			nodeAt[ln.Node] = i
+		}
+	}
+	local := func(v int) (int, bool) {
+		if i, ok := nodeAt[v]; ok {
+			return i, true
+		}
+		for x := c.LoopOf[v]; x > 0; x = c.Loop(x).Parent {
+			if c.Loop(x).Parent == id {
+				i, ok := loopAt[x]
+				return i, ok
+			}
+		}
+		return 0, false
+	}
+	var out []loops.LevelEdge
+	at := map[[2]int]int{}
+	for _, gi := range lv.BackEdges {
+		e := &g.Edges[gi]
+		s, ok1 := local(e.Src)
+		d, ok2 := local(e.Dst)
+		if !ok1 || !ok2 {
+			continue // not inside this loop: not possible for a back edge
+		}
+		k, ok := at[[2]int{s, d}]
+		if !ok {
+			k = len(out)
+			at[[2]int{s, d}] = k
+			out = append(out, loops.LevelEdge{Src: s, Dst: d})
+		}
+		le := &out[k]
+		le.Edges = append(le.Edges, gi)
+		le.Count += e.Count
+		le.Time += e.Time.Total
 	}
 	return out
 }
@@ -206,6 +279,9 @@ func structure(levels []Level) string {
 			b.WriteByte('\n')
 		}
 		for _, e := range lg.Edges {
+			if e.Back {
+				b.WriteByte('^')
+			}
 			fmt.Fprintf(&b, "%d>%d\n", e.Src, e.Dst)
 		}
 	}

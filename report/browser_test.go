@@ -237,8 +237,22 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 	} else if other != 0 {
 		assert.NotEqual(t, beforeTexts, eval[string](t, b, visibleTexts), "labels show the selected rank's values")
 	}
-	assert.Regexp(t, `(MPI_\w+ \d+(\.\d)?[KMG]?B( cs=\d+)? t=[0-9.e+-]+|Loop \d+\|\d+ it t=[0-9.e+-]+)`, eval[string](t, b, visibleTexts),
+	assert.Regexp(t, `(MPI_\w+ \d+(\.\d)?[KMG]?B( cs=\d+)? t=[0-9.e+-]+|Loop \d+ · MPI_\w+\|\d+ it t=[0-9.e+-]+)`, eval[string](t, b, visibleTexts),
 		"labels in the paper's format")
+
+	// Comparing ranks of different groups says so; within a group it
+	// says nothing.
+	cmpNote := eval[[]string](t, b, fmt.Sprintf(`(function () { var a = document.getElementById("c-a"), b = document.getElementById("c-b"), out = [];
+		a.value = "0"; b.value = "%d"; b.dispatchEvent(new Event("change"));
+		out.push(document.getElementById("c-groups").hidden ? "" : document.getElementById("c-groups").textContent);
+		b.value = "0"; b.dispatchEvent(new Event("change"));
+		out.push(document.getElementById("c-groups").hidden ? "" : "shown");
+		return out; })()`, other))
+	require.Len(t, cmpNote, 2)
+	if groups[other] != groups[0] {
+		assert.Contains(t, cmpNote[0], "their graphs differ")
+	}
+	assert.Empty(t, cmpNote[1], "no note for one group")
 
 	// Clicking a loop node shows its subgraph, and the crumb leads back.
 	const loopNode = "#g-levels .level:not([hidden]) g.node a[href^='#lv-']"

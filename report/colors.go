@@ -7,12 +7,15 @@ import (
 )
 
 // palette holds distinct colors given to MPI calls in order of their total
-// time, so the most important calls get the most distinct colors. It avoids
+// time, so the most important calls get the most distinct colors. Each is
+// a hue of its own at a middle lightness (the 9 colored hues of the
+// Tableau/D3 category10, then gold, teal and indigo), never a light or dark
+// tint of another: the overview's transparency stands for heterogeneity,
+// and a tint would read as the same state drawn transparent. It avoids
 // gray, which is kept for compute phases.
 var palette = [...]string{
 	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
-	"#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
-	"#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+	"#17becf", "#f0c000", "#00a087", "#3c3cc8",
 }
 
 // ComputeColor is the color of compute phases (time outside MPI).
@@ -23,7 +26,8 @@ const OtherColor = "#7f7f7f"
 
 // CallColors assigns one color per call name: the i-th call of calls (by
 // descending time) gets the i-th palette color, later ones a color derived
-// from a hash of the name so that it is still stable.
+// from a hash of the name so that it is still stable. The charts, the
+// timeline and the overview all use these colors.
 func CallColors(calls []string) map[string]string {
 	m := make(map[string]string, len(calls))
 	for i, c := range calls {

@@ -30,6 +30,32 @@ type DOTOptions struct {
 	// NoLegend leaves out the title and legend, for pages that show them
 	// around the drawing.
 	NoLegend bool
+	// Scale is the value drawn at the red end for nodes and edges alike,
+	// e.g. RankScale of the rank's levels so that colors compare across
+	// levels; 0 scales the level on its own, nodes and edges separately.
+	Scale float64
+}
+
+// Color scales of the graphs: one for the whole rank (ScaleRank, the
+// default) or one per level (ScaleLevel).
+const (
+	ScaleRank  = "rank"
+	ScaleLevel = "level"
+)
+
+// RankScale is the largest value of metric over all elements of all
+// levels (MPI_Init nodes left out), the red end of a rank-wide color
+// scale; 0 if there is none.
+func RankScale(levels []analysis.Level, metrics []string, metric string) float64 {
+	k := analysis.MetricIndex(metrics, metric)
+	if k < 0 {
+		return 0
+	}
+	m := 0.0
+	for i := range levels {
+		m = max(m, maxOf(levels[i].Nodes, k), maxOf(levels[i].Edges, k))
+	}
+	return m
 }
 
 // startUpColor fills MPI_Init nodes: their start-up cost is outside the
@@ -63,7 +89,8 @@ func heatOf(v, max float64) string {
 }
 
 // DOT returns the DOT text of a level, colored by opt.Metric on the
-// yellow-to-red gradient (nodes and edges scaled separately).
+// yellow-to-red gradient up to opt.Scale (or the level's own maxima).
+// Back edges are dashed.
 func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 	if opt.Metric == "" {
 		opt.Metric = analysis.MetricTime
@@ -85,11 +112,19 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		e.Attr("fontsize", "9")
 	})
 	var nmax, emax float64
-	if k >= 0 {
-		nmax, emax = maxOf(lg.Nodes, k), maxOf(lg.Edges, k)
+	var legend string
+	switch {
+	case opt.Scale > 0:
+		nmax, emax = opt.Scale, opt.Scale
+		legend = fmt.Sprintf("color: %s, yellow = 0, red = %s on every level; MPI_Init grey", opt.Metric,
+			formatMetric(opt.Metric, opt.Scale))
+	default:
+		if k >= 0 {
+			nmax, emax = maxOf(lg.Nodes, k), maxOf(lg.Edges, k)
+		}
+		legend = fmt.Sprintf("color: %s, yellow = 0, red = %s (nodes), %s (edges) of this level; MPI_Init grey", opt.Metric,
+			formatMetric(opt.Metric, nmax), formatMetric(opt.Metric, emax))
 	}
-	legend := fmt.Sprintf("color: %s, yellow = 0, red = %s (nodes), %s (edges); MPI_Init grey", opt.Metric,
-		formatMetric(opt.Metric, nmax), formatMetric(opt.Metric, emax))
 	if opt.Title != "" {
 		legend = opt.Title + "\n" + legend
 	}
@@ -140,6 +175,12 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		}
 		ed.Attr("color", color)
 		ed.Attr("penwidth", "2")
+		if e.Back {
+			// Back edges start the next iteration: drawn dashed, going
+			// up, without pulling the layout out of its top-down order.
+			ed.Attr("style", "dashed")
+			ed.Attr("constraint", "false")
+		}
 		if opt.ElemID != nil {
 			ed.Attr("id", opt.ElemID(analysis.KindEdge, i))
 		}

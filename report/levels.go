@@ -28,7 +28,7 @@ func formatMetric(m string, v float64) string {
 
 // Label is the text drawn on an element, as in the paper: node
 // "MPI_Allreduce 8 B cs=68 t=31.69", edge "200 (0.01)", loop node with its
-// iterations and accumulated time.
+// header call, iterations and accumulated time ("Loop 5 · MPI_Irecv").
 func Label(e *analysis.Elem, metrics []string) string {
 	val := func(m string) float64 {
 		if i := analysis.MetricIndex(metrics, m); i >= 0 {
@@ -39,7 +39,7 @@ func Label(e *analysis.Elem, metrics []string) string {
 	t, n := val(analysis.MetricTime), val(analysis.MetricCount)
 	switch e.Kind {
 	case analysis.KindLoop:
-		return fmt.Sprintf("%s\n%s it t=%s", e.Name, units.Count(n), units.Seconds(t))
+		return fmt.Sprintf("%s \u00b7 %s\n%s it t=%s", e.Name, e.Call, units.Count(n), units.Seconds(t))
 	case analysis.KindEdge:
 		return fmt.Sprintf("%s (%s)", units.Count(n), units.Seconds(t))
 	}
@@ -73,6 +73,9 @@ func Tooltip(e *analysis.Elem, metrics []string, lg *analysis.Level) string {
 	case analysis.KindEdge:
 		src, dst := &lg.Nodes[e.Src], &lg.Nodes[e.Dst]
 		fmt.Fprintf(&b, "compute phase %s -> %s", shortName(src), shortName(dst))
+		if e.Back {
+			b.WriteString(" (back edge: from the end of an iteration to the start of the next)")
+		}
 	}
 	for k, m := range metrics {
 		if math.IsNaN(e.Vals[k]) {
@@ -100,4 +103,24 @@ func shortName(e *analysis.Elem) string {
 		return fmt.Sprintf("%s cs=%d", e.Call, e.Site)
 	}
 	return e.Call
+}
+
+// loopKeyIndex gives, per level of levels, the index in keyIdx of its
+// loop node's key (-1 for the top level or a loop not found).
+func loopKeyIndex(levels []analysis.Level, keyIdx map[string]int) []int {
+	out := make([]int, len(levels))
+	for i := range out {
+		out[i] = -1
+	}
+	for l := range levels {
+		for _, e := range levels[l].Nodes {
+			if e.Kind != analysis.KindLoop || e.Loop < 0 || e.Loop >= len(out) {
+				continue
+			}
+			if k, ok := keyIdx[e.Key]; ok {
+				out[e.Loop] = k
+			}
+		}
+	}
+	return out
 }

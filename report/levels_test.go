@@ -62,7 +62,7 @@ func TestLevelsAndLabels(t *testing.T) {
 	// which belongs to the top level: 14 ms.
 	assert.Contains(t, labels, "MPI_Init 0 B cs=0 t=0.001")
 	assert.Contains(t, labels, "MPI_Finalize 0 B cs=3 t=0.001")
-	assert.Contains(t, labels, "Loop 1\n3 it t=0.014")
+	assert.Contains(t, labels, "Loop 1 \u00b7 MPI_Send\n3 it t=0.014")
 	assert.Equal(t, 0, top.Initial, "MPI_Init holds the first event")
 
 	loop := levels[1]
@@ -70,8 +70,10 @@ func TestLevelsAndLabels(t *testing.T) {
 	send, recv := &loop.Nodes[0], &loop.Nodes[1]
 	assert.Equal(t, "MPI_Send 8 B cs=1 t=0.003", Label(send, metrics))
 	assert.Equal(t, "MPI_Recv 16 B cs=2 t=0.006", Label(recv, metrics))
-	require.Len(t, loop.Edges, 1, "the back edge recv -> send is not drawn")
+	require.Len(t, loop.Edges, 2, "send -> recv and the back edge recv -> send")
 	assert.Equal(t, "3 (0.003)", Label(&loop.Edges[0], metrics))
+	assert.Equal(t, "2 (0.002)", Label(&loop.Edges[1], metrics), "two iterations start over")
+	assert.Contains(t, Tooltip(&loop.Edges[1], metrics, &loop), "back edge")
 	assert.Contains(t, Tooltip(send, metrics, &loop), "main pp.c:11")
 
 	d := DOT(&loop, metrics, DOTOptions{Metric: analysis.MetricTime})
@@ -79,6 +81,16 @@ func TestLevelsAndLabels(t *testing.T) {
 	// Recv (6 ms) is the hottest node: red; Send (3 ms) half way.
 	assert.Contains(t, d, `fillcolor="`+Heat(1)+`"`)
 	assert.Contains(t, d, `fillcolor="`+Heat(0.5)+`"`)
+	assert.Regexp(t, `n2->n1\[[^]]*constraint="false"[^]]*style="dashed"`, d, "the back edge is dashed and leaves the layout top-down")
+
+	// On the rank's scale the loop node (14 ms) is red and the Recv
+	// inside it (6 ms) is 6/14 of the way.
+	scale := RankScale(levels, metrics, analysis.MetricTime)
+	assert.InDelta(t, 0.014, scale, 1e-12)
+	d = DOT(&loop, metrics, DOTOptions{Metric: analysis.MetricTime, Scale: scale})
+	assert.Contains(t, d, `fillcolor="`+Heat(0.006/0.014)+`"`)
+	assert.NotContains(t, d, `fillcolor="`+Heat(1)+`"`)
+	assert.Contains(t, d, "red = 0.014 s on every level")
 
 	// A long MPI_Init is grey and outside the scale: the loop stays red.
 	tk := analysis.MetricIndex(metrics, analysis.MetricTime)

@@ -1,30 +1,47 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"sync"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/parallel"
 )
 
 // ocelotlData is the spatiotemporal overview embedded in the report: the
-// hierarchy, the microscopic model (to describe any aggregate on hover) and
-// the best partition of every significant p.
+// hierarchy and, per precomputed view (a time window cut into a number
+// of slices), the microscopic model (to describe any aggregate on hover)
+// and the best partition of every significant p. The page switches
+// between views; it does not aggregate.
 type ocelotlData struct {
-	States []string  `json:"states"`
-	Colors []string  `json:"colors"`
-	Bounds []float64 `json:"bounds"` // slice bounds, s on the job's time axis
-	Nodes  []hnode   `json:"nodes"`
-	// Micro holds, per row (leaf in hierarchy order), per slice: k, then
-	// k pairs of state and per-mille of the slice spent in it.
-	Micro   [][]int  `json:"micro"`
-	Parts   []opart  `json:"parts"`
-	Suggest float64  `json:"suggest"`
+	States  []string `json:"states"`
+	Colors  []string `json:"colors"`
+	Nodes   []hnode  `json:"nodes"`
 	Grouped bool     `json:"grouped"`
 	Rows    int      `json:"rows"`
 	Ranks   [][]int  `json:"ranks"` // per row: world rank
+	Views   []oview  `json:"views"` // Views[0] is shown first
 	Notes   []string `json:"notes,omitempty"`
+}
+
+// oview is one aggregation of the overview: a window of the run cut into
+// slices.
+type oview struct {
+	Window string    `json:"window"` // "after MPI_Init" or "whole run"
+	Slices int       `json:"slices"`
+	Bounds []float64 `json:"bounds"` // slice bounds, s on the job's time axis
+	// Micro holds, per row (leaf in hierarchy order), per slice: k, then
+	// k pairs of state and per-mille of the slice spent in it.
+	Micro   [][]int `json:"micro"`
+	Parts   []opart `json:"parts"`
+	Suggest float64 `json:"suggest"`
+	// Note says when the p search stopped before finding every
+	// significant p.
+	Note string `json:"note,omitempty"`
 }
 
 type hnode struct {
@@ -45,11 +62,49 @@ type opart struct {
 	Cells []int   `json:"cells"`
 }
 
-// buildOcelotl aggregates the ranks' state trace over slices time slices
-// under the rank -> host -> job hierarchy. States are the MPI calls (or
-// their groups when there are more than maxStates calls) and Compute.
+// Bounds of the overview's precomputed views beyond the default one: the
+// partitioning steps (about hierarchy nodes x slices^3 / 6 per run, some
+// 4 ns each) they may take together, the runs of one view (and so the
+// partitions its slider offers), the fewest runs worth a view, and the
+// JSON bytes all views may take together.
+const (
+	viewSteps   = 6e8
+	viewMaxRuns = 40
+	viewMinRuns = 12
+	viewBytes   = 8 << 20
+)
+
+// window is a time span of the run cut into slices.
+type window struct {
+	name       string
+	start, end int64
+	slices     int
+}
+
+// initEnd is the latest end of MPI_Init (or MPI_Init_thread) over the
+// ranks on the job's time axis, 0 if no rank starts with it.
+func initEnd(ranks []*flowgraph.Rank) int64 {
+	var end int64
+	for _, r := range ranks {
+		g := &r.Graph
+		if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {
+			continue
+		}
+		if it := g.Events(); it.Next() {
+			end = max(end, r.Start+it.Event().End)
+		}
+	}
+	return end
+}
+
+// buildOcelotl aggregates the ranks' state trace under the rank -> host
+// -> job hierarchy. States are the MPI calls (or their groups when there
+// are more than fit distinct colors) and Compute. The first view starts at
+// the end of MPI_Init, as mpiflow stats does, with the given number of
+// slices; the others (the whole run, and 2 and 4 times as many slices)
+// follow as far as the report's time and size bounds allow.
 func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRuns, workers int, colors map[string]string) (*ocelotlData, error) {
-	const maxStates = 16
+	maxStates := len(palette) + 1 // calls in distinct colors, and Compute
 	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
@@ -61,31 +116,63 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 			return nil, fmt.Errorf("ocelotl: %w", err)
 		}
 	}
-	m, err := aggregate.Build(src, slices, workers)
-	if err != nil {
-		return nil, fmt.Errorf("ocelotl: %w", err)
-	}
 	h, err := aggregate.NewHierarchy(src.DefaultSpec(), src.Resources())
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
-	a, err := aggregate.New(m, h, aggregate.Options{Workers: workers})
+	start, end := src.Span()
+	var wins []window
+	if ie := initEnd(ranks); ie > start && end-ie >= int64(4*slices) {
+		wins = append(wins, window{"after MPI_Init", ie, end, slices})
+	}
+	wins = append(wins, window{"whole run", start, end, slices})
+	nw := len(wins)
+	for _, k := range []int{2, 4} {
+		if k*slices > aggregate.MaxSlices {
+			break
+		}
+		for _, w := range wins[:nw] {
+			if w.end-w.start >= int64(k*slices) {
+				wins = append(wins, window{w.name, w.start, w.end, k * slices})
+			}
+		}
+	}
+	// Views that cannot get a few runs of the partitioning within the
+	// budget are left out before their models are built.
+	steps := func(w window) float64 { return float64(len(h.Nodes)) * math.Pow(float64(w.slices), 3) / 6 }
+	runs := make([]int, len(wins))
+	left := viewSteps
+	for i, w := range wins {
+		switch {
+		case i == 0 && maxRuns > 0:
+			runs[i] = maxRuns
+		case i == 0:
+			// By default from 40 runs for large jobs to 300 for small ones.
+			runs[i] = int(math.Max(40, math.Min(300, 2.5e8/math.Max(steps(w), 1))))
+		default:
+			runs[i] = int(math.Min(viewMaxRuns, left/math.Max(steps(w), 1)))
+		}
+		if i > 0 && runs[i] < viewMinRuns {
+			runs[i] = 0
+			continue
+		}
+		left -= float64(runs[i]) * steps(w)
+	}
+	var kept []window
+	var keptRuns []int
+	for i, w := range wins {
+		if runs[i] > 0 {
+			kept, keptRuns = append(kept, w), append(keptRuns, runs[i])
+		}
+	}
+	models, err := buildModels(src, kept, workers)
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
-	if maxRuns <= 0 {
-		// One run costs about (hierarchy nodes) x slices^3 / 6 steps.
-		cost := float64(len(h.Nodes)) * math.Pow(float64(m.Slices()), 3)
-		maxRuns = int(math.Max(40, math.Min(300, 1.5e9/math.Max(cost, 1))))
-	}
-	samples, complete, err := a.SearchP(aggregate.DefaultThreshold, maxRuns)
-	if err != nil {
-		return nil, fmt.Errorf("ocelotl: %w", err)
-	}
-	d := &ocelotlData{States: m.States, Grouped: grouped}
-	groupColors := map[string]string{aggregate.GroupP2P: "#1f77b4", aggregate.GroupCollective: "#ff7f0e",
-		aggregate.GroupWait: "#d62728", aggregate.GroupIO: "#9467bd", aggregate.GroupOther: "#8c564b"}
-	for _, s := range m.States {
+	d := &ocelotlData{States: src.States(), Grouped: grouped}
+	groupColors := map[string]string{aggregate.GroupP2P: palette[0], aggregate.GroupCollective: palette[1],
+		aggregate.GroupWait: palette[3], aggregate.GroupIO: palette[4], aggregate.GroupOther: palette[5]}
+	for _, s := range d.States {
 		c, ok := colors[s]
 		switch {
 		case s == aggregate.ComputeState:
@@ -100,9 +187,6 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 		}
 		d.Colors = append(d.Colors, c)
 	}
-	for _, b := range m.Bounds {
-		d.Bounds = append(d.Bounds, float64(b)/1e9)
-	}
 	// Rows: leaves in pre-order; each node covers a contiguous row range.
 	d.Nodes = make([]hnode, len(h.Nodes))
 	row := 0
@@ -110,26 +194,119 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 		n := &h.Nodes[i]
 		d.Nodes[i] = hnode{Name: n.Name, Parent: n.Parent, Depth: n.Depth, Row: row, Rows: n.Leaves}
 		if n.Resource >= 0 {
-			cells := make([]int, 0, m.Slices()*3)
-			for t := 0; t < m.Slices(); t++ {
-				dur := float64(m.SliceDur(t))
-				k := len(cells)
-				cells = append(cells, 0)
-				for x, v := range m.Cell(n.Resource, t) {
-					if pm := int(math.Round(1000 * float64(v) / dur)); pm > 0 {
-						cells = append(cells, x, pm)
-						cells[k]++
-					}
-				}
-			}
-			d.Micro = append(d.Micro, cells)
-			d.Ranks = append(d.Ranks, []int{m.Resources[n.Resource].Rank})
+			d.Ranks = append(d.Ranks, []int{src.Resources()[n.Resource].Rank})
 			row++
 		}
 	}
 	d.Rows = row
+	// The views are partitioned one after the other, each with all
+	// workers; a view whose JSON would pass the size bound is dropped.
+	size := 0
+	for i, m := range models {
+		v, err := aggregateView(m, h, kept[i], keptRuns[i], workers)
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("ocelotl: %w", err)
+			}
+			continue
+		}
+		n, err := jsonSize(v)
+		if err != nil {
+			return nil, fmt.Errorf("ocelotl: %w", err)
+		}
+		if i > 0 && size+n > viewBytes {
+			continue
+		}
+		size += n
+		d.Views = append(d.Views, *v)
+	}
+	return d, nil
+}
+
+// buildModels reads the events of every resource of src once and adds
+// them to one microscopic model per window.
+func buildModels(src aggregate.Source, wins []window, workers int) ([]*aggregate.Model, error) {
+	bs := make([]*aggregate.Builder, len(wins))
+	for i, w := range wins {
+		var err error
+		if bs[i], err = aggregate.NewBuilder(src.Resources(), src.States(), w.start, w.end, w.slices); err != nil {
+			return nil, err
+		}
+	}
+	pool := sync.Pool{New: func() any { b := make([]aggregate.StateEvent, 4096); return &b }}
+	// Each resource is read by one goroutine, which adds only to its own
+	// rows of each model.
+	err := parallel.For(len(src.Resources()), workers, func(r int) error {
+		buf := pool.Get().(*[]aggregate.StateEvent)
+		defer pool.Put(buf)
+		rd, err := src.Open(r)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		for {
+			n, err := rd.Read(*buf)
+			for _, ev := range (*buf)[:n] {
+				for _, b := range bs {
+					if err := b.Add(ev); err != nil {
+						return err
+					}
+				}
+			}
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("resource %d: %w", r, err)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*aggregate.Model, len(bs))
+	for i, b := range bs {
+		out[i] = b.Model()
+	}
+	return out, nil
+}
+
+// aggregateView finds the partitions of every significant p of model m
+// (window w) with at most maxRuns runs of the partitioning.
+func aggregateView(m *aggregate.Model, h *aggregate.Hierarchy, w window, maxRuns, workers int) (*oview, error) {
+	a, err := aggregate.New(m, h, aggregate.Options{Workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	samples, complete, err := a.SearchP(aggregate.DefaultThreshold, maxRuns)
+	if err != nil {
+		return nil, err
+	}
+	v := &oview{Window: w.name, Slices: m.Slices()}
+	for _, b := range m.Bounds {
+		v.Bounds = append(v.Bounds, float64(b)/1e9)
+	}
+	for i := range h.Nodes {
+		n := &h.Nodes[i]
+		if n.Resource < 0 {
+			continue
+		}
+		cells := make([]int, 0, m.Slices()*3)
+		for t := 0; t < m.Slices(); t++ {
+			dur := float64(m.SliceDur(t))
+			k := len(cells)
+			cells = append(cells, 0)
+			for x, d := range m.Cell(n.Resource, t) {
+				if pm := int(math.Round(1000 * float64(d) / dur)); pm > 0 {
+					cells = append(cells, x, pm)
+					cells[k]++
+				}
+			}
+		}
+		v.Micro = append(v.Micro, cells)
+	}
 	if !complete {
-		d.Notes = append(d.Notes, fmt.Sprintf("The slider offers the %d partitions found in %d runs of the aggregation; the search stops there to bound the report's cost (`mpiflow aggregate` lists every significant p).", len(samples), maxRuns))
+		v.Note = fmt.Sprintf("the slider offers the %d partitions found in %d runs of the aggregation; the search stops there to bound the report's cost (`mpiflow aggregate` lists every significant p)", len(samples), maxRuns)
 	}
 	// Gain and loss are shown normalized by those of the full aggregate,
 	// as Ocelotl does.
@@ -141,8 +318,22 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 			ag := a.Describe(c)
 			op.Cells = append(op.Cells, c.Node, c.First, c.Last, ag.Mode, int(math.Round(1000*ag.ModeShare)))
 		}
-		d.Parts = append(d.Parts, op)
+		v.Parts = append(v.Parts, op)
 	}
-	d.Suggest = aggregate.Suggest(pv)
-	return d, nil
+	v.Suggest = aggregate.Suggest(pv)
+	return v, nil
+}
+
+// jsonSize is the length of v's JSON encoding.
+func jsonSize(v any) (int, error) {
+	var n countWriter
+	err := json.NewEncoder(&n).Encode(v)
+	return int(n), err
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
 }

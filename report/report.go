@@ -187,12 +187,18 @@ type jsRank struct {
 	Rank  int    `json:"rank"`
 	Host  string `json:"host"`
 	Group int    `json:"group"`
+	// Total is the rank's time after MPI_Init in s, the scale of time
+	// differences in the rank comparison.
+	Total num `json:"total"`
 }
 
 type jsLevel struct {
 	Loop   int    `json:"loop"`
 	Parent int    `json:"parent"`
 	Name   string `json:"name"`
+	// Key is the element key of the loop's node (-1 for the top level),
+	// so that the comparison names a loop by each rank's own number.
+	Key int `json:"key"`
 }
 
 type jsGroup struct {
@@ -338,6 +344,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	if err != nil {
 		p.TimelineNote = "Timeline not available: " + err.Error()
 	} else {
+		tl.pairMessages()
 		data.Timeline = tl
 		p.TimelineNote = tl.Note
 	}
@@ -400,13 +407,25 @@ func makeBanner(job *analysis.Job) banner {
 }
 
 // elemName names an element in the rank comparison, as the graphs and
-// `mpiflow loops` name it.
+// `mpiflow loops` name it but without loop numbers, which differ between
+// ranks of different structure: a loop is named by its header (the page
+// adds each rank's loop number).
 func elemName(e *analysis.Elem, lg *analysis.Level) string {
 	switch e.Kind {
 	case analysis.KindLoop:
-		return fmt.Sprintf("%s (header %s at %s)", e.Name, e.Call, e.Where)
+		return fmt.Sprintf("loop (header %s at %s)", e.Call, e.Where)
 	case analysis.KindEdge:
-		return fmt.Sprintf("%s -> %s", shortName(&lg.Nodes[e.Src]), shortName(&lg.Nodes[e.Dst]))
+		end := func(n *analysis.Elem) string {
+			if n.Kind == analysis.KindLoop {
+				return "loop of " + n.Call + " at " + n.Where
+			}
+			return shortName(n)
+		}
+		name := fmt.Sprintf("%s -> %s", end(&lg.Nodes[e.Src]), end(&lg.Nodes[e.Dst]))
+		if e.Back {
+			name += " (back edge)"
+		}
+		return name
 	}
 	return fmt.Sprintf("%s (%s)", e.Call, e.Where)
 }
@@ -446,7 +465,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 			}
 		}
 		data.Vals[i] = vals
-		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group})
+		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group, Total: num(float64(job.Summary.Ranks[i].Wall) / 1e9)})
 	}
 	if len(loopErrs) > 0 {
 		p.LoopsNote = "Loop analysis failed for some ranks; their whole graph is shown instead: " + strings.Join(loopErrs, "; ")
@@ -509,9 +528,11 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 		jg := jsGroup{Members: groups[g].Members, Rendered: drawn[g]}
 		var dots []string
 		var dotLevel []int
+		loopKeys := loopKeyIndex(mean, keyIdx)
+		scale := RankScale(mean, metrics, analysis.MetricTime)
 		for l := range mean {
 			lg := &mean[l]
-			jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name})
+			jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Key: loopKeys[l]})
 			lv := levelView{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Header: lg.Header}
 			// Crumbs from the top level down to the parent; enclosing loops
 			// have smaller IDs, the bound only guards against bad input.
@@ -551,7 +572,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 				// The page shows title and legend around the drawing; the
 				// labels are the group's means until the page's script
 				// writes in the selected rank's values.
-				d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true,
+				d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true, Scale: scale,
 					ElemID: func(kind, i int) string {
 						if kind == analysis.KindEdge {
 							return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	"mpiflow/flowgraph"
 )
@@ -18,11 +21,113 @@ type timelineData struct {
 	Bins  int        `json:"bins"`
 	Ranks []timeline `json:"ranks"`
 	Note  string     `json:"note,omitempty"`
+	// Msgs are the point-to-point messages between the timeline's ranks
+	// whose partners are known exactly, flat (sender row, send start,
+	// receiver row, receive end) in ticks, by send start; MsgNote says
+	// why some are missing.
+	Msgs    []int64 `json:"msgs"`
+	MsgNote string  `json:"msgnote,omitempty"`
 }
 
 type timeline struct {
 	Label string  `json:"label"`
 	Segs  []int64 `json:"segs"`
+	rank  int
+	// ends holds the message ends of this rank: per direction and
+	// partner, the times (ticks) of the first maxMsgEnds sends (start)
+	// or receives (end) in order; ambiguous marks the partners some of
+	// whose messages went through a call site with several partners, so
+	// that the k-th send cannot be told.
+	ends      [2]map[int][]int64
+	ambiguous [2]map[int]bool
+}
+
+// Message directions of point-to-point calls.
+const (
+	dirSend = iota
+	dirRecv
+)
+
+// maxMsgs bounds the messages embedded in the timeline; maxMsgEnds the
+// ends recorded per rank, direction and partner.
+const (
+	maxMsgs    = 50_000
+	maxMsgEnds = 20_000
+)
+
+// p2pDir is the direction of a point-to-point call that names one
+// partner, -1 for other calls (MPI_Sendrecv has two partners).
+func p2pDir(call string) int {
+	switch call {
+	case "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend", "MPI_Irsend":
+		return dirSend
+	case "MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv":
+		return dirRecv
+	}
+	return -1
+}
+
+// nodePartner is the partner of every call of node n: the partner in the
+// node key, or the only one recorded; -1 if there are several.
+func nodePartner(n *flowgraph.Node) int {
+	if n.Key.Partner >= 0 {
+		return n.Key.Partner
+	}
+	if len(n.Partners) == 1 && n.OtherPartners == 0 {
+		return n.Partners[0].Rank
+	}
+	return -1
+}
+
+// pairMessages joins the k-th send from rank a to rank b with the k-th
+// receive of b from a (MPI's order for one communicator and tag) for the
+// ranks of the timeline (thread 0) whose ends are all known, and keeps the
+// first maxMsgs by send time.
+func (d *timelineData) pairMessages() {
+	row := map[int]int{}
+	for i := range d.Ranks {
+		if _, ok := row[d.Ranks[i].rank]; !ok {
+			row[d.Ranks[i].rank] = i
+		}
+	}
+	type msg struct{ src, send, dst, recv int64 }
+	var msgs []msg
+	skipped := false
+	for a, ra := range row {
+		tl := &d.Ranks[ra]
+		for b, sends := range tl.ends[dirSend] {
+			rb, ok := row[b]
+			if !ok {
+				continue
+			}
+			recvs := d.Ranks[rb].ends[dirRecv][a]
+			if tl.ambiguous[dirSend][b] || d.Ranks[rb].ambiguous[dirRecv][a] || len(recvs) != len(sends) {
+				skipped = true
+				continue
+			}
+			for k := range sends {
+				msgs = append(msgs, msg{int64(ra), sends[k], int64(rb), recvs[k]})
+			}
+		}
+	}
+	for i := range d.Ranks {
+		d.Ranks[i].ends = [2]map[int][]int64{}
+		if len(d.Ranks[i].ambiguous[dirSend])+len(d.Ranks[i].ambiguous[dirRecv]) > 0 {
+			skipped = true
+		}
+	}
+	slices.SortFunc(msgs, func(x, y msg) int { return cmp.Or(cmp.Compare(x.send, y.send), cmp.Compare(x.src, y.src)) })
+	if len(msgs) > maxMsgs {
+		d.MsgNote = fmt.Sprintf("the timeline draws the first %d of %d messages", maxMsgs, len(msgs))
+		msgs = msgs[:maxMsgs]
+	}
+	if skipped {
+		d.MsgNote = strings.TrimPrefix(d.MsgNote+"; messages through call sites with several partners are not drawn (record with MPIFLOW_KEY=call,site,partner to draw them)", "; ")
+	}
+	d.Msgs = make([]int64, 0, 4*len(msgs))
+	for _, m := range msgs {
+		d.Msgs = append(d.Msgs, m.src, m.send, m.dst, m.recv)
+	}
 }
 
 // rankSpan is the end of a rank's last event in ns since the job start.
@@ -59,10 +164,26 @@ func newTimelineBuilder(span int64, bins int, callIdx map[string]int) *timelineB
 func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, error) {
 	g := &r.Graph
 	callOf := make([]int, len(g.Nodes))
+	dirOf := make([]int, len(g.Nodes))
+	partnerOf := make([]int, len(g.Nodes))
+	tl := timeline{Label: label, rank: r.Rank}
 	for i := range g.Nodes {
-		callOf[i] = tb.callIdx[g.Nodes[i].Key.Call]
+		n := &g.Nodes[i]
+		callOf[i] = tb.callIdx[n.Key.Call]
+		dirOf[i], partnerOf[i] = p2pDir(n.Key.Call), nodePartner(n)
+		if r.Thread != 0 {
+			dirOf[i] = -1 // messages are drawn between threads 0
+		}
+		if d := dirOf[i]; d >= 0 && partnerOf[i] < 0 {
+			for _, pc := range n.Partners {
+				if tl.ambiguous[d] == nil {
+					tl.ambiguous[d] = map[int]bool{}
+				}
+				tl.ambiguous[d][pc.Rank] = true
+			}
+			dirOf[i] = -1
+		}
 	}
-	tl := timeline{Label: label}
 	var lastEnd int64 // in ticks
 	emit := func(start, end int64, call int, busy int64) {
 		s, e := start/tb.tick, end/tb.tick
@@ -107,6 +228,19 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		ev := it.Event()
 		start, end := r.Start+ev.Start, r.Start+ev.End
 		c := callOf[ev.Node]
+		if d := dirOf[ev.Node]; d >= 0 {
+			if tl.ends[d] == nil {
+				tl.ends[d] = map[int][]int64{}
+			}
+			p := partnerOf[ev.Node]
+			if e := tl.ends[d][p]; len(e) < maxMsgEnds {
+				at := start
+				if d == dirRecv {
+					at = end
+				}
+				tl.ends[d][p] = append(e, at/tb.tick)
+			}
+		}
 		if end-start >= tb.binW/2 {
 			flush()
 			emit(start, end, c, 1000)

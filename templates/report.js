@@ -104,12 +104,14 @@
   (D.startup || []).forEach(function (k) { startUp[k] = true; });
   function elemKey(e) { var m = /^x\d+_(\d+)$/.exec(e.id); return m ? +m[1] : -1; }
   // recolor sets node fills and edge strokes of svg (group g, level l) by
-  // value(key) and returns the maxima used.
-  function recolor(svg, g, value, colorOf) {
+  // value(key) and returns the maxima used: fixed for nodes and edges
+  // when given (> 0), else the level's own.
+  function recolor(svg, g, value, colorOf, fixed) {
     var nodes = svg.querySelectorAll("g.node"), edges = svg.querySelectorAll("g.edge"), key = elemKey;
     var nmax = 0, emax = 0;
     nodes.forEach(function (n) { var v = value(key(n)); if (v !== null && !startUp[key(n)] && Math.abs(v) > nmax) nmax = Math.abs(v); });
     edges.forEach(function (n) { var v = value(key(n)); if (v !== null && Math.abs(v) > emax) emax = Math.abs(v); });
+    if (fixed > 0) { nmax = fixed; emax = fixed; }
     nodes.forEach(function (n) {
       var c = startUp[key(n)] ? "#e4e4e4" : colorOf(value(key(n)), nmax);
       shapes(n).forEach(function (s) { if (s.getAttribute("fill") !== "none" && s.tagName !== "polyline") s.setAttribute("fill", c); });
@@ -152,7 +154,17 @@
       }
     });
   }
-  var gRank = $("g-rank"), gMetric = $("g-metric"), gState = { rank: 0, group: -1, loop: 0 };
+  // rankMax is the largest absolute value of metric m over every element
+  // of a rank (vals), MPI_Init left out: the red end of a rank-wide scale.
+  function rankMax(vals, m) {
+    var mx = 0;
+    for (var k in vals) {
+      var v = vals[k][m];
+      if (v !== null && !startUp[k] && Math.abs(v) > mx) mx = Math.abs(v);
+    }
+    return mx;
+  }
+  var gRank = $("g-rank"), gMetric = $("g-metric"), gScale = $("g-scale"), gState = { rank: 0, group: -1, loop: 0 };
   D.ranks.forEach(function (r, i) {
     gRank.appendChild(el("option", { value: i }, r.label + (r.host ? " (" + r.host + ")" : "") + " \u00b7 group " + (r.group + 1)));
   });
@@ -173,12 +185,13 @@
     var svg = d && d.querySelector("svg");
     var m = gMetric.selectedIndex;
     if (!svg) { $("g-legend").textContent = ""; return; }
-    var vals = D.vals[gState.rank];
+    var vals = D.vals[gState.rank], byRank = gScale.value === "rank";
     var mx = recolor(svg, gState.group, function (k) {
       var v = vals[k]; return v ? v[m] : null;
-    }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); });
+    }, function (v, max) { return v === null ? "#ffffff" : heat(max > 0 ? v / max : 0); }, byRank ? rankMax(vals, m) : 0);
     var name = gMetric.value;
-    $("g-legend").textContent = name + ": yellow 0, red = " + fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges); MPI_Init grey (start-up)";
+    $("g-legend").textContent = name + ": yellow 0, red = " + (byRank ? fmtV(name, mx[0]) + ", the rank's largest node or edge on any level" :
+      fmtV(name, mx[0]) + " (nodes), " + fmtV(name, mx[1]) + " (edges) of this level") + "; MPI_Init grey (start-up)";
   }
   gRank.addEventListener("change", function () {
     var g = D.ranks[gRank.value].group;
@@ -188,6 +201,7 @@
     showLevel(g, g === gState.group ? gState.loop : 0);
   });
   gMetric.addEventListener("change", colorGraph);
+  gScale.addEventListener("change", colorGraph);
   $("g-levels").addEventListener("click", function (ev) {
     var a = ev.target.closest && ev.target.closest("a[href^='#lv-']");
     if (!a) return;
@@ -205,54 +219,81 @@
     cB.appendChild(el("option", { value: i }, r.label));
   });
   cA.value = D.cmp[0]; cB.value = D.cmp[1];
+  // loopIDs[g][key] is the loop number, in group g, of the loop whose
+  // node has element key: loops are matched across ranks by header (the
+  // key), but numbered by each rank's own order.
+  var loopIDs = D.groups.map(function (grp) {
+    var m = {};
+    grp.levels.forEach(function (lv) { if (lv.key >= 0) m[lv.key] = lv.loop; });
+    return m;
+  });
   function compare() {
-    var a = +cA.value, b = +cB.value, m = +cM.value, g = D.ranks[a].group;
-    var view = $("c-view"), crumbs = $("c-crumbs");
+    var a = +cA.value, b = +cB.value, m = +cM.value, g = D.ranks[a].group, gb = D.ranks[b].group;
+    var view = $("c-view"), crumbs = $("c-crumbs"), note = $("c-groups");
+    var va = D.vals[a], vb = D.vals[b], mname = cM.options[cM.selectedIndex].text;
     view.textContent = ""; crumbs.textContent = "";
+    // Differences are scaled by the ranks' total time (for time) or their
+    // largest value, so that a small difference stays pale.
+    var ref = m === MI.time ? Math.max(D.ranks[a].total || 0, D.ranks[b].total || 0) : Math.max(rankMax(va, m), rankMax(vb, m));
+    var get = function (vals, k) { var v = vals[k]; return v && v[m] !== null ? v[m] : 0; };
+    var fmtAB = function (vals, k) { return vals[k] ? fmtV(mname, get(vals, k)) : "absent"; };
+    var loopName = function (r, k) { var id = loopIDs[D.ranks[r].group][k]; return id ? "Loop " + id : null; };
+    note.hidden = g === gb;
+    note.textContent = g === gb ? "" : D.ranks[a].label + " is in group " + (g + 1) + " and " + D.ranks[b].label + " in group " + (gb + 1) +
+      ": their graphs differ. Calls are matched by call site and loops by header, whatever their loop numbers; grey hatched elements are absent from one rank.";
     var src = $("lv-" + g + "-" + cState.loop);
     var svg0 = src && src.querySelector("svg");
     if (!svg0) {
       view.appendChild(el("p", { "class": "note" }, "The graph of " + D.ranks[a].label + " is not embedded in this report."));
     } else {
       var svg = svg0.cloneNode(true);
-      var va = D.vals[a], vb = D.vals[b];
       relabel(svg, va);
-      var get = function (vals, k) { var v = vals[k]; return v && v[m] !== null ? v[m] : 0; };
-      var mx = recolor(svg, g, function (k) { return get(vb, k) - get(va, k); },
-        function (v, max) { return diverge(max > 0 ? v / max : 0); });
-      var mname = cM.options[cM.selectedIndex].text;
+      var mx = recolor(svg, g, function (k) { return va[k] && vb[k] ? get(vb, k) - get(va, k) : null; },
+        function (v, max) { return v === null ? "#e4e4e4" : diverge(max > 0 ? v / max : 0); }, ref);
+      var absent = 0;
       svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
         var k = elemKey(n), t = n.querySelector("title");
         if (k < 0) return;
-        if (t) t.textContent = D.elems[k] + "\n" + mname + ": A " + fmtV(mname, get(va, k)) + ", B " + fmtV(mname, get(vb, k)) +
-          ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k));
+        if (!vb[k]) {
+          absent++;
+          shapes(n).forEach(function (s) { s.setAttribute("stroke-dasharray", "3 2"); if (n.classList.contains("edge")) s.setAttribute("stroke", "#b0b0b0"); });
+        }
+        var la = loopName(a, k), lb = loopName(b, k), name = D.elems[k];
+        if (la) name = la + (lb && lb !== la ? " (" + lb + " in B)" : "") + " " + name.replace(/^loop /, "");
+        if (t) t.textContent = name + "\n" + mname + ": A " + fmtAB(va, k) + ", B " + fmtAB(vb, k) +
+          (vb[k] ? ", B\u2212A " + fmtV(mname, get(vb, k) - get(va, k)) : "");
       });
       view.appendChild(svg);
-      $("c-legend").textContent = "blue: B lower, red: B higher, up to " + fmtV(mname, mx[0]) + " (nodes), " + fmtV(mname, mx[1]) + " (edges)";
+      $("c-legend").textContent = "blue: B lower, red: B higher; full color at " + fmtV(mname, mx[0]) +
+        (m === MI.time ? " (the larger rank's time after MPI_Init)" : " (the ranks' largest value)") + (absent ? "; " + absent + " element(s) absent in B (grey)" : "");
       var lv = D.groups[g].levels[cState.loop];
       if (cState.loop > 0) {
         var top = el("a", { href: "#" }, "top level");
         top.addEventListener("click", function (ev) { ev.preventDefault(); cState.loop = 0; compare(); });
         crumbs.appendChild(top);
-        crumbs.appendChild(document.createTextNode(" \u203a " + lv.name));
+        crumbs.appendChild(document.createTextNode(" \u203a " + lv.name + " of " + D.ranks[a].label));
+        var kb = loopIDs[gb][lv.key];
+        crumbs.appendChild(document.createTextNode(kb ? (g !== gb || kb !== cState.loop ? " (Loop " + kb + " of " + D.ranks[b].label + ")" : "") :
+          " (" + D.ranks[b].label + " has no loop with this header)"));
       } else {
         crumbs.appendChild(document.createTextNode("top level of " + D.ranks[a].label));
       }
     }
-    // Largest differences over all elements of both ranks.
+    // Largest differences over all elements of both ranks; an element
+    // one rank lacks counts as 0 there and is marked absent.
     var keys = {}, rows = [];
-    [D.vals[a], D.vals[b]].forEach(function (v) { for (var k in v) keys[k] = true; });
-    var ga = function (v, k) { return v[k] && v[k][m] !== null ? v[k][m] : 0; };
-    for (var k in keys) rows.push([+k, ga(D.vals[a], k), ga(D.vals[b], k)]);
+    [va, vb].forEach(function (v) { for (var k in v) keys[k] = true; });
+    for (var k in keys) rows.push([+k, get(va, k), get(vb, k)]);
     rows.sort(function (x, y) { return Math.abs(y[2] - y[1]) - Math.abs(x[2] - x[1]); });
-    var tb = document.querySelector("#c-table tbody"), mn = cM.options[cM.selectedIndex].text;
+    var tb = document.querySelector("#c-table tbody");
     tb.textContent = "";
     rows.slice(0, 12).forEach(function (r) {
-      var tr = el("tr");
-      tr.appendChild(el("td", { title: D.elems[r[0]] }, D.elems[r[0]]));
-      tr.appendChild(el("td", {}, fmtV(mn, r[1])));
-      tr.appendChild(el("td", {}, fmtV(mn, r[2])));
-      tr.appendChild(el("td", {}, fmtV(mn, r[2] - r[1])));
+      var tr = el("tr"), k = r[0], la = loopName(a, k), lb = loopName(b, k), name = D.elems[k];
+      if (la || lb) name = (la === lb ? la : (la || "no loop") + " in A, " + (lb || "no loop") + " in B") + " " + name.replace(/^loop /, "");
+      tr.appendChild(el("td", { title: name }, name));
+      tr.appendChild(el("td", {}, fmtAB(va, k)));
+      tr.appendChild(el("td", {}, fmtAB(vb, k)));
+      tr.appendChild(el("td", {}, fmtV(mname, r[2] - r[1])));
       tb.appendChild(tr);
     });
   }
@@ -278,6 +319,8 @@
     r.dec = { st: st, en: en, c: c, busy: busy };
     return r.dec;
   }
+  // fmt3 formats seconds with 3 significant digits, for hover texts.
+  function fmt3(s) { return s === 0 ? "0" : fmtG(s, 3); }
   function drawTimeline() {
     if (!T || !tState) return;
     var dpr = window.devicePixelRatio || 1, W = tCanvas.clientWidth || 900;
@@ -289,8 +332,10 @@
     ctx.clearRect(0, 0, W, H);
     var t0 = tState.from / T.tick, t1 = tState.to / T.tick, scale = (W - labelW - 8) / Math.max(t1 - t0, 1e-9);
     ctx.font = "10px sans-serif";
-    var drawn = 0;
+    var drawn = 0, ncalls = D.calls.length, inCall = new Float64Array(ncalls), busyAll = 0;
+    var rowOf = {};
     rows.forEach(function (ri, y) {
+      rowOf[ri] = y;
       var r = T.ranks[ri], d = decode(r), top = y * rowH;
       ctx.fillStyle = y % 2 ? "#f3f4f6" : "#fafafa";
       ctx.fillRect(labelW, top, W - labelW, rowH);
@@ -300,8 +345,13 @@
       while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t0) lo = mid + 1; else hi = mid; }
       var lastX = -1, lastC = null;
       for (var i = lo; i < d.st.length && d.st[i] <= t1; i++) {
-        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
         var c = d.c[i], merged = c < 0, ci = merged ? -c - 1 : c;
+        // Time in each call within the window; a merged segment counts
+        // its time in MPI for its main call.
+        var ov = Math.max(0, Math.min(d.en[i], t1) - Math.max(d.st[i], t0)) * (merged ? d.busy[i] : 1);
+        if (ci < ncalls) inCall[ci] += ov;
+        busyAll += ov;
+        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
         if (x1 - x0 < 1) { if (Math.floor(x0) === lastX && lastC === ci) continue; x1 = x0 + 1; }
         var col = D.colors[ci] || "#7f7f7f";
         // A merged segment is as opaque as the share of its time in MPI.
@@ -312,20 +362,66 @@
       }
       ctx.globalAlpha = 1;
     });
-    // time axis
+    // Messages between the rows shown, drawn only when few enough are in
+    // view to be told apart.
+    // A message is in view when both its ends are in the window widened
+    // by half its width on each side.
+    var M = T.msgs || [], inView = [], m0 = t0 - (t1 - t0) / 2, m1 = t1 + (t1 - t0) / 2;
+    for (var k = 0; k < M.length; k += 4) {
+      if (Math.min(M[k + 1], M[k + 3]) < m0 || Math.max(M[k + 1], M[k + 3]) > m1 || rowOf[M[k]] === undefined || rowOf[M[k + 2]] === undefined) continue;
+      inView.push(k);
+    }
+    var msgInfo = "";
+    if (inView.length && inView.length <= 400) {
+      ctx.strokeStyle = "rgba(20,20,20,0.7)"; ctx.lineWidth = 1;
+      ctx.beginPath();
+      inView.forEach(function (k) {
+        ctx.moveTo(labelW + (M[k + 1] - t0) * scale, (rowOf[M[k]] + 0.5) * rowH);
+        ctx.lineTo(labelW + (M[k + 3] - t0) * scale, (rowOf[M[k + 2]] + 0.5) * rowH);
+      });
+      ctx.save();
+      ctx.rect(labelW, 0, W - labelW, rows.length * rowH); ctx.clip();
+      ctx.stroke();
+      ctx.restore();
+      msgInfo = ", " + inView.length + " messages";
+    } else if (inView.length) msgInfo = ", " + inView.length + " messages (zoom in to see them)";
+    tCanvas.dataset.msgs = inView.length <= 400 ? inView.length : 0;
+    // time axis; labels that would pass the right edge end at it
     ctx.fillStyle = "#333"; ctx.strokeStyle = "#999";
     var y0 = rows.length * rowH + 2, span = tState.to - tState.from;
     var step = Math.pow(10, Math.floor(Math.log10(span / 6 || 1)));
     if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
     for (var v = Math.ceil(tState.from / step) * step; v <= tState.to; v += step) {
-      var x = labelW + (v - tState.from) / span * (W - labelW - 8);
+      var x = labelW + (v - tState.from) / span * (W - labelW - 8), lab = +v.toPrecision(6) + " s", tw = ctx.measureText(lab).width;
       ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 5); ctx.stroke();
-      ctx.fillText(+v.toPrecision(6) + " s", x + 2, y0 + 14);
+      ctx.fillText(lab, Math.min(x + 2, W - tw - 1), y0 + 14);
     }
     tCanvas.dataset.drawn = drawn;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
     $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
-    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn";
+    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn" + msgInfo;
+    windowStats(inCall, (t1 - t0) * rows.length);
+  }
+  // windowStats lists the time per call in the visible window over the
+  // rows shown, and its share of their time.
+  function windowStats(inCall, total) {
+    var box = $("t-stats"), idx = [];
+    box.textContent = "";
+    for (var i = 0; i < inCall.length; i++) if (inCall[i] > 0) idx.push(i);
+    idx.sort(function (a, b) { return inCall[b] - inCall[a]; });
+    var mpi = 0;
+    idx.forEach(function (i) { mpi += inCall[i]; });
+    box.appendChild(el("b", {}, "In this window: "));
+    box.appendChild(document.createTextNode(fmt3(mpi * T.tick) + " s in MPI over " + tState.rows.length + " rank(s) (" +
+      (total > 0 ? (100 * mpi / total).toFixed(1) : "0") + " % of their time)"));
+    idx.slice(0, 12).forEach(function (i) {
+      var sp = el("span"), b = el("i");
+      b.style.background = D.colors[i];
+      sp.appendChild(b);
+      sp.appendChild(document.createTextNode(D.calls[i] + " " + fmt3(inCall[i] * T.tick) + " s (" + (total > 0 ? (100 * inCall[i] / total).toFixed(1) : "0") + " %)"));
+      box.appendChild(sp);
+    });
+    box.dataset.calls = idx.length;
   }
   function setTimeline(rankList, from, to) {
     if (!T) return;
@@ -338,37 +434,63 @@
     drawTimeline();
     if (missing) $("t-info").textContent += " (the selected ranks are not in the timeline: it holds the first " + T.ranks.length + " ranks)";
   }
+  // zoomTo shows [from, to] of the run, kept within it and at least a
+  // few ticks wide.
+  function zoomTo(from, to) {
+    var w = Math.min(Math.max(to - from, 20 * T.tick), T.span);
+    from = Math.max(0, Math.min(from, T.span - w));
+    tState.from = from; tState.to = from + w;
+    drawTimeline();
+  }
   if (T) {
     $("t-ranks").value = T.ranks.length ? "0-" + (D.ranks[Math.min(31, T.ranks.length - 1)].rank) : "";
+    if (T.msgnote) $("t-msgnote").textContent = "Messages: " + T.msgnote + ".";
     setTimeline(parseRanks($("t-ranks").value), 0, T.span);
     $("t-apply").addEventListener("click", function () {
       setTimeline(parseRanks($("t-ranks").value), parseFloat($("t-from").value) || 0, parseFloat($("t-to").value) || T.span);
     });
-    $("t-reset").addEventListener("click", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
+    $("t-reset").addEventListener("click", function () { zoomTo(0, T.span); });
+    var timeAt = function (x) { return tState.from + (x - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from); };
+    // Drag pans; shift-drag selects a window to zoom into; the wheel
+    // zooms around the pointer; double-click shows everything.
     var drag = null;
-    tCanvas.addEventListener("mousedown", function (ev) { drag = ev.offsetX; });
-    tCanvas.addEventListener("mouseup", function (ev) {
-      if (drag === null) return;
-      var a = Math.min(drag, ev.offsetX), b = Math.max(drag, ev.offsetX); drag = null;
-      if (b - a < 4) return;
-      var f = function (x) { return tState.from + (x - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from); };
-      var na = Math.max(0, f(a)), nb = f(b);
-      tState.from = na; tState.to = nb; drawTimeline();
+    tCanvas.addEventListener("mousedown", function (ev) {
+      drag = { x: ev.offsetX, from: tState.from, to: tState.to, box: ev.shiftKey };
+      tCanvas.style.cursor = ev.shiftKey ? "col-resize" : "grabbing";
+      ev.preventDefault();
     });
-    tCanvas.addEventListener("dblclick", function () { tState.from = 0; tState.to = T.span; drawTimeline(); });
     tCanvas.addEventListener("mousemove", function (ev) {
-      if (!tState) return;
+      if (!drag || drag.box) return;
+      var dt = (ev.offsetX - drag.x) / (tState.W - tState.labelW - 8) * (drag.to - drag.from);
+      if (dt !== 0) zoomTo(drag.from - dt, drag.to - dt);
+    });
+    window.addEventListener("mouseup", function (ev) {
+      if (!drag) return;
+      var d = drag; drag = null; tCanvas.style.cursor = "";
+      if (!d.box || ev.target !== tCanvas) return;
+      var a = Math.min(d.x, ev.offsetX), b = Math.max(d.x, ev.offsetX);
+      if (b - a >= 4) zoomTo(timeAt(a), timeAt(b));
+    });
+    tCanvas.addEventListener("wheel", function (ev) {
+      if (ev.offsetX < tState.labelW) return;
+      ev.preventDefault();
+      var f = Math.exp((ev.deltaY || 0) * 0.002), at = timeAt(ev.offsetX);
+      zoomTo(at - (at - tState.from) * f, at + (tState.to - at) * f);
+    }, { passive: false });
+    tCanvas.addEventListener("dblclick", function () { zoomTo(0, T.span); });
+    tCanvas.addEventListener("mousemove", function (ev) {
+      if (!tState || drag) return;
       var row = Math.floor(ev.offsetY / tState.rowH);
       if (row < 0 || row >= tState.rows.length || ev.offsetX < tState.labelW) return;
       var r = T.ranks[tState.rows[row]], d = decode(r);
-      var t = (tState.from + (ev.offsetX - tState.labelW) / (tState.W - tState.labelW - 8) * (tState.to - tState.from)) / T.tick;
+      var t = timeAt(ev.offsetX) / T.tick;
       var lo = 0, hi = d.en.length;
       while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t) lo = mid + 1; else hi = mid; }
-      var txt = r.label + " at " + fmtS(t * T.tick) + " s";
+      var txt = r.label + " at " + fmt3(t * T.tick) + " s";
       if (lo < d.st.length && d.st[lo] <= t + 2) {
         var c = d.c[lo], ci = c < 0 ? -c - 1 : c;
         txt += ": " + D.calls[ci] + (c < 0 ? " and other short calls, " + Math.round(100 * d.busy[lo]) + "% in MPI over" : "") + " " +
-          fmtS((d.en[lo] - d.st[lo]) * T.tick) + " s";
+          fmt3((d.en[lo] - d.st[lo]) * T.tick) + " s, from " + fmt3(d.st[lo] * T.tick) + " s";
       } else txt += ": compute";
       tCanvas.title = txt;
     });
@@ -385,22 +507,48 @@
   var O = D.ocelotl;
   function ocelotl() {
     if (!O) return;
-    var slider = $("o-p"), view = $("o-view"), nt = O.bounds.length - 1;
-    var legend = $("o-legend");
+    // V is the shown view: a window of the run cut into slices, each
+    // with its micro model and partitions computed at report time.
+    var slider = $("o-p"), view = $("o-view"), V = O.views[0], nt = V.bounds.length - 1;
+    var legend = $("o-legend"), oWin = $("o-window"), oSlices = $("o-slices");
     O.states.forEach(function (s, i) {
       var sp = el("span"); var b = el("i"); b.style.background = O.colors[i]; sp.appendChild(b); sp.appendChild(document.createTextNode(s)); legend.appendChild(sp);
     });
-    slider.max = O.parts.length - 1;
-    var start = 0;
-    O.parts.forEach(function (p, i) { if (p.p <= O.suggest) start = i; });
-    slider.value = start;
+    var windows = [];
+    O.views.forEach(function (v) { if (windows.indexOf(v.window) < 0) windows.push(v.window); });
+    windows.forEach(function (w) {
+      var v = O.views.find(function (x) { return x.window === w; });
+      oWin.appendChild(el("option", { value: w }, w + " (" + fmtS(v.bounds[0]) + " s to " + fmtS(v.bounds[v.bounds.length - 1]) + " s)"));
+    });
+    function fillSlices() {
+      var cur = +oSlices.value || V.slices;
+      oSlices.textContent = "";
+      O.views.forEach(function (v) { if (v.window === oWin.value) oSlices.appendChild(el("option", { value: v.slices }, String(v.slices))); });
+      oSlices.value = cur;
+      if (oSlices.selectedIndex < 0) oSlices.selectedIndex = 0;
+    }
+    // setView shows the view of the selected window and slices, at its
+    // suggested p.
+    function setView() {
+      V = O.views.find(function (v) { return v.window === oWin.value && v.slices === +oSlices.value; }) || O.views[0];
+      nt = V.bounds.length - 1;
+      slider.max = V.parts.length - 1;
+      var start = 0;
+      V.parts.forEach(function (p, i) { if (p.p <= V.suggest) start = i; });
+      slider.value = start;
+      $("o-vnote").textContent = V.note || "";
+    }
+    oWin.value = V.window;
+    fillSlices();
+    oSlices.value = V.slices;
+    setView();
     // descendants' leaf rows are contiguous: node n covers rows [row, row+rows)
     var children = O.nodes.map(function () { return []; });
     O.nodes.forEach(function (n, i) { if (n.parent >= 0) children[n.parent].push(i); });
     function mix(r0, r1, f, l) { // state time per state over rows x slices
       var acc = new Float64Array(O.states.length);
       for (var r = r0; r < r1; r++) {
-        var m = O.micro[r], k = 0;
+        var m = V.micro[r], k = 0;
         for (var t = 0; t < nt; t++) {
           var c = m[k++];
           for (var j = 0; j < c; j++) { if (t >= f && t <= l) acc[m[k]] += m[k + 1]; k += 2; }
@@ -416,9 +564,9 @@
       return p.join("/");
     }
     function draw() {
-      var part = O.parts[+slider.value];
+      var part = V.parts[+slider.value];
       var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 100, rowH = H / O.rows;
-      var x = function (t) { return L + (O.bounds[t] - O.bounds[0]) / (O.bounds[nt] - O.bounds[0]) * (W - L - 4); };
+      var x = function (t) { return L + (V.bounds[t] - V.bounds[0]) / (V.bounds[nt] - V.bounds[0]) * (W - L - 4); };
       var svg = sel("svg", { width: W, height: H + 20, viewBox: "0 0 " + W + " " + (H + 20) });
       var count = 0, minPx = 4;
       // cells by node
@@ -503,10 +651,11 @@
       // time axis
       for (var t = 0; t <= nt; t += Math.max(1, Math.round(nt / 6))) {
         var tx = sel("text", { x: x(t), y: H + 14, "font-size": 10, fill: "#555", "text-anchor": t === 0 ? "start" : t + Math.max(1, Math.round(nt / 6)) > nt ? "end" : "middle" });
-        tx.textContent = (+O.bounds[t].toPrecision(3)) + " s"; // slice bounds: not round numbers
+        tx.textContent = (+V.bounds[t].toPrecision(3)) + " s"; // slice bounds: not round numbers
         svg.appendChild(tx);
       }
       svg.setAttribute("data-count", count);
+      svg.setAttribute("data-slices", nt);
       view.textContent = "";
       view.appendChild(svg);
       $("o-pval").textContent = "p = " + part.p.toFixed(4) + " \u00b7 " + part.n + " aggregates, " + count + " drawn \u00b7 gain " +
@@ -520,7 +669,7 @@
       var m = mix(r0, r1, info.f, info.l), box = $("o-info");
       box.textContent = "";
       box.appendChild(el("div", {}, name));
-      box.appendChild(el("div", {}, (r1 - r0) + " resource(s), " + fmtS(O.bounds[info.f]) + " s to " + fmtS(O.bounds[info.l + 1]) + " s"));
+      box.appendChild(el("div", {}, (r1 - r0) + " resource(s), " + fmtS(V.bounds[info.f]) + " s to " + fmtS(V.bounds[info.l + 1]) + " s"));
       var tb = el("table"), idx = m.prop.map(function (_, i) { return i; }).sort(function (a, b) { return m.prop[b] - m.prop[a]; });
       idx.slice(0, 10).forEach(function (i) {
         if (m.prop[i] <= 0) return;
@@ -538,8 +687,8 @@
       var x = function (v) { return 30 + v * (W - 40); }, y = function (v) { return 10 + (1 - v) * (H - 40); };
       [["ng", "#2ca02c", "gain"], ["nl", "#d62728", "loss"]].forEach(function (s, j) {
         var pts = [];
-        O.parts.forEach(function (pt, i) {
-          var nx = i + 1 < O.parts.length ? O.parts[i + 1].p : 1;
+        V.parts.forEach(function (pt, i) {
+          var nx = i + 1 < V.parts.length ? V.parts[i + 1].p : 1;
           pts.push(x(pt.p) + "," + y(pt[s[0]]), x(nx) + "," + y(pt[s[0]]));
         });
         svg.appendChild(sel("polyline", { points: pts.join(" "), fill: "none", stroke: s[1], "stroke-width": 2 }));
@@ -554,13 +703,15 @@
       var c = $("o-curves"); c.textContent = ""; c.appendChild(svg);
     }
     slider.addEventListener("input", draw);
+    oWin.addEventListener("change", function () { fillSlices(); setView(); draw(); });
+    oSlices.addEventListener("change", function () { setView(); draw(); });
     view.addEventListener("mouseover", function (ev) { if (ev.target.__info) describe(ev.target.__info); });
     view.addEventListener("click", function (ev) {
       var info = ev.target.__info; if (!info || !T) return;
       var rr = describe(info), ranks = [];
       for (var r = rr.r0; r < rr.r1 && ranks.length < 128; r++) ranks.push(O.ranks[r][0]);
       $("t-ranks").value = ranks.length > 1 ? ranks[0] + "-" + ranks[ranks.length - 1] : String(ranks[0]);
-      setTimeline(ranks, O.bounds[info.f], O.bounds[info.l + 1]);
+      setTimeline(ranks, V.bounds[info.f], V.bounds[info.l + 1]);
       $("timeline").scrollIntoView();
     });
     window.addEventListener("resize", draw);

@@ -16,13 +16,19 @@ func TestGraphCmd(t *testing.T) {
 	out, _, err := run(t, "graph", path, "--rank", "1")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(out, "digraph"))
-	assert.Regexp(t, regexp.MustCompile(`Loop 1\\n\d+ it t=`), out, "loop node label")
+	assert.Regexp(t, regexp.MustCompile(`Loop 1 · MPI_\w+\\n\d+ it t=`), out, "loop node label with its header call")
+	assert.Contains(t, out, "on every level", "one color scale for the rank by default")
 
 	out, _, err = run(t, "graph", path, "--rank", "1", "--loop", "1", "--color", "count")
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`label="MPI_\w+ \d+(\.\d)? ([KMG]i)?B cs=\d+ t=[0-9.e-]+"`), out, "node label as in the paper")
 	assert.Regexp(t, regexp.MustCompile(`label="\d+ \([0-9.e-]+\)"`), out, "edge label as in the paper")
 	assert.Contains(t, out, "color: count")
+	assert.Contains(t, out, `style="dashed"`, "a back edge")
+
+	out, _, err = run(t, "graph", path, "--rank", "1", "--loop", "1", "--scale", "level")
+	require.NoError(t, err)
+	assert.Contains(t, out, "(edges) of this level")
 
 	svg := filepath.Join(t.TempDir(), "g.svg")
 	_, _, err = run(t, "graph", path, "--rank", "0", "--format", "svg", "-o", svg)
@@ -39,6 +45,7 @@ func TestGraphCmd(t *testing.T) {
 		{[]string{"graph", path, "--loop", "999"}, "has no loop 999"},
 		{[]string{"graph", path, "--color", "ipc"}, "unknown color metric"},
 		{[]string{"graph", path, "--format", "png"}, "unknown format"},
+		{[]string{"graph", path, "--scale", "job"}, "unknown scale"},
 		{[]string{"graph", "/nonexistent.mpiflow"}, "no such file"},
 	} {
 		_, _, err := run(t, tt.args...)

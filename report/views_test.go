@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/analysis"
+	"mpiflow/flowgraph"
+)
+
+// exchange records rank me of a two-rank ping-pong: MPI_Init, then iters
+// iterations of MPI_Send to and MPI_Recv from the other rank (rank 0
+// sends first) with 1 ms of compute before each call, and MPI_Finalize.
+// With several, extra sends to rank 2 leave from the send's call site, so
+// that its partner is ambiguous.
+func exchange(t testing.TB, me, iters int, several bool) *flowgraph.Rank {
+	t.Helper()
+	b := flowgraph.NewBuilder(0, 0)
+	site := func(off uint64) int { return b.Site(flowgraph.CallSite{Addr: off, Object: "/bin/pp", Offset: off}) }
+	sInit, sSend, sRecv, sFin := site(0x10), site(0x20), site(0x30), site(0x40)
+	now := int64(0)
+	call := func(name string, s, partner int, dur int64) {
+		now += ms
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: name, Site: s, Partner: -1, Comm: -1}, Enter: now, Exit: now + dur,
+			Bytes: 8, Partner: partner})
+		now += dur
+	}
+	call("MPI_Init", sInit, -1, 5*ms)
+	other := 1 - me
+	for i := range iters {
+		if me == 0 {
+			call("MPI_Send", sSend, other, ms/10)
+			call("MPI_Recv", sRecv, other, ms)
+		} else {
+			call("MPI_Recv", sRecv, other, ms)
+			call("MPI_Send", sSend, other, ms/10)
+		}
+		if several && i == 0 {
+			call("MPI_Send", sSend, 2, ms/10)
+		}
+	}
+	call("MPI_Finalize", sFin, -1, ms)
+	g := b.Graph()
+	require.NoError(t, g.Validate())
+	return &flowgraph.Rank{Rank: me, Start: 0, Graph: g, Complete: true}
+}
+
+func TestPairMessages(t *testing.T) {
+	ranks := []*flowgraph.Rank{exchange(t, 0, 3, false), exchange(t, 1, 3, false)}
+	span := max(rankSpan(ranks[0]), rankSpan(ranks[1]))
+	tb := newTimelineBuilder(span, 1000, map[string]int{})
+	d := &timelineData{}
+	for i, r := range ranks {
+		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
+		require.NoError(t, err)
+		d.Ranks = append(d.Ranks, tl)
+	}
+	d.pairMessages()
+	require.Len(t, d.Msgs, 4*6, "3 messages each way")
+	assert.Empty(t, d.MsgNote)
+	// Times count from each rank's first event. The first message: rank 0
+	// sends at 6 ms (after MPI_Init and 1 ms of compute), rank 1's first
+	// receive, from 6 ms, ends at 7 ms.
+	assert.Equal(t, []int64{0, 6 * ms / tb.tick, 1, 7 * ms / tb.tick}, d.Msgs[:4])
+	for k := 4; k < len(d.Msgs); k += 4 {
+		assert.LessOrEqual(t, d.Msgs[k-3], d.Msgs[k+1], "by send time")
+		assert.Less(t, d.Msgs[k+1], d.Msgs[k+3], "each receive ends after its send starts")
+	}
+
+	// A call site with two partners: its messages cannot be told apart.
+	ranks[0] = exchange(t, 0, 3, true)
+	d = &timelineData{}
+	for i, r := range ranks {
+		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
+		require.NoError(t, err)
+		d.Ranks = append(d.Ranks, tl)
+	}
+	d.pairMessages()
+	assert.Len(t, d.Msgs, 4*3, "only rank 1's messages to rank 0")
+	assert.Contains(t, d.MsgNote, "MPIFLOW_KEY=call,site,partner")
+}
+
+// pingPongJob writes a two-rank job of exchange ranks and returns its path.
+func pingPongJob(t *testing.T, iters int) string {
+	t.Helper()
+	h := flowgraph.Header{NumRanks: 2, JobID: "pp", Command: []string{"pp"}, Hosts: []string{"h0", "h0"}}
+	path := filepath.Join(t.TempDir(), "pp.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, []*flowgraph.Rank{exchange(t, 0, iters, false), exchange(t, 1, iters, false)}))
+	return path
+}
+
+// TestBrowserViews exercises the controls of the graph, overview and
+// timeline views in Chromium: the graph's color scale, the overview's
+// window and slices, the timeline's wheel zoom, drag pan, window
+// statistics and message lines.
+func TestBrowserViews(t *testing.T) {
+	b := newBrowser(t)
+	out, _ := writeReport(t, pingPongJob(t, 300), "views.html", Options{})
+	b.open(t, out)
+
+	// Scale: on the whole rank's scale the loop's nodes are paler than on
+	// the loop's own, where its largest node is red.
+	const fills = `Array.from(document.querySelectorAll("#g-levels .level:not([hidden]) g.node polygon, #g-levels .level:not([hidden]) g.node path")).map(p => p.getAttribute("fill")).join()`
+	eval[bool](t, b, `(function () { var a = document.querySelector("#g-levels .level:not([hidden]) g.node a[href^='#lv-']");
+		a.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); return true; })()`)
+	assert.Equal(t, "lv-0-1", eval[string](t, b, `document.querySelector("#g-levels .level:not([hidden])").id`))
+	rankFills := eval[string](t, b, fills)
+	assert.NotContains(t, rankFills, "rgb(189,0,38)", "no node of the loop is as large as the loop")
+	assert.Contains(t, eval[string](t, b, `document.getElementById("g-legend").textContent`), "the rank's largest")
+	levelFills := eval[string](t, b, `(function () { var s = document.getElementById("g-scale"); s.value = "level"; s.dispatchEvent(new Event("change")); return `+fills+`; })()`)
+	assert.Contains(t, levelFills, "rgb(189,0,38)", "the loop's largest node is red on its own scale")
+	assert.Contains(t, eval[string](t, b, `document.getElementById("g-legend").textContent`), "of this level")
+	assert.Equal(t, 2, eval[int](t, b, `document.querySelectorAll("#g-levels .level:not([hidden]) g.edge path[stroke-dasharray]").length > 0 ? 2 : 0`), "the back edge is dashed")
+	b.shot(t, "#graphs", "views-scale-level.png")
+
+	// Overview: it starts at the end of MPI_Init; the window and slices
+	// controls switch views.
+	ov := eval[[]string](t, b, `(function () { var w = document.getElementById("o-window");
+		return [w.value, String(w.options.length), document.querySelector("#o-view svg").getAttribute("data-slices")]; })()`)
+	require.Len(t, ov, 3)
+	assert.Equal(t, []string{"after MPI_Init", "2", "30"}, ov)
+	first := func() float64 {
+		return eval[float64](t, b, `parseFloat(document.querySelector("#o-view svg text:not(.o-label)").textContent)`)
+	}
+	assert.InDelta(t, 0.005, first(), 1e-9, "after MPI_Init's 5 ms")
+	eval[bool](t, b, `(function () { var w = document.getElementById("o-window"); w.value = "whole run"; w.dispatchEvent(new Event("change")); return true; })()`)
+	assert.Equal(t, 0.0, first(), "the whole run starts at 0")
+	slices := eval[[]string](t, b, `(function () { var s = document.getElementById("o-slices"), out = [];
+		for (var i = 0; i < s.options.length; i++) out.push(s.options[i].value);
+		s.value = out[out.length - 1]; s.dispatchEvent(new Event("change"));
+		out.push(document.querySelector("#o-view svg").getAttribute("data-slices")); return out; })()`)
+	require.GreaterOrEqual(t, len(slices), 3, "finer slice choices for a small job")
+	assert.Equal(t, slices[len(slices)-2], slices[len(slices)-1], "the overview has the chosen slices")
+	b.shot(t, "#overview", "views-overview.png")
+
+	// Timeline: the wheel zooms in around the pointer, a drag pans by
+	// the distance moved, the statistics follow the window, and messages
+	// are drawn once few enough are in view.
+	win := func() []float64 {
+		return eval[[]float64](t, b, `[parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value),
+			+document.getElementById("t-canvas").dataset.msgs, +document.getElementById("t-stats").dataset.calls]`)
+	}
+	all := win()
+	require.Len(t, all, 4)
+	assert.Zero(t, all[2], "too many messages to draw at full view")
+	assert.Positive(t, all[3], "time per call in the window")
+	zoomed := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
+		for (var i = 0; i < 6; i++) c.dispatchEvent(new WheelEvent("wheel", {deltaY: -400, clientX: r.left + r.width / 2, clientY: r.top + 10, bubbles: true, cancelable: true}));
+		return [parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value), +c.dataset.msgs]; })()`)
+	require.Len(t, zoomed, 3)
+	assert.Less(t, zoomed[1]-zoomed[0], (all[1]-all[0])/10, "the wheel zooms in")
+	assert.Positive(t, zoomed[2], "messages drawn when zoomed in")
+	b.shot(t, "#timeline", "views-timeline-zoom.png")
+	panned := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
+		c.dispatchEvent(new MouseEvent("mousedown", {clientX: r.left + 600, clientY: r.top + 10, bubbles: true}));
+		c.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + 400, clientY: r.top + 10, bubbles: true}));
+		window.dispatchEvent(new MouseEvent("mouseup", {clientX: r.left + 400, clientY: r.top + 10, bubbles: true}));
+		return [parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value)]; })()`)
+	require.Len(t, panned, 2)
+	assert.Greater(t, panned[0], zoomed[0], "dragging left moves the window later")
+	assert.InDelta(t, zoomed[1]-zoomed[0], panned[1]-panned[0], 1e-3*(zoomed[1]-zoomed[0]), "a pan keeps the width")
+	b.check(t)
+}
+
+// TestRankScaleOfGroups checks that the report draws a group's levels on
+// one scale: inside the loop no node reaches the red end.
+func TestRankScaleOfGroups(t *testing.T) {
+	job, err := analysis.Load(pingPongJob(t, 20), analysis.Options{})
+	require.NoError(t, err)
+	lv := job.Groups[0].Levels
+	require.Len(t, lv, 2)
+	scale := RankScale(lv, job.Metrics, analysis.MetricTime)
+	d := DOT(&lv[1], job.Metrics, DOTOptions{Scale: scale})
+	assert.NotContains(t, d, Heat(1))
+	assert.Contains(t, DOT(&lv[0], job.Metrics, DOTOptions{Scale: scale}), Heat(1), "the loop node is the rank's largest")
+}
