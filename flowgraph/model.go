@@ -29,21 +29,21 @@ const (
 
 // Header describes one MPI job.
 type Header struct {
-	Version       int      `msgpack:"version"`
-	JobID         string   `msgpack:"job"`
-	Command       []string `msgpack:"cmd"`
-	StartUnixNano int64    `msgpack:"start"`
-	Wallclock     int64    `msgpack:"wall"` // ns, MPI_Init to MPI_Finalize of the slowest rank
-	NumRanks      int      `msgpack:"nranks"`
-	Hosts         []string `msgpack:"hosts"` // indexed by world rank
-	MPILibrary    string   `msgpack:"mpilib"`
-	MPIVersion    string   `msgpack:"mpiver"`
-	Counters      []string `msgpack:"counters"` // names of the counters in Edge.Counters
-	ClockSource   string   `msgpack:"clock"`
-	KeyFields     []string `msgpack:"key"` // which NodeKey fields are significant
+	Version       int      `msgpack:"version" json:"version"`
+	JobID         string   `msgpack:"job" json:"job_id"`
+	Command       []string `msgpack:"cmd" json:"command"`
+	StartUnixNano int64    `msgpack:"start" json:"start_unix_ns"`
+	Wallclock     int64    `msgpack:"wall" json:"wallclock_ns"` // ns, MPI_Init to MPI_Finalize of the slowest rank
+	NumRanks      int      `msgpack:"nranks" json:"ranks"`
+	Hosts         []string `msgpack:"hosts" json:"hosts"` // indexed by world rank
+	MPILibrary    string   `msgpack:"mpilib" json:"mpi_library"`
+	MPIVersion    string   `msgpack:"mpiver" json:"mpi_version"`
+	Counters      []string `msgpack:"counters" json:"counters"` // names of the counters in Edge.Counters
+	ClockSource   string   `msgpack:"clock" json:"clock"`
+	KeyFields     []string `msgpack:"key" json:"key_fields"` // which NodeKey fields are significant
 	// Incomplete is set when at least one rank did not reach MPI_Finalize
 	// and its data comes from a partial file.
-	Incomplete bool `msgpack:"incomplete"`
+	Incomplete bool `msgpack:"incomplete" json:"incomplete"`
 }
 
 // Rank is the data recorded by one thread of one MPI process.
@@ -92,9 +92,9 @@ type NodeKey struct {
 
 // Stat accumulates a count-weighted total, minimum and maximum.
 type Stat struct {
-	Total int64 `msgpack:"t"`
-	Min   int64 `msgpack:"lo"`
-	Max   int64 `msgpack:"hi"`
+	Total int64 `msgpack:"t" json:"total"`
+	Min   int64 `msgpack:"lo" json:"min"`
+	Max   int64 `msgpack:"hi" json:"max"`
 }
 
 // Add records one observation v, given how many were recorded before it.

@@ -65,6 +65,12 @@ func TestStats(t *testing.T) {
 	assert.Len(t, got.Ranks, 4)
 	assert.Greater(t, got.MPIPercent, 0.0)
 	assert.Less(t, got.MPIPercent, 100.0)
+	// JSON keys are snake_case like the rest of the output, not Go names.
+	for _, k := range []string{`"command":`, `"wallclock_ns":`, `"clock":`, `"total":`, `"min":`, `"max":`} {
+		assert.Contains(t, js, k)
+	}
+	assert.NotContains(t, js, `"Total"`)
+	assert.NotContains(t, js, `"ClockSource"`)
 
 	js, _, err = run(t, "stats", "--json", "--rank", "1-2", path)
 	require.NoError(t, err)
