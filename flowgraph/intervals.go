@@ -282,7 +282,7 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		if next < 0 {
 			return fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
 		}
-		it.cur[next].next()
+		it.cur[next].Next()
 		es, ok := edgeSlot[next]
 		if !ok {
 			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)

@@ -77,7 +77,7 @@ func TestSeqIndexMatchesExpansion(t *testing.T) {
 				if c.val != w {
 					require.Equal(t, w, c.val, "seq %d seek(%d) then %d steps", k, v, j-i)
 				}
-				c.next()
+				c.Next()
 			}
 		}
 	}

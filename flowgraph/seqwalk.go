@@ -71,7 +71,7 @@ func (w *seqWalker) run(hi int64) {
 		if k >= 0 {
 			w.counts[k]++
 		}
-		c.next()
+		c.Next()
 		w.down(0)
 	}
 }
@@ -157,64 +157,25 @@ const leafLevel = -1
 // repeat with a given period (after init; a cursor positioned by
 // seqIndex.seek only walks).
 type walkCursor struct {
-	terms []SeqTerm
+	seqCursor
 	// bodyLast[p] is, for a repeat term p, the last number of its body
 	// relative to a repetition's base.
 	bodyLast []int64
-	val      int64 // current number; math.MaxInt64 when exhausted
-	stride   int64 // of the current run
-	left     int64 // numbers left in the current run, val included
-	stack    []seqFrame
 }
 
 func (c *walkCursor) init(s *Seq) {
-	c.terms = s.Terms()
-	c.bodyLast = make([]int64, len(c.terms))
-	for p := range c.terms {
-		if t := &c.terms[p]; t.Body > 0 {
+	terms := s.Terms()
+	c.bodyLast = make([]int64, len(terms))
+	for p := range terms {
+		if t := &terms[p]; t.Body > 0 {
 			q := p + 1
 			for k := int32(1); k < t.Body; k++ {
-				q += int(c.terms[q].Size)
+				q += int(terms[q].Size)
 			}
-			c.bodyLast[p] = termLast(c.terms, q)
+			c.bodyLast[p] = termLast(terms, q)
 		}
 	}
-	c.stack = append(c.stack[:0], seqFrame{end: int32(len(c.terms)), k: 1, count: 1})
-	c.advance()
-}
-
-func (c *walkCursor) next() {
-	if c.left--; c.left > 0 {
-		c.val += c.stride
-		return
-	}
-	c.advance()
-}
-
-// advance enters the next leaf (as seqCursor.advance).
-func (c *walkCursor) advance() {
-	ts := c.terms
-	for n := len(c.stack) - 1; n >= 0; {
-		f := &c.stack[n]
-		if p := f.next; p < f.end {
-			t := &ts[p]
-			f.next = p + t.Size
-			if t.Body == 0 {
-				c.val, c.stride, c.left = f.base+t.Start, t.Stride, t.Count
-				return
-			}
-			c.stack = append(c.stack, seqFrame{first: p + 1, next: p + 1, end: p + t.Size, k: 1, count: t.Count, stride: t.Stride, base: f.base + t.Start})
-			n++
-		} else if f.k < f.count {
-			f.k++
-			f.base += f.stride
-			f.next = f.first
-		} else {
-			c.stack = c.stack[:n]
-			n--
-		}
-	}
-	c.val, c.left = math.MaxInt64, 0
+	c.Init(s)
 }
 
 // strides appends the strides of the current run and of the repeats the
