@@ -252,6 +252,9 @@ func addIntervals(r *flowgraph.Rank, st []int, acc *accumulator) bool {
 	}
 	for it.Next() {
 		s, e := r.Start+it.Start, r.Start+it.Stop
+		if e <= b[0] || s >= b[nt] {
+			continue // outside the model's window
+		}
 		if s >= b[0] && s < b[nt] && e <= b[nt] {
 			t := acc.locate(s)
 			if e <= b[t+1] {

@@ -45,6 +45,17 @@ func checkModelByIntervals(t *testing.T, name string, h *flowgraph.Header, ranks
 			if !slices.Equal(want.Dur, got.Dur) {
 				require.Equal(t, want.Dur, got.Dur, "%s: %d slices, group %v", name, nslices, group)
 			}
+			// A window inside the span (as the report's overview after
+			// MPI_Init): intervals outside it are left out.
+			start, end := src.Span()
+			ws, we := start+(end-start)/5, end-(end-start)/7
+			want, err = BuildWindow(eventsOnly{src}, ws, we, nslices, 1)
+			require.NoError(t, err, name)
+			got, err = BuildWindow(src, ws, we, nslices, 1)
+			require.NoError(t, err, name)
+			if !slices.Equal(want.Dur, got.Dur) {
+				require.Equal(t, want.Dur, got.Dur, "%s: window, %d slices, group %v", name, nslices, group)
+			}
 		}
 	}
 	return timed

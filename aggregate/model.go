@@ -190,10 +190,17 @@ func (b *Builder) Model() *Model { return b.m }
 const readBatch = 4096
 
 // Build reads every resource of src once and returns its microscopic model
-// with the given number of slices. Resources are read by up to workers
-// goroutines (GOMAXPROCS if workers < 1); each writes only its own rows.
+// over its span with the given number of slices. Resources are read by up
+// to workers goroutines (GOMAXPROCS if workers < 1); each writes only its
+// own rows.
 func Build(src Source, slices, workers int) (*Model, error) {
 	start, end := src.Span()
+	return BuildWindow(src, start, end, slices, workers)
+}
+
+// BuildWindow is Build over the window [start, end) of the source's time
+// axis: states outside it are left out.
+func BuildWindow(src Source, start, end int64, slices, workers int) (*Model, error) {
 	m, err := NewModel(src.Resources(), src.States(), start, end, slices)
 	if err != nil {
 		return nil, err

@@ -3,13 +3,10 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"sync"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
-	"mpiflow/internal/parallel"
 )
 
 // ocelotlData is the spatiotemporal overview embedded in the report: the
@@ -223,50 +220,16 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 	return d, nil
 }
 
-// buildModels reads the events of every resource of src once and adds
-// them to one microscopic model per window.
+// buildModels builds the model of every window, each from the ranks' timing
+// intervals where they allow (aggregate.BuildWindow), so that the cost
+// follows the intervals rather than the events.
 func buildModels(src aggregate.Source, wins []window, workers int) ([]*aggregate.Model, error) {
-	bs := make([]*aggregate.Builder, len(wins))
+	out := make([]*aggregate.Model, len(wins))
 	for i, w := range wins {
 		var err error
-		if bs[i], err = aggregate.NewBuilder(src.Resources(), src.States(), w.start, w.end, w.slices); err != nil {
+		if out[i], err = aggregate.BuildWindow(src, w.start, w.end, w.slices, workers); err != nil {
 			return nil, err
 		}
-	}
-	pool := sync.Pool{New: func() any { b := make([]aggregate.StateEvent, 4096); return &b }}
-	// Each resource is read by one goroutine, which adds only to its own
-	// rows of each model.
-	err := parallel.For(len(src.Resources()), workers, func(r int) error {
-		buf := pool.Get().(*[]aggregate.StateEvent)
-		defer pool.Put(buf)
-		rd, err := src.Open(r)
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		for {
-			n, err := rd.Read(*buf)
-			for _, ev := range (*buf)[:n] {
-				for _, b := range bs {
-					if err := b.Add(ev); err != nil {
-						return err
-					}
-				}
-			}
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("resource %d: %w", r, err)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*aggregate.Model, len(bs))
-	for i, b := range bs {
-		out[i] = b.Model()
 	}
 	return out, nil
 }

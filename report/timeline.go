@@ -153,6 +153,9 @@ type timelineBuilder struct {
 	span, binW, tick int64
 	callIdx          map[string]int
 	ncalls           int
+	// eventsOnly walks every event even where whole timing intervals
+	// could be summed (to compare both ways).
+	eventsOnly bool
 }
 
 func newTimelineBuilder(span int64, bins int, callIdx map[string]int) *timelineBuilder {
@@ -223,9 +226,7 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		emit(mStart, mEnd, -(best + 1), busy)
 		curBin = -1
 	}
-	it := g.Events()
-	for it.Next() {
-		ev := it.Event()
+	event := func(ev flowgraph.Event) {
 		start, end := r.Start+ev.Start, r.Start+ev.End
 		c := callOf[ev.Node]
 		if d := dirOf[ev.Node]; d >= 0 {
@@ -244,7 +245,7 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		if end-start >= tb.binW/2 {
 			flush()
 			emit(start, end, c, 1000)
-			continue
+			return
 		}
 		if b := start / tb.binW; b != curBin {
 			flush()
@@ -257,7 +258,55 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		}
 		perCall[c] += max(end-start, 1)
 	}
-	if err := it.Err(); err != nil {
+	// needEnds tells whether an interval holds a message end still to be
+	// recorded, which needs its events' times.
+	needEnds := func(nodes []flowgraph.IntervalSum) bool {
+		for _, n := range nodes {
+			if d := dirOf[n.Index]; d >= 0 && len(tl.ends[d][partnerOf[n.Index]]) < maxMsgEnds {
+				return true
+			}
+		}
+		return false
+	}
+	iv, err := g.TimedIntervals()
+	if err != nil || tb.eventsOnly {
+		// Other timings: every event.
+		it := g.Events()
+		for it.Next() {
+			event(it.Event())
+		}
+		if err := it.Err(); err != nil {
+			return tl, fmt.Errorf("timeline of %s: %w", label, err)
+		}
+		flush()
+		return tl, nil
+	}
+	// An interval shorter than half a bin and inside one bin holds only
+	// events that would be merged into that bin's segment: its sums are
+	// added at once, so the cost follows the intervals, not the events.
+	for iv.Next() {
+		start, stop := r.Start+iv.Start, r.Start+iv.Stop
+		if stop-start >= tb.binW/2 || start/tb.binW != max(stop-1, start)/tb.binW || needEnds(iv.Nodes) {
+			if err := iv.Events(event); err != nil {
+				return tl, fmt.Errorf("timeline of %s: %w", label, err)
+			}
+			continue
+		}
+		if b := start / tb.binW; b != curBin {
+			flush()
+			curBin = b
+			mStart = start
+		}
+		mEnd = stop
+		for _, n := range iv.Nodes {
+			c := callOf[n.Index]
+			if perCall[c] == 0 {
+				touched = append(touched, c)
+			}
+			perCall[c] += max(n.Sum, n.Count)
+		}
+	}
+	if err := iv.Err(); err != nil {
 		return tl, fmt.Errorf("timeline of %s: %w", label, err)
 	}
 	flush()

@@ -57,6 +57,52 @@ func TestTimelineDownsampling(t *testing.T) {
 	assert.InDelta(t, float64(span/tb.tick), float64(end), 1)
 }
 
+// TestTimelineByIntervals checks that summing whole timing intervals gives
+// the timeline that walking every event gives: the same long calls, the
+// same end, the same time inside MPI within 1%.
+func TestTimelineByIntervals(t *testing.T) {
+	p := flowgen.New(flowgen.Options{Seed: 9, Events: 200_000, Depth: 3, Sites: 10, Branchy: true})
+	g := p.Graph(1)
+	_, err := g.TimedIntervals()
+	require.NoError(t, err, "the generated graph is timed by intervals")
+	// Without known partners no message end needs an event's time, so
+	// the intervals short enough are summed.
+	for i := range g.Nodes {
+		g.Nodes[i].Key.Partner, g.Nodes[i].Partners = -1, nil
+	}
+	r := &flowgraph.Rank{Rank: 0, Start: 5000, Graph: g}
+	callIdx := map[string]int{}
+	for _, n := range g.Nodes {
+		if _, ok := callIdx[n.Key.Call]; !ok {
+			callIdx[n.Key.Call] = len(callIdx)
+		}
+	}
+	summary := func(tl timeline) (long int, end, busy int64) {
+		for i := 0; i < len(tl.Segs); i += 4 {
+			if tl.Segs[i+2] >= 0 {
+				long++
+			}
+			end += tl.Segs[i] + tl.Segs[i+1]
+			busy += tl.Segs[i+1] * tl.Segs[i+3]
+		}
+		return long, end, busy / 1000
+	}
+	for _, bins := range []int{100, 2000} {
+		tb := newTimelineBuilder(rankSpan(r), bins, callIdx)
+		fast, err := tb.rank(r, "rank 0")
+		require.NoError(t, err)
+		tb.eventsOnly = true
+		exact, err := tb.rank(r, "rank 0")
+		require.NoError(t, err)
+		fl, fe, fb := summary(fast)
+		el, ee, eb := summary(exact)
+		assert.Equal(t, el, fl, "bins %d: long calls", bins)
+		assert.Equal(t, ee, fe, "bins %d: end", bins)
+		assert.InEpsilon(t, eb, fb, 0.01, "bins %d: time in MPI", bins)
+		assert.LessOrEqual(t, len(fast.Segs), len(exact.Segs)+8, "bins %d", bins)
+	}
+}
+
 // BenchmarkTimeline100 downsamples 100 ranks of 100,000 events each, the
 // size the timeline must stay fast for.
 func BenchmarkTimeline100(b *testing.B) {
