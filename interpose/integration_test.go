@@ -580,6 +580,7 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 		{"2 intervals", "MPIFLOW_ANCHORS=2", flowgraph.DefaultTimingBytes, 2},
 	} {
 		fb := map[int]flowgraph.FileBytes{}
+		sb := map[int]int{}
 		for _, n := range []int{100, 10000} {
 			out := t.TempDir()
 			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", tc.env}
@@ -600,17 +601,52 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 			}
 			f.Close()
 			fb[n] = fileBytes(t, out)
+			sb[n] = structureBytes(t, out)
 		}
-		t.Logf("%s: halo file for 100 iterations %+v, for 10000 %+v", tc.name, fb[100], fb[10000])
+		t.Logf("%s: halo file for 100 iterations %+v, for 10000 %+v; without measured times %d and %d bytes",
+			tc.name, fb[100], fb[10000], sb[100], sb[10000])
 		// Counts, totals and repeat counts take a byte or two more for
 		// 100 times the iterations; nothing else grows: graph and
 		// sequences within 5%, the sequences within 16 bytes a rank.
-		assert.InEpsilon(t, fb[100].Graph+fb[100].Sequences, fb[10000].Graph+fb[10000].Sequences, 0.05)
+		// Measured times are data, not structure: on a loaded machine
+		// a total of 10,000 iterations passes 2^32 ns more often and
+		// takes 9 bytes instead of 5 in msgpack (4.3% growth quiet,
+		// 5.1% under load), so the 5% are of the graph without them.
+		assert.InEpsilon(t, sb[100], sb[10000], 0.05, "graph and sequences without measured times")
+		assert.InEpsilon(t, fb[100].Graph+fb[100].Sequences, fb[10000].Graph+fb[10000].Sequences, 0.08)
 		assert.InDelta(t, fb[100].Sequences, fb[10000].Sequences, 4*16)
 		if tc.intervals > 0 {
 			assert.InDelta(t, fb[100].Total(), fb[10000].Total(), 0.05*float64(fb[100].Total())+512, "whole file")
 		}
 	}
+}
+
+// structureBytes is what the graphs and sequences of the job file of a run
+// in dir take without the measured times and resource usage: each rank
+// re-encoded with every time statistic, its timing and anchors cleared.
+func structureBytes(t *testing.T, dir string) int {
+	t.Helper()
+	f, err := flowgraph.Open(jobFile(t, dir))
+	require.NoError(t, err)
+	defer f.Close()
+	total := 0
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		r.UserTime, r.SysTime, r.MaxRSS, r.Start = 0, 0, 0, 0
+		g := &r.Graph
+		for k := range g.Nodes {
+			g.Nodes[k].Time = flowgraph.Stat{}
+		}
+		for k := range g.Edges {
+			g.Edges[k].Time = flowgraph.Stat{}
+		}
+		g.Timing, g.Anchors = flowgraph.Timing{}, nil
+		b, _, err := flowgraph.EncodeRank(r)
+		require.NoError(t, err)
+		total += len(b)
+	}
+	return total
 }
 
 // fileBytes is the job file of a run in dir divided by part.
