@@ -62,14 +62,11 @@ type Options struct {
 	// NoOcelotl skips the spatiotemporal overview.
 	NoOcelotl bool
 	// Progress, if set, is called as the report is built with the stage
-	// ("reading ranks", "finding loops", "drawing graphs", "timeline",
-	// "overview") and how much of it is done, so that a command can show
-	// progress on a terminal; the report itself never prints.
+	// ("drawing graphs", "timeline", "overview"; reading the ranks and
+	// finding loops are the analysis's) and how much of it is done, so
+	// that a command can show progress on a terminal; the report itself
+	// never prints.
 	Progress func(stage string, done, total int)
-	// NoResolve keeps call sites that the recording left unresolved as
-	// object+offset, instead of looking them up in the objects' debug
-	// information.
-	NoResolve bool
 }
 
 func (o *Options) defaults() {
