@@ -292,6 +292,9 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 		return nil, fail(foff, formatErr("footer checksum mismatch (corrupt file)"))
 	}
 	var ft footer
+	if err := checkLengths(fb); err != nil {
+		return nil, fail(foff, fmt.Errorf("%w: footer: %v", ErrFormat, err))
+	}
 	if err := msgpack.Unmarshal(fb, &ft); err != nil {
 		return nil, fail(foff, fmt.Errorf("%w: footer: %v", ErrFormat, err))
 	}
@@ -430,6 +433,9 @@ func (f *File) Close() error {
 // that later stages can index nodes and edges without checks.
 func DecodeRank(b []byte) (*Rank, error) {
 	var r Rank
+	if err := checkLengths(b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)

@@ -106,6 +106,9 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 			return fmt.Errorf("graph tables: %w", err)
 		}
 		var t graphTables
+		if err := checkLengths(raw); err != nil {
+			return fmt.Errorf("graph tables: %w", err)
+		}
 		if err := msgpack.Unmarshal(raw, &t); err != nil {
 			return fmt.Errorf("graph tables: %w", err)
 		}

@@ -1,0 +1,110 @@
+package flowgraph
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// checkLengths walks the first msgpack item of b and fails if an array or
+// map claims more elements than bytes remain, or a string, binary or
+// extension runs past the end.
+//
+// Why: msgpack v5.4 allocates a slice for every element an array header
+// declares before reading any of them (its allocation limit is never
+// applied, vmihailenco/msgpack#401), so a few corrupt bytes would make a
+// reader allocate gigabytes and die. Every element takes at least one
+// byte, so after this check a decoder allocates in proportion to its
+// input.
+func checkLengths(b []byte) error {
+	i := 0
+	for pending := uint64(1); pending > 0; pending-- {
+		if i >= len(b) {
+			return errors.New("msgpack: truncated")
+		}
+		c := b[i]
+		i++
+		// n: the item's elements (a map's keys and values); lenBytes:
+		// the size of its length field; fixed: bytes that follow it
+		// besides the length's.
+		var n uint64
+		lenBytes, fixed := 0, 0
+		switch {
+		case c <= 0x7f || c >= 0xe0: // fixint
+		case c&0xf0 == 0x80: // fixmap
+			n = 2 * uint64(c&0x0f)
+		case c&0xf0 == 0x90: // fixarray
+			n = uint64(c & 0x0f)
+		case c&0xe0 == 0xa0: // fixstr
+			fixed = int(c & 0x1f)
+		default:
+			switch c {
+			case 0xc0, 0xc2, 0xc3: // nil, false, true
+			case 0xc4, 0xd9: // bin8, str8
+				lenBytes = 1
+			case 0xc5, 0xda: // bin16, str16
+				lenBytes = 2
+			case 0xc6, 0xdb: // bin32, str32
+				lenBytes = 4
+			case 0xc7: // ext8: length, type
+				lenBytes, fixed = 1, 1
+			case 0xc8:
+				lenBytes, fixed = 2, 1
+			case 0xc9:
+				lenBytes, fixed = 4, 1
+			case 0xcc, 0xd0: // uint8, int8
+				fixed = 1
+			case 0xcd, 0xd1:
+				fixed = 2
+			case 0xca, 0xce, 0xd2: // float32, uint32, int32
+				fixed = 4
+			case 0xcb, 0xcf, 0xd3:
+				fixed = 8
+			case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1 to 16, after a type byte
+				fixed = 1 + 1<<(c-0xd4)
+			case 0xdc, 0xdd, 0xde, 0xdf: // array16/32, map16/32
+				k := 2 << ((c - 0xdc) & 1)
+				if len(b)-i < k {
+					return errors.New("msgpack: truncated")
+				}
+				n = readLen(b[i:], k)
+				i += k
+				if c >= 0xde {
+					n *= 2
+				}
+			default:
+				return fmt.Errorf("msgpack: invalid byte 0x%02x at %d", c, i-1)
+			}
+		}
+		if len(b)-i < lenBytes {
+			return errors.New("msgpack: truncated")
+		}
+		size := uint64(fixed)
+		if lenBytes > 0 {
+			size += readLen(b[i:], lenBytes)
+			i += lenBytes
+		}
+		if size > uint64(len(b)-i) {
+			return fmt.Errorf("msgpack: %d bytes at %d, %d left", size, i, len(b)-i)
+		}
+		i += int(size)
+		// The current item is done, pending-1 items wait, and each of
+		// them and of its n elements takes a byte at least.
+		if n > uint64(len(b)-i) || pending-1+n > uint64(len(b)-i) {
+			return fmt.Errorf("msgpack: %d elements at %d, %d bytes left", n, i, len(b)-i)
+		}
+		pending += n
+	}
+	return nil
+}
+
+// readLen reads a big-endian length of k = 1, 2 or 4 bytes.
+func readLen(b []byte, k int) uint64 {
+	switch k {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b))
+	}
+	return uint64(binary.BigEndian.Uint32(b))
+}
