@@ -55,13 +55,9 @@ func BenchmarkFlowToModel(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		f, err := flowgraph.Open(path)
+		src := fileSource(b, path, FlowOptions{})
+		_, err := Build(src, 30, 0)
 		require.NoError(b, err)
-		src, err := NewFlowSource(f, FlowOptions{})
-		require.NoError(b, err)
-		_, err = Build(src, 30, 0)
-		require.NoError(b, err)
-		f.Close()
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 }
@@ -84,13 +80,9 @@ func BenchmarkOcelotlScale(b *testing.B) {
 	var model, total time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		f, err := flowgraph.Open(path)
-		require.NoError(b, err)
-		src, err := NewFlowSource(f, FlowOptions{Group: true})
-		require.NoError(b, err)
+		src := fileSource(b, path, FlowOptions{Group: true})
 		m, err := Build(src, 30, 0)
 		require.NoError(b, err)
-		f.Close()
 		model += time.Since(t0)
 		h, err := NewHierarchy(src.DefaultSpec(), m.Resources)
 		require.NoError(b, err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"mpiflow/flowgraph"
-	"mpiflow/internal/parallel"
 )
 
 // ComputeState is the state of a rank between two MPI calls.
@@ -69,15 +68,13 @@ func CallGroup(call string) string {
 	return GroupOther
 }
 
-// FlowOptions tune a FlowSource.
+// FlowOptions tune a RankSource.
 type FlowOptions struct {
 	// Group replaces each call name by its CallGroup.
 	Group bool
-	// Workers bounds the goroutines reading ranks (GOMAXPROCS if < 1).
-	Workers int
 }
 
-// flowStates is what FlowSource and RankSource share: the resources, the
+// flowStates is what a RankSource knows of its ranks: the resources, the
 // state names and the time span found by scanning the ranks' graphs, and
 // the state of each call.
 type flowStates struct {
@@ -296,61 +293,10 @@ func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.Eve
 	return &flowReader{it: events, res: i, state: st, base: r.Start}, nil
 }
 
-// FlowSource is the state trace of an mpiflow file: each rank (thread) is
-// a resource whose states are its MPI calls, reconstructed from the event
-// flow graph, and ComputeState between them. Times are ns since
-// Header.StartUnixNano.
-type FlowSource struct {
-	*flowStates
-	f *flowgraph.File
-}
-
-// NewFlowSource scans every rank of f once (graphs only, no event) for
-// the time span, the call names and the hosts.
-func NewFlowSource(f *flowgraph.File, opt FlowOptions) (*FlowSource, error) {
-	n := len(f.Index)
-	if n == 0 {
-		return nil, fmt.Errorf("%s: no ranks", f.Path)
-	}
-	scans := make([]rankScan, n)
-	err := parallel.For(n, opt.Workers, func(i int) error {
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return err
-		}
-		scans[i] = scanRank(r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &FlowSource{flowStates: newFlowStates(&f.Header, scans, opt.Group), f: f}, nil
-}
-
-// Open implements Source: it reads the rank's graph and reconstructs its
-// events on the fly.
-func (s *FlowSource) Open(i int) (Reader, error) {
-	r, err := s.f.ReadRank(i)
-	if err != nil {
-		return nil, err
-	}
-	return s.EventReader(i, r, r.Graph.Events())
-}
-
-// addRow adds the rank's time per state and slice to acc by timing
-// interval where it can (see addIntervals), which costs what the graph
-// costs, not what its events would.
-func (s *FlowSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
-	r, err := s.f.ReadRank(i)
-	if err != nil {
-		return err
-	}
-	return s.addRank(i, r, acc, buf)
-}
-
-// RankSource is the state trace of ranks already read and decoded, the
-// same as the FlowSource of their file, for programs that hold the ranks
-// anyway (the report) and need not read and decode the file again.
+// RankSource is the state trace of decoded ranks of an mpiflow file: each
+// rank (thread) is a resource whose states are its MPI calls,
+// reconstructed from the event flow graph, and ComputeState between them.
+// Times are ns since Header.StartUnixNano.
 type RankSource struct {
 	*flowStates
 	ranks []*flowgraph.Rank
@@ -358,8 +304,7 @@ type RankSource struct {
 
 // NewRankSource is the state trace of ranks, which are resources in this
 // order; h gives the job's name and the ranks' hosts (nil for none). The
-// ranks must not change while the source is in use. Workers in opt is
-// not used: scanning decoded graphs is cheap.
+// ranks must not change while the source is in use.
 func NewRankSource(h *flowgraph.Header, ranks []*flowgraph.Rank, opt FlowOptions) (*RankSource, error) {
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("rank source: no ranks")
@@ -383,7 +328,9 @@ func (s *RankSource) Open(i int) (Reader, error) {
 	return s.EventReader(i, s.ranks[i], s.ranks[i].Graph.Events())
 }
 
-// addRow adds the rank's states to acc, as FlowSource.addRow.
+// addRow adds the rank's time per state and slice to acc by timing
+// interval where it can (see addIntervals), which costs what the graph
+// costs, not what its events would.
 func (s *RankSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
 	if i < 0 || i >= len(s.ranks) {
 		return fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))

@@ -66,13 +66,27 @@ func writeJob(t testing.TB, nranks int, events int64) (string, flowgraph.Header,
 	return path, h, ranks
 }
 
-// The model of a file keeps every ns: per rank, Compute holds the edges'
-// total time and the calls the nodes' total time, whatever the slicing.
-func TestFlowSourceKeepsTime(t *testing.T) {
-	path, _, ranks := writeJob(t, 4, 3000)
+// fileSource is the state trace of every rank of the file at path, as
+// mpiflow aggregate reads it.
+func fileSource(t testing.TB, path string, opt FlowOptions) *RankSource {
+	t.Helper()
 	f, err := flowgraph.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
+	ranks := make([]*flowgraph.Rank, len(f.Index))
+	for i := range f.Index {
+		ranks[i], err = f.ReadRank(i)
+		require.NoError(t, err)
+	}
+	src, err := NewRankSource(&f.Header, ranks, opt)
+	require.NoError(t, err)
+	return src
+}
+
+// The model of a file keeps every ns: per rank, Compute holds the edges'
+// total time and the calls the nodes' total time, whatever the slicing.
+func TestRankSourceKeepsTime(t *testing.T) {
+	path, _, ranks := writeJob(t, 4, 3000)
 	calls, groups := map[string]bool{}, map[string]bool{}
 	for _, r := range ranks {
 		for _, nd := range r.Graph.Nodes {
@@ -81,8 +95,7 @@ func TestFlowSourceKeepsTime(t *testing.T) {
 		}
 	}
 	for _, group := range []bool{false, true} {
-		src, err := NewFlowSource(f, FlowOptions{Group: group})
-		require.NoError(t, err)
+		src := fileSource(t, path, FlowOptions{Group: group})
 		assert.Equal(t, ComputeState, src.States()[0])
 		want := calls
 		if group {
@@ -115,13 +128,9 @@ func TestFlowSourceKeepsTime(t *testing.T) {
 	}
 }
 
-func TestFlowSourceDefaultHierarchy(t *testing.T) {
+func TestRankSourceDefaultHierarchy(t *testing.T) {
 	path, hdr, _ := writeJob(t, 6, 500)
-	f, err := flowgraph.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	src, err := NewFlowSource(f, FlowOptions{})
-	require.NoError(t, err)
+	src := fileSource(t, path, FlowOptions{})
 	h, err := NewHierarchy(src.DefaultSpec(), src.Resources())
 	require.NoError(t, err)
 	// job -> 3 hosts of 2 ranks.
@@ -154,18 +163,14 @@ func TestFlowSourceDefaultHierarchy(t *testing.T) {
 }
 
 // A rank recorded by two threads is two resources under a "rank N" node.
-func TestFlowSourceThreads(t *testing.T) {
+func TestRankSourceThreads(t *testing.T) {
 	h, ranks := flowgen.Run(flowgen.Options{Seed: 4, Events: 300}, 2, 2)
 	th := *ranks[0]
 	th.Thread = 1
 	ranks = []*flowgraph.Rank{ranks[0], &th, ranks[1]}
 	path := filepath.Join(t.TempDir(), "threads.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	f, err := flowgraph.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	src, err := NewFlowSource(f, FlowOptions{})
-	require.NoError(t, err)
+	src := fileSource(t, path, FlowOptions{})
 	assert.Equal(t, []Resource{{"rank 0 thread 0", 0}, {"rank 0 thread 1", 0}, {"rank 1", 1}}, src.Resources())
 	hier, err := NewHierarchy(src.DefaultSpec(), src.Resources())
 	require.NoError(t, err)
@@ -186,46 +191,6 @@ func TestFlowSourceThreads(t *testing.T) {
 	// Both threads hold the same events.
 	for s := 0; s < 5; s++ {
 		assert.Equal(t, m.Cell(0, s), m.Cell(1, s))
-	}
-}
-
-// A RankSource over the decoded ranks of a file is the same trace as the
-// file's FlowSource: same resources, states, span, hosts and model.
-func TestRankSourceMatchesFlowSource(t *testing.T) {
-	h, ranks := flowgen.Run(flowgen.Options{Seed: 5, Events: 800, Anchors: 16}, 4, 2)
-	th := *ranks[1]
-	th.Thread = 1
-	ranks = append(ranks, &th)
-	path := filepath.Join(t.TempDir(), "job.mpiflow")
-	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	f, err := flowgraph.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	decoded := make([]*flowgraph.Rank, len(f.Index))
-	for i := range f.Index {
-		decoded[i], err = f.ReadRank(i)
-		require.NoError(t, err)
-	}
-	for _, group := range []bool{false, true} {
-		fs, err := NewFlowSource(f, FlowOptions{Group: group})
-		require.NoError(t, err)
-		rs, err := NewRankSource(&f.Header, decoded, FlowOptions{Group: group})
-		require.NoError(t, err)
-		assert.Equal(t, fs.Resources(), rs.Resources())
-		assert.Equal(t, fs.States(), rs.States())
-		fa, fb := fs.Span()
-		ra, rb := rs.Span()
-		assert.Equal(t, [2]int64{fa, fb}, [2]int64{ra, rb})
-		assert.Equal(t, fs.DefaultSpec(), rs.DefaultSpec())
-		fm, err := Build(fs, 11, 2)
-		require.NoError(t, err)
-		rm, err := Build(rs, 11, 2)
-		require.NoError(t, err)
-		for r := range fm.Resources {
-			for s := 0; s < fm.Slices(); s++ {
-				assert.Equal(t, fm.Cell(r, s), rm.Cell(r, s), "group %v resource %d slice %d", group, r, s)
-			}
-		}
 	}
 }
 

@@ -225,14 +225,12 @@ func BuildWindow(src Source, start, end int64, slices, workers int) (*Model, err
 }
 
 // read adds every event of resource r of src to the model. The sources of
-// mpiflow files add their ranks' states themselves, by timing interval
+// mpiflow ranks add their states themselves, by timing interval
 // where they can (addRow); any other source, a type that embeds one and
 // has an Open of its own included, is read through Open.
 func (m *Model) read(src Source, r int, buf []StateEvent) error {
 	acc := m.accumulator(r)
 	switch s := src.(type) {
-	case *FlowSource:
-		return s.addRow(r, &acc, buf)
 	case *RankSource:
 		return s.addRow(r, &acc, buf)
 	}

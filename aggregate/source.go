@@ -13,7 +13,7 @@
 // merges everything. PValues lists the p where the best partition changes.
 //
 // Any trace format can feed the model through the Source interface; the
-// mpiflow file format is adapted by FlowSource.
+// ranks of an mpiflow file are adapted by RankSource.
 package aggregate
 
 import (

@@ -304,6 +304,16 @@ func (j *Job) Members(g int) string {
 	return strings.Join(parts, ",")
 }
 
+// Recorded returns the recorded blocks of the selected ranks, in the
+// order of Ranks.
+func (j *Job) Recorded() []*flowgraph.Rank {
+	rs := make([]*flowgraph.Rank, len(j.Ranks))
+	for i, r := range j.Ranks {
+		rs[i] = r.Rank
+	}
+	return rs
+}
+
 // FindRank returns the index in Ranks of rank and thread, -1 if not there.
 func (j *Job) FindRank(rank, thread int) int {
 	return slices.IndexFunc(j.Ranks, func(r *Rank) bool { return r.Rank.Rank == rank && r.Thread == thread })

@@ -318,11 +318,10 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 
 	// Timeline of the first ranks.
-	ranks := make([]*flowgraph.Rank, len(job.Ranks))
+	ranks := job.Recorded()
 	var span int64
-	for i, r := range job.Ranks {
-		ranks[i] = r.Rank
-		span = max(span, rankSpan(r.Rank))
+	for _, r := range ranks {
+		span = max(span, rankSpan(r))
 	}
 	ntl := min(len(ranks), opt.TimelineRanks)
 	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))

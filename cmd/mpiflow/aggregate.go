@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mpiflow/aggregate"
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/importer"
 	otf2in "mpiflow/importer/otf2"
@@ -14,33 +15,32 @@ import (
 
 // openStateTrace opens an mpiflow file, a Pajé trace or an OTF2 archive as
 // a state trace for the aggregator. header is nil for foreign traces.
-func openStateTrace(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, func(), error) {
+func openStateTrace(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
 	format, err := importer.Sniff(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	var tr *importer.Trace
 	switch format {
 	case importer.FormatMpiflow:
-		f, err := flowgraph.Open(path)
+		job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true})
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		src, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{Group: group})
+		src, err := aggregate.NewRankSource(&job.Header, job.Recorded(), aggregate.FlowOptions{Group: group})
 		if err != nil {
-			f.Close()
-			return nil, nil, nil, err
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return src, &f.Header, func() { f.Close() }, nil
+		return src, &job.Header, nil
 	case importer.FormatPaje:
 		tr, err = importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
 	case importer.FormatOTF2:
 		tr, err = otf2in.Read(path)
 	default:
-		return nil, nil, nil, fmt.Errorf("%s: not an mpiflow file, Pajé trace or OTF2 archive", path)
+		return nil, nil, fmt.Errorf("%s: not an mpiflow file, Pajé trace or OTF2 archive", path)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if group {
 		tr.MapStates(func(s string) string {
@@ -50,7 +50,7 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 			return aggregate.CallGroup(s)
 		})
 	}
-	return tr, nil, func() {}, nil
+	return tr, nil, nil
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -130,11 +130,10 @@ other tools can be aggregated too.`,
 				}
 				opt.Spec = spec
 			}
-			src, header, closeSrc, err := openStateTrace(args[0], group, stateType)
+			src, header, err := openStateTrace(args[0], group, stateType)
 			if err != nil {
 				return err // the readers' errors name the file
 			}
-			defer closeSrc()
 			res, err := aggregate.Run(src, opt)
 			if err != nil {
 				return fmt.Errorf("aggregate %s: %w", args[0], err)
