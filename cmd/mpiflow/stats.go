@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,7 +18,7 @@ import (
 
 func newStatsCmd() *cobra.Command {
 	var rankList string
-	var asJSON, sites bool
+	var asJSON, sites, matrix bool
 	cmd := &cobra.Command{
 		Use:   "stats FILE",
 		Short: "Print the job banner and a table of MPI calls by time",
@@ -24,10 +26,13 @@ func newStatsCmd() *cobra.Command {
 bytes) and a table of MPI calls sorted by total time over the selected ranks.
 With --sites it adds the table of call sites (call and site, as the report
 names them), also by total time: count, time, bytes and the ranks that call
-each one.`,
+each one. With --matrix it adds the point-to-point traffic from rank to rank
+(as the report's communication matrix counts it, at the sender): the whole
+matrix up to 16 ranks, the busiest pairs beyond.`,
 		Example: `  mpiflow stats halo.1234.mpiflow
   mpiflow stats --rank 0-3 --json halo.1234.mpiflow
-  mpiflow stats --sites halo.1234.mpiflow`,
+  mpiflow stats --sites halo.1234.mpiflow
+  mpiflow stats --matrix --json halo.1234.mpiflow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Call sites are named as the report names them: resolved.
@@ -40,17 +45,30 @@ each one.`,
 				if sites {
 					out.Sites = job.CallSites
 				}
+				if matrix {
+					out.Comm = job.Comm
+				}
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			if err := printStats(cmd.OutOrStdout(), job); err != nil || !sites {
+			w := cmd.OutOrStdout()
+			if err := printStats(w, job); err != nil {
 				return err
 			}
-			return printSites(cmd.OutOrStdout(), job)
+			if sites {
+				if err := printSites(w, job); err != nil {
+					return err
+				}
+			}
+			if matrix {
+				return printMatrix(w, job.Comm, matrixRanks, matrixPairs)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of tables")
 	cmd.Flags().BoolVar(&sites, "sites", false, "add the table of call sites (resolving them in the objects' debug information)")
+	cmd.Flags().BoolVar(&matrix, "matrix", false, "add the point-to-point traffic from rank to rank")
 	return cmd
 }
 
@@ -70,6 +88,8 @@ type statsOutput struct {
 	FileBytes flowgraph.FileBytes `json:"file_bytes"`
 	// Sites are the call sites (with --sites).
 	Sites []analysis.SiteStat `json:"sites,omitempty"`
+	// Comm is the point-to-point traffic (with --matrix).
+	Comm *analysis.CommMatrix `json:"comm,omitempty"`
 }
 
 func statsJSON(job *analysis.Job) statsOutput {
@@ -153,4 +173,65 @@ func siteName(label string) string {
 		return "-"
 	}
 	return label
+}
+
+// The matrix is printed whole up to matrixRanks ranks (columns of a
+// terminal), as its matrixPairs busiest pairs beyond.
+const (
+	matrixRanks = 16
+	matrixPairs = 20
+)
+
+// printMatrix prints the point-to-point traffic of m: bytes from the row's
+// rank to the column's, or the busiest pairs when there are more than
+// maxRanks ranks.
+func printMatrix(w io.Writer, m *analysis.CommMatrix, maxRanks, maxPairs int) error {
+	total := m.Total()
+	fmt.Fprintf(w, "\n# point-to-point traffic at the sender: %d messages, %s", total.Count, units.Bytes(float64(total.Bytes)))
+	if m.Unattributed.Count > 0 {
+		fmt.Fprintf(w, "; without a known destination: %d messages, %s", m.Unattributed.Count, units.Bytes(float64(m.Unattributed.Bytes)))
+	}
+	fmt.Fprintln(w)
+	if m.Estimated {
+		fmt.Fprintln(w, "# some bytes are estimated from a call site's mean message size")
+	}
+	if len(m.Cells) == 0 {
+		fmt.Fprintln(w, "# no point-to-point messages with a known destination")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if m.Size <= maxRanks {
+		cells := make(map[[2]int]int64, len(m.Cells))
+		for _, c := range m.Cells {
+			cells[[2]int{c.From, c.To}] = c.Bytes
+		}
+		fmt.Fprint(tw, "from\\to\t")
+		for to := 0; to < m.Size; to++ {
+			fmt.Fprintf(tw, "%d\t", to)
+		}
+		fmt.Fprintln(tw)
+		for from := 0; from < m.Size; from++ {
+			fmt.Fprintf(tw, "%d\t", from)
+			for to := 0; to < m.Size; to++ {
+				if b, ok := cells[[2]int{from, to}]; ok {
+					fmt.Fprintf(tw, "%s\t", units.Bytes(float64(b)))
+				} else {
+					fmt.Fprint(tw, "-\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		return tw.Flush()
+	}
+	pairs := slices.Clone(m.Cells)
+	slices.SortStableFunc(pairs, func(a, b analysis.CommCell) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	if len(pairs) > maxPairs {
+		fmt.Fprintf(w, "# the %d busiest of %d pairs of %d ranks (--json for all)\n", maxPairs, len(pairs), m.Size)
+		pairs = pairs[:maxPairs]
+	}
+	fmt.Fprintln(tw, "from\tto\tmessages\tbytes\t")
+	for _, c := range pairs {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t\n", c.From, c.To, c.Count, units.Bytes(float64(c.Bytes)))
+	}
+	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/analysis"
+	"mpiflow/flowgraph"
 	"mpiflow/internal/units"
 )
 
@@ -53,4 +56,106 @@ func TestStatsSites(t *testing.T) {
 	js, _, err = run(t, "stats", "--json", path)
 	require.NoError(t, err)
 	assert.False(t, strings.Contains(js, `"sites"`))
+}
+
+// stats --matrix counts every send once, at its sender, and prints the
+// same cells in text as in JSON: the whole matrix for few ranks, the
+// busiest pairs for many.
+func TestStatsMatrix(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "profiles", "unusual.mpiflow") // asymmetric, some sends without a destination
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	js, _, err := run(t, "stats", "--matrix", "--json", path)
+	require.NoError(t, err)
+	var got statsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	require.NotNil(t, got.Comm)
+	require.NotEmpty(t, got.Comm.Cells)
+	var sends int64
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		for _, n := range r.Graph.Nodes {
+			switch n.Key.Call {
+			case "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend", "MPI_Irsend":
+				sends += n.Count
+			}
+		}
+	}
+	require.Positive(t, sends)
+	counted := got.Comm.Unattributed.Count
+	for _, c := range got.Comm.Cells {
+		counted += c.Count
+	}
+	assert.Equal(t, sends, counted, "every send once")
+
+	out, _, err := run(t, "stats", "--matrix", path)
+	require.NoError(t, err)
+	rows := map[int][]string{}
+	for _, line := range strings.Split(out[strings.Index(out, "from\\to"):], "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			r, err := strconv.Atoi(f[0])
+			require.NoError(t, err, line)
+			rows[r] = f[1:]
+		}
+	}
+	require.Len(t, rows, got.Comm.Size)
+	// Bytes take two fields ("1.5 KiB"), empty cells one ("-").
+	cell := func(from, to int) string {
+		f := rows[from]
+		for k := 0; k < to; k++ {
+			if f[0] == "-" {
+				f = f[1:]
+			} else {
+				f = f[2:]
+			}
+		}
+		if f[0] == "-" {
+			return "-"
+		}
+		return f[0] + " " + f[1]
+	}
+	filled := map[[2]int]bool{}
+	for _, c := range got.Comm.Cells {
+		assert.Equal(t, units.Bytes(float64(c.Bytes)), cell(c.From, c.To), "%d -> %d", c.From, c.To)
+		filled[[2]int{c.From, c.To}] = true
+	}
+	for from := 0; from < got.Comm.Size; from++ {
+		for to := 0; to < got.Comm.Size; to++ {
+			if !filled[[2]int{from, to}] {
+				assert.Equal(t, "-", cell(from, to), "%d -> %d", from, to)
+			}
+		}
+	}
+
+	// Too many ranks for a grid: the busiest pairs, by descending bytes.
+	var b strings.Builder
+	require.NoError(t, printMatrix(&b, got.Comm, 2, 3))
+	lines := strings.Split(strings.TrimSpace(b.String()[strings.Index(b.String(), "from"):]), "\n")[1:]
+	require.Len(t, lines, min(3, len(got.Comm.Cells)))
+	assert.Contains(t, b.String(), "busiest")
+	prev := int64(-1)
+	for _, l := range lines {
+		f := strings.Fields(l)
+		from, _ := strconv.Atoi(f[0])
+		to, _ := strconv.Atoi(f[1])
+		var c *analysis.CommCell
+		for i := range got.Comm.Cells {
+			if got.Comm.Cells[i].From == from && got.Comm.Cells[i].To == to {
+				c = &got.Comm.Cells[i]
+			}
+		}
+		require.NotNil(t, c, l)
+		assert.Equal(t, strconv.FormatInt(c.Count, 10), f[2])
+		if prev >= 0 {
+			assert.LessOrEqual(t, c.Bytes, prev)
+		}
+		prev = c.Bytes
+	}
+
+	// Without --matrix: no JSON field.
+	js, _, err = run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	assert.NotContains(t, js, `"comm"`)
 }
