@@ -29,7 +29,9 @@ type pajeKind int
 const (
 	pkDefineContainerType pajeKind = iota
 	pkDefineStateType
-	pkDefineOtherType // event, variable and link types: kept as types, otherwise ignored
+	pkDefineEventType    // event types: kept as types, otherwise ignored
+	pkDefineVariableType // variable types: kept as types, otherwise ignored
+	pkDefineLinkType     // link types: kept as types, otherwise ignored
 	pkDefineEntityValue
 	pkCreateContainer
 	pkDestroyContainer
@@ -48,9 +50,9 @@ var pajeEvents = map[string]struct {
 }{
 	"PajeDefineContainerType": {pkDefineContainerType, []string{"type", "name"}},
 	"PajeDefineStateType":     {pkDefineStateType, []string{"type", "name"}},
-	"PajeDefineEventType":     {pkDefineOtherType, []string{"type", "name"}},
-	"PajeDefineVariableType":  {pkDefineOtherType, []string{"type", "name"}},
-	"PajeDefineLinkType":      {pkDefineOtherType, []string{"type", "name"}},
+	"PajeDefineEventType":     {pkDefineEventType, []string{"type", "name"}},
+	"PajeDefineVariableType":  {pkDefineVariableType, []string{"type", "name"}},
+	"PajeDefineLinkType":      {pkDefineLinkType, []string{"type", "name"}},
 	"PajeDefineEntityValue":   {pkDefineEntityValue, []string{"type", "name"}},
 	"PajeCreateContainer":     {pkCreateContainer, []string{"time", "type", "container", "name"}},
 	"PajeDestroyContainer":    {pkDestroyContainer, []string{"time", "type", "name"}},
@@ -66,7 +68,11 @@ var pajeEvents = map[string]struct {
 	"PajeEndLink":             {pkTimedOther, []string{"time"}},
 }
 
-var pajeFieldTypes = map[string]bool{"date": true, "double": true, "int": true, "hex": true, "string": true, "color": true}
+var pajeFieldTypes = map[string]bool{"date": true, "double": true, "float": true, "int": true, "hex": true, "string": true, "color": true}
+
+// pajeOldFields maps the field names of the older Pajé header style
+// (accepted by pj_dump --no-strict) to the names the parser reads.
+var pajeOldFields = map[string]string{"containertype": "type", "entitytype": "type"}
 
 type pajeDef struct {
 	name   string
@@ -94,11 +100,18 @@ var pajeFieldNames = [numPajeFields]string{"time", "alias", "type", "container",
 
 type pajeType struct {
 	name   string
-	state  bool
-	cont   bool
-	values map[string]int // value alias and name -> index into names
+	kind   pajeKind // its definition event
+	parent int      // index of the container type it belongs to, -1 for the root type
+	// values maps a value's identifier (its alias, or its name when it
+	// has none, as in PajeNG) to an index into names; byName maps a name
+	// to its index, so values shown alike are one state.
+	values map[string]int
+	byName map[string]int
 	names  []string
 }
+
+func (t *pajeType) isCont() bool  { return t.kind == pkDefineContainerType }
+func (t *pajeType) isState() bool { return t.kind == pkDefineStateType }
 
 // stateKey is a (container, state type) pair: each has its own stack.
 type stateKey struct{ cont, typ int }
@@ -110,20 +123,25 @@ type stateStack struct {
 }
 
 type pajeParser struct {
-	path    string
-	line    int
-	defs    map[string]*pajeDef // by id
-	curDef  *pajeDef
-	types   map[string]int // alias and name -> index into typeList
-	typeL   []*pajeType
-	conts   map[string]int // alias and name -> index into Trace.Containers
-	alive   []bool
-	contTyp []int
-	kids    [][]int
-	stacks  map[stateKey]*stateStack
-	order   []stateKey // stacks in creation order
-	last    int64      // latest time seen
-	tr      Trace
+	path   string
+	line   int
+	defs   map[string]*pajeDef // by id
+	curDef *pajeDef
+	// Types and containers are looked up by identifier, their alias or
+	// their name when they have no alias, as in PajeNG; names are for
+	// display only.
+	types     map[string]int // identifier -> index into typeL
+	typeL     []*pajeType
+	conts     map[string]int // identifier -> index into Trace.Containers
+	rootAlive bool
+	rootKids  []int
+	alive     []bool
+	contTyp   []int
+	kids      [][]int
+	stacks    map[stateKey]*stateStack
+	order     []stateKey // stacks in creation order
+	last      int64      // latest time seen
+	tr        Trace
 }
 
 // ReadPaje reads a Pajé trace file.
@@ -140,11 +158,12 @@ func ReadPaje(path string, opt PajeOptions) (*Trace, error) {
 // the line number of unknown or malformed lines.
 func ParsePaje(r io.Reader, name string, opt PajeOptions) (*Trace, error) {
 	p := &pajeParser{
-		path:   name,
-		defs:   map[string]*pajeDef{},
-		types:  map[string]int{"0": -1},
-		conts:  map[string]int{"0": -1},
-		stacks: map[stateKey]*stateStack{},
+		path:      name,
+		defs:      map[string]*pajeDef{},
+		types:     map[string]int{"0": -1},
+		conts:     map[string]int{"0": -1},
+		stacks:    map[stateKey]*stateStack{},
+		rootAlive: true,
 	}
 	p.tr.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	sc := bufio.NewScanner(r)
@@ -239,9 +258,12 @@ func (p *pajeParser) header(s string) error {
 			return fmt.Errorf("unknown header line %q", s)
 		}
 		if len(f) != 2 || !pajeFieldTypes[f[1]] {
-			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE date, double, int, hex, string or color", p.curDef.name)
+			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE date, double, float, int, hex, string or color", p.curDef.name)
 		}
 		name := strings.ToLower(f[0])
+		if n, ok := pajeOldFields[name]; ok {
+			name = n
+		}
 		if _, dup := p.curDef.pos[name]; dup {
 			return fmt.Errorf("field %s twice in %%EventDef %s", f[0], p.curDef.name)
 		}
@@ -303,10 +325,35 @@ func (p *pajeParser) lookupCont(id string) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("unknown container %q", id)
 	}
-	if c >= 0 && !p.alive[c] {
+	if (c >= 0 && !p.alive[c]) || (c < 0 && !p.rootAlive) {
 		return 0, fmt.Errorf("container %q was destroyed", id)
 	}
 	return c, nil
+}
+
+// identifier is what a definition or container is looked up by: its
+// alias, or its name when it has none.
+func (p *pajeParser) identifier(d *pajeDef, vals []string) string {
+	if a := p.field(d, vals, pfAlias); a != "" {
+		return a
+	}
+	return p.field(d, vals, pfName)
+}
+
+// typeName names type ti in errors.
+func (p *pajeParser) typeName(ti int) string {
+	if ti < 0 {
+		return "0"
+	}
+	return p.typeL[ti].name
+}
+
+// contType is the type of container c, -1 for the root.
+func (p *pajeParser) contType(c int) int {
+	if c < 0 {
+		return -1
+	}
+	return p.contTyp[c]
 }
 
 func (p *pajeParser) event(d *pajeDef, vals []string) error {
@@ -323,48 +370,58 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		p.last = t
 	}
 	switch d.kind {
-	case pkDefineContainerType, pkDefineStateType, pkDefineOtherType:
+	case pkDefineContainerType, pkDefineStateType, pkDefineEventType, pkDefineVariableType, pkDefineLinkType:
 		parent, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
 		}
-		if parent >= 0 && !p.typeL[parent].cont {
+		if parent >= 0 && !p.typeL[parent].isCont() {
 			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
 		}
 		name := p.field(d, vals, pfName)
-		pt := &pajeType{name: name, cont: d.kind == pkDefineContainerType, state: d.kind == pkDefineStateType, values: map[string]int{}}
-		p.typeL = append(p.typeL, pt)
-		p.types[name] = len(p.typeL) - 1
-		if a := p.field(d, vals, pfAlias); a != "" {
-			p.types[a] = len(p.typeL) - 1
+		if name == "0" {
+			return errors.New("the type name \"0\" is reserved for the root")
 		}
+		id := p.identifier(d, vals)
+		if _, dup := p.types[id]; dup {
+			return fmt.Errorf("type %q already defined", id)
+		}
+		pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
+		p.typeL = append(p.typeL, pt)
+		p.types[id] = len(p.typeL) - 1
 	case pkDefineEntityValue:
-		ti, err := p.stateType(p.field(d, vals, pfType))
+		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
 		}
+		if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == pkDefineVariableType {
+			return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
+		}
 		pt := p.typeL[ti]
-		name := p.field(d, vals, pfName)
-		v, ok := pt.values[name]
-		if !ok {
-			v = len(pt.names)
-			pt.names = append(pt.names, name)
-			pt.values[name] = v
+		id := p.identifier(d, vals)
+		if _, dup := pt.values[id]; dup {
+			return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
 		}
-		if a := p.field(d, vals, pfAlias); a != "" {
-			pt.values[a] = v
-		}
+		pt.values[id] = pt.index(p.field(d, vals, pfName))
 	case pkCreateContainer:
 		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
 		}
-		if ti < 0 || !p.typeL[ti].cont {
+		if ti < 0 || !p.typeL[ti].isCont() {
 			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
 		}
 		parent, err := p.lookupCont(p.field(d, vals, pfContainer))
 		if err != nil {
 			return err
+		}
+		if pt := p.contType(parent); p.typeL[ti].parent != pt {
+			return fmt.Errorf("container type %q is not a child of type %q, the type of container %q",
+				p.typeL[ti].name, p.typeName(pt), p.field(d, vals, pfContainer))
+		}
+		id := p.identifier(d, vals)
+		if _, dup := p.conts[id]; dup {
+			return fmt.Errorf("container %q already exists", id)
 		}
 		name := p.field(d, vals, pfName)
 		p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
@@ -374,25 +431,32 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		p.kids = append(p.kids, nil)
 		if parent >= 0 {
 			p.kids[parent] = append(p.kids[parent], c)
+		} else {
+			p.rootKids = append(p.rootKids, c)
 		}
-		// Names and aliases are looked up globally, as PajeNG does; a later
-		// container with the same name shadows an earlier one.
-		p.conts[name] = c
-		if a := p.field(d, vals, pfAlias); a != "" {
-			p.conts[a] = c
-		}
+		p.conts[id] = c
 	case pkDestroyContainer:
-		if _, err := p.lookupType(p.field(d, vals, pfType)); err != nil {
+		ti, err := p.lookupType(p.field(d, vals, pfType))
+		if err != nil {
 			return err
 		}
 		c, err := p.lookupCont(p.field(d, vals, pfName))
 		if err != nil {
 			return err
 		}
-		if c < 0 {
-			return errors.New("the root container cannot be destroyed")
+		if ct := p.contType(c); ct != ti {
+			return fmt.Errorf("container %q has type %q, not %q", p.field(d, vals, pfName), p.typeName(ct), p.field(d, vals, pfType))
 		}
-		p.destroy(c, t)
+		if c >= 0 {
+			p.destroy(c, t)
+			break
+		}
+		// Destroying the root ends the trace's containers, as at the
+		// end of a trace in PajeNG.
+		p.rootAlive = false
+		for _, k := range p.rootKids {
+			p.destroy(k, t)
+		}
 	case pkSetState, pkPushState, pkPopState, pkResetState:
 		ti, err := p.stateType(p.field(d, vals, pfType))
 		if err != nil {
@@ -402,8 +466,12 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		if err != nil {
 			return err
 		}
+		if ct := p.contType(c); p.typeL[ti].parent != ct {
+			return fmt.Errorf("state type %q is not a child of type %q, the type of container %q",
+				p.typeL[ti].name, p.typeName(ct), p.field(d, vals, pfContainer))
+		}
 		if c < 0 {
-			return errors.New("the root container has no states")
+			return errors.New("states of the root container are not supported (mpiflow imports the states of created containers)")
 		}
 		st := p.stack(c, ti, t)
 		switch d.kind {
@@ -428,22 +496,33 @@ func (p *pajeParser) stateType(id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if ti < 0 || !p.typeL[ti].state {
+	if ti < 0 || !p.typeL[ti].isState() {
 		return 0, fmt.Errorf("type %q is not a state type", id)
 	}
 	return ti, nil
 }
 
-// value returns the index of a state value by alias or name; a value that
-// was never defined is added under its name, as PajeNG does.
+// index returns the index of the value named name, added if new.
+func (t *pajeType) index(name string) int {
+	if v, ok := t.byName[name]; ok {
+		return v
+	}
+	t.names = append(t.names, name)
+	t.byName[name] = len(t.names) - 1
+	return len(t.names) - 1
+}
+
+// value returns the index of a state value by identifier; a value that
+// was never defined is added with the identifier as its name, as PajeNG
+// does.
 func (p *pajeParser) value(ti int, id string) int {
 	pt := p.typeL[ti]
 	if v, ok := pt.values[id]; ok {
 		return v
 	}
-	pt.names = append(pt.names, id)
-	pt.values[id] = len(pt.names) - 1
-	return len(pt.names) - 1
+	v := pt.index(id)
+	pt.values[id] = v
+	return v
 }
 
 // stack returns the state stack of container c and type ti after closing
@@ -503,7 +582,15 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 	if opt.StateType != "" {
 		var err error
 		if ti, err = p.stateType(opt.StateType); err != nil {
-			return err
+			// Not an identifier: the option may name the type.
+			for i, t := range p.typeL {
+				if t.isState() && t.name == opt.StateType {
+					ti, err = i, nil
+				}
+			}
+			if err != nil {
+				return err
+			}
 		}
 	} else {
 		var names []string

@@ -85,7 +85,7 @@ const pajeBody = `# a comment
 8 mem Proc Memory "0 0 1"
 3 0 m1 Machine 0 "node a"
 3 0.5 p1 Proc m1 "P 1"
-3 0.5 p2 Proc "node a" P2
+3 0.5 p2 Proc m1 P2
 5 1 State p1 c ""
 9 1.5 mem p1 3.5
 5 2.25 State p1 s "x y"
@@ -151,11 +151,17 @@ func TestParsePajeErrors(t *testing.T) {
 		{"time goes back", "5 1 State p1 x y\n5 0.5 State p1 x y\n", "t.paje:63: time 0.5 goes back"},
 		{"quote", "5 1 State p1 \"x y\n", "t.paje:62: unterminated quoted string"},
 		{"header", "%EventDef PajeFoo 10\n", "t.paje:62: unknown event \"PajeFoo\""},
-		{"field type", "%EventDef PajeNewEvent 10\n% Time float\n", "t.paje:63: malformed field"},
+		{"field type", "%EventDef PajeNewEvent 10\n% Time quad\n", "t.paje:63: malformed field"},
 		{"missing field", "%EventDef PajeSetState 10\n% Time date\n%EndEventDef\n", "t.paje:64: %EventDef PajeSetState (line 62) lacks the field type"},
 		{"unclosed def", "%EventDef PajeNewEvent 10\n% Time date\n", "t.paje:62: %EventDef PajeNewEvent is not closed"},
 		{"destroyed", "4 1 Proc p1\n5 2 State p1 x y\n", "t.paje:63: container \"p1\" was destroyed"},
 		{"no states", "", "t.paje: the trace has no states"},
+		{"destroy type", "4 1 Machine p1\n", `t.paje:62: container "p1" has type "Proc", not "Machine"`},
+		{"container type", "3 1 p2 Proc 0 q\n", `t.paje:62: container type "Proc" is not a child of type "0"`},
+		{"duplicate container", "3 1 p1 Proc m1 q\n", `t.paje:62: container "p1" already exists`},
+		{"looked up by name", "5 1 State p x y\n", `t.paje:62: unknown container "p"`},
+		{"variable value", "8 mem Proc Memory \"0 0 1\"\n2 v mem Low \"0 0 0\"\n", `t.paje:63: type "mem" is a container or variable type`},
+		{"after root destroyed", "5 1 State p1 x y\n4 2 0 0\n5 3 State p1 x y\n", `t.paje:64: container "p1" was destroyed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,6 +170,32 @@ func TestParsePajeErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestParsePajeIdentifiers checks that containers are looked up by alias
+// only, so a container named like another's alias hides nothing, and that
+// destroying the root ends every state and is legal, as in PajeNG.
+func TestParsePajeIdentifiers(t *testing.T) {
+	body := pajeDefs + `0 P 0
+1 S P
+3 0 1 P 0 x
+3 0 2 P 0 1
+5 1 S 1 a n
+5 1 S 2 b n
+5 2 S 1 c n
+4 3 0 0
+`
+	tr, err := ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{})
+	require.NoError(t, err)
+	require.Len(t, tr.Res, 2)
+	assert.Equal(t, "x", tr.Res[0].Name)
+	assert.Equal(t, "1", tr.Res[1].Name)
+	const s = int64(1e9)
+	assert.Equal(t, [][]aggregate.StateEvent{
+		{{Resource: 0, State: 0, Start: 1 * s, End: 2 * s}, {Resource: 0, State: 2, Start: 2 * s, End: 3 * s}},
+		{{Resource: 1, State: 1, Start: 1 * s, End: 3 * s}},
+	}, tr.Events)
+	assert.Equal(t, []string{"a", "b", "c"}, tr.StateNames)
 }
 
 func TestParsePajeStateTypes(t *testing.T) {
@@ -224,7 +256,7 @@ func TestPajeRoundTrip(t *testing.T) {
 	tr, err := ParsePaje(&buf, "job.paje", PajeOptions{})
 	require.NoError(t, err)
 
-	fs, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{})
+	fs, err := aggregate.NewRankSource(&h, ranks, aggregate.FlowOptions{})
 	require.NoError(t, err)
 	for _, slices := range []int{1, 7, 30} {
 		want, err := aggregate.Build(fs, slices, 2)
