@@ -39,7 +39,7 @@ const (
 	pkPushState
 	pkPopState
 	pkResetState
-	pkTimedOther // events, variables, links: times checked, otherwise ignored
+	pkTimedOther // events, variables, links: time, type and container checked, otherwise ignored
 )
 
 // pajeEvents lists the events of the Pajé format with their required
@@ -60,12 +60,12 @@ var pajeEvents = map[string]struct {
 	"PajePushState":           {pkPushState, []string{"time", "type", "container", "value"}},
 	"PajePopState":            {pkPopState, []string{"time", "type", "container"}},
 	"PajeResetState":          {pkResetState, []string{"time", "type", "container"}},
-	"PajeNewEvent":            {pkTimedOther, []string{"time"}},
-	"PajeSetVariable":         {pkTimedOther, []string{"time"}},
-	"PajeAddVariable":         {pkTimedOther, []string{"time"}},
-	"PajeSubVariable":         {pkTimedOther, []string{"time"}},
-	"PajeStartLink":           {pkTimedOther, []string{"time"}},
-	"PajeEndLink":             {pkTimedOther, []string{"time"}},
+	"PajeNewEvent":            {pkTimedOther, []string{"time", "type", "container"}},
+	"PajeSetVariable":         {pkTimedOther, []string{"time", "type", "container"}},
+	"PajeAddVariable":         {pkTimedOther, []string{"time", "type", "container"}},
+	"PajeSubVariable":         {pkTimedOther, []string{"time", "type", "container"}},
+	"PajeStartLink":           {pkTimedOther, []string{"time", "type", "container"}},
+	"PajeEndLink":             {pkTimedOther, []string{"time", "type", "container"}},
 }
 
 var pajeFieldTypes = map[string]bool{"date": true, "double": true, "float": true, "int": true, "hex": true, "string": true, "color": true}
@@ -456,6 +456,19 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		p.rootAlive = false
 		for _, k := range p.rootKids {
 			p.destroy(k, t)
+		}
+	case pkTimedOther:
+		ti, err := p.lookupType(p.field(d, vals, pfType))
+		if err != nil {
+			return err
+		}
+		c, err := p.lookupCont(p.field(d, vals, pfContainer))
+		if err != nil {
+			return err
+		}
+		if ct := p.contType(c); ti < 0 || p.typeL[ti].parent != ct {
+			return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
+				p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
 		}
 	case pkSetState, pkPushState, pkPopState, pkResetState:
 		ti, err := p.stateType(p.field(d, vals, pfType))
