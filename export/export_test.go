@@ -114,46 +114,64 @@ func TestChromeSelection(t *testing.T) {
 	require.Error(t, err)
 }
 
-// pajeState is one state interval as pj_dump prints it.
+// TestPajeWithPajeNG has PajeNG's pj_dump read our Pajé export with both
+// its readers, the flex one (-f) stopping silently at a byte past ASCII:
+// every state we write is read, one per call and one per gap between
+// calls, with a job name, command and host that are not ASCII.
 func TestPajeWithPajeNG(t *testing.T) {
 	pjdump, err := exec.LookPath("pj_dump")
 	if err != nil {
 		t.Skip("pj_dump (Debian package pajeng) not installed")
 	}
 	f, ranks := genFile(t, 4, 600)
+	f.Header.JobID = "j\u00f6b \xff"
+	f.Header.Command = []string{"./caf\u00e9", "\u65e5\u672c"}
+	ranks[0].Host = "h\u00f4te"
 	path := filepath.Join(t.TempDir(), "t.paje")
 	var buf bytes.Buffer
 	_, err = Paje(&buf, f, Options{})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	out, err := exec.Command(pjdump, path).CombinedOutput()
-	require.NoError(t, err, "pj_dump: %s", out)
-	// pj_dump prints "State, container, type, start, end, duration, imbrication, value".
-	calls := map[string]int{}
-	compute := map[string]int{}
-	for _, line := range strings.Split(string(out), "\n") {
-		fields := strings.Split(line, ",")
-		if len(fields) < 8 || strings.TrimSpace(fields[0]) != "State" {
-			continue
-		}
-		c, v := strings.TrimSpace(fields[1]), strings.TrimSpace(fields[7])
-		if v == PajeComputeState {
-			compute[c]++
-		} else {
-			calls[c]++
-		}
+	for i, c := range buf.Bytes() {
+		require.Less(t, c, byte(0x80), "byte %d of the export is not ASCII", i)
 	}
-	for _, r := range ranks {
-		name := "rank " + strconv.Itoa(r.Rank)
-		evs := events(t, r)
-		assert.Equal(t, len(evs), calls[name], "call states of %s", name)
-		gaps := 0
-		for i := 1; i < len(evs); i++ {
-			if evs[i].Start > evs[i-1].End {
-				gaps++
+	written := strings.Count(buf.String(), "\n5 ")
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	for _, flags := range [][]string{nil, {"-f"}} {
+		t.Run(strings.Join(append([]string{"pj_dump"}, flags...), " "), func(t *testing.T) {
+			out, err := exec.Command(pjdump, append(flags, path)...).CombinedOutput()
+			require.NoError(t, err, "pj_dump: %s", out)
+			// pj_dump prints "State, container, type, start, end, duration,
+			// imbrication, value"; the flex reader keeps quotes.
+			calls := map[string]int{}
+			compute := map[string]int{}
+			states := 0
+			for _, line := range strings.Split(strings.ReplaceAll(string(out), `"`, ""), "\n") {
+				fields := strings.Split(line, ",")
+				if len(fields) < 8 || strings.TrimSpace(fields[0]) != "State" {
+					continue
+				}
+				states++
+				c, v := strings.TrimSpace(fields[1]), strings.TrimSpace(fields[7])
+				if v == PajeComputeState {
+					compute[c]++
+				} else {
+					calls[c]++
+				}
 			}
-		}
-		assert.Equal(t, gaps, compute[name], "compute states of %s", name)
+			assert.Equal(t, written, states, "states read of the %d written", written)
+			for _, r := range ranks {
+				name := "rank " + strconv.Itoa(r.Rank)
+				evs := events(t, r)
+				assert.Equal(t, len(evs), calls[name], "call states of %s", name)
+				gaps := 0
+				for i := 1; i < len(evs); i++ {
+					if evs[i].Start > evs[i-1].End {
+						gaps++
+					}
+				}
+				assert.Equal(t, gaps, compute[name], "compute states of %s", name)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"mpiflow/flowgraph"
 )
@@ -70,7 +71,7 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 		return st, err
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	fmt.Fprintf(bw, "# mpiflow Pajé trace of job %s: %s\n", pajeComment(f.Header.JobID), pajeComment(strings.Join(f.Header.Command, " ")))
+	fmt.Fprintf(bw, "# mpiflow Paje trace of job %s: %s\n", pajeComment(f.Header.JobID), pajeComment(strings.Join(f.Header.Command, " ")))
 	bw.WriteString(pajeHeader)
 	bw.WriteString("0 CT_Job 0 Job\n0 CT_Host CT_Job Host\n0 CT_Rank CT_Host Rank\n1 ST_MPI CT_Rank MPI\n")
 
@@ -196,17 +197,38 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 }
 
 // pajeString quotes s when it holds blanks; Pajé has no escapes, so
-// double quotes and line breaks become single quotes and blanks.
+// double quotes and line breaks become single quotes and blanks, and
+// other characters as in pajeComment.
 func pajeString(s string) string {
-	s = strings.NewReplacer(`"`, "'", "\n", " ", "\r", " ").Replace(s)
+	s = pajeComment(strings.ReplaceAll(s, `"`, "'"))
 	if s == "" || strings.ContainsAny(s, " \t#") {
 		return `"` + s + `"`
 	}
 	return s
 }
 
+// pajeComment makes s one line of ASCII: PajeNG's flex reader (pj_dump
+// -f) stops at the first byte past ASCII, without an error, so other
+// characters are written as Go escapes (\u00e9, \x80 for a byte that is
+// not UTF-8), line breaks as blanks.
 func pajeComment(s string) string {
-	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r < utf8.RuneSelf:
+			b.WriteByte(byte(r))
+		default:
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // pajeColor gives Compute a grey and every call a stable color derived

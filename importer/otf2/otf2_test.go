@@ -39,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 		assert.Equal(t, i, r.Rank, "ranks from the location group names")
 		assert.Equal(t, "MPI Rank "+string(rune('0'+i)), r.Name)
 	}
-	fs, err := aggregate.NewFlowSource(f, aggregate.FlowOptions{})
+	fs, err := aggregate.NewRankSource(&h, ranks, aggregate.FlowOptions{})
 	require.NoError(t, err)
 	want, err := aggregate.Build(fs, 20, 2)
 	require.NoError(t, err)
