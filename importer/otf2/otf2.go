@@ -25,6 +25,7 @@ typedef struct {
 	uint64_t parent; // tree parent, group of a location; unused for regions
 	uint32_t name;   // string ref
 	uint32_t pad;
+	uint64_t nev;    // events the definition of a location announces
 } mf_def;
 
 typedef struct {
@@ -44,9 +45,10 @@ typedef struct {
 	mf_ev*   evs;
 	uint64_t nevs, capevs;
 	int      oom;
+	OTF2_EvtReader** evtr; // the event reader of each location, in definition order
 } mf_data;
 
-static void mf_add_def(mf_data* d, int kind, uint64_t self, uint64_t parent, uint32_t name) {
+static void mf_add_def(mf_data* d, int kind, uint64_t self, uint64_t parent, uint32_t name, uint64_t nev) {
 	if (d->ndefs[kind] == d->cap[kind]) {
 		uint64_t c = d->cap[kind] ? 2 * d->cap[kind] : 64;
 		mf_def* n = realloc(d->defs[kind], c * sizeof(mf_def));
@@ -55,7 +57,7 @@ static void mf_add_def(mf_data* d, int kind, uint64_t self, uint64_t parent, uin
 		d->cap[kind] = c;
 	}
 	mf_def* x = &d->defs[kind][d->ndefs[kind]++];
-	x->self = self; x->parent = parent; x->name = name; x->pad = 0;
+	x->self = self; x->parent = parent; x->name = name; x->pad = 0; x->nev = nev;
 }
 
 static OTF2_CallbackCode mf_string(void* u, OTF2_StringRef self, const char* s) {
@@ -81,23 +83,23 @@ static OTF2_CallbackCode mf_clock(void* u, uint64_t res, uint64_t off, uint64_t 
 }
 
 static OTF2_CallbackCode mf_stn(void* u, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent) {
-	mf_add_def(u, 0, self, parent, name);
+	mf_add_def(u, 0, self, parent, name, 0);
 	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode mf_lg(void* u, OTF2_LocationGroupRef self, OTF2_StringRef name, OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef creator) {
-	mf_add_def(u, 1, self, parent, name);
+	mf_add_def(u, 1, self, parent, name, 0);
 	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode mf_loc(void* u, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type, uint64_t nev, OTF2_LocationGroupRef group) {
-	mf_add_def(u, 2, self, group, name);
+	mf_add_def(u, 2, self, group, name, nev);
 	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
 static OTF2_CallbackCode mf_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef canon, OTF2_StringRef desc,
 	OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t b, uint32_t e) {
-	mf_add_def(u, 3, self, 0, name);
+	mf_add_def(u, 3, self, 0, name, 0);
 	return ((mf_data*)u)->oom ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
 }
 
@@ -141,26 +143,39 @@ static OTF2_ErrorCode mf_read_defs(OTF2_Reader* r, mf_data* d) {
 }
 
 // mf_open_events selects every location, reads the local definitions (for
-// their mapping tables) and returns the global event reader.
-static OTF2_ErrorCode mf_open_events(OTF2_Reader* r, mf_data* d, OTF2_GlobalEvtReader** out) {
+// their mapping tables), keeps each location's event reader in d->evtr and
+// returns the global event reader. On an error, *bad is the index of the
+// location whose file failed, or -1, and *bad_evt tells whether the failed
+// file is its event file (else its local definition file).
+static OTF2_ErrorCode mf_open_events(OTF2_Reader* r, mf_data* d, OTF2_GlobalEvtReader** out, int64_t* bad, int* bad_evt) {
 	OTF2_ErrorCode err;
+	*bad = -1;
+	*bad_evt = 0;
 	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
 		if ((err = OTF2_Reader_SelectLocation(r, d->defs[2][i].self)) != OTF2_SUCCESS) return err;
 	}
+	d->evtr = calloc(d->ndefs[2] ? d->ndefs[2] : 1, sizeof(OTF2_EvtReader*));
+	if (!d->evtr) return OTF2_ERROR_MEM_ALLOC_FAILED;
+	// Local definition files are optional (OTF2_Reader.h); an archive
+	// without them has nothing to map.
 	int have_defs = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
 	if ((err = OTF2_Reader_OpenEvtFiles(r)) != OTF2_SUCCESS) return err;
 	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
 		if (have_defs) {
+			// NULL when the location has no local definition file.
 			OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, d->defs[2][i].self);
 			if (dr) {
 				uint64_t n;
-				OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
-				OTF2_Reader_CloseDefReader(r, dr);
+				err = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+				OTF2_ErrorCode cerr = OTF2_Reader_CloseDefReader(r, dr);
+				if (err == OTF2_SUCCESS) err = cerr;
+				if (err != OTF2_SUCCESS) { *bad = i; return err; }
 			}
 		}
-		OTF2_Reader_GetEvtReader(r, d->defs[2][i].self);
+		d->evtr[i] = OTF2_Reader_GetEvtReader(r, d->defs[2][i].self);
+		if (!d->evtr[i]) { *bad = i; *bad_evt = 1; return OTF2_ERROR_INVALID; }
 	}
-	if (have_defs) OTF2_Reader_CloseDefFiles(r);
+	if (have_defs && (err = OTF2_Reader_CloseDefFiles(r)) != OTF2_SUCCESS) return err;
 	OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(r);
 	if (!ger) return OTF2_ERROR_INVALID;
 	OTF2_GlobalEvtReaderCallbacks* cb = OTF2_GlobalEvtReaderCallbacks_New();
@@ -177,6 +192,32 @@ static void mf_free(mf_data* d) {
 	free(d->strs);
 	for (int k = 0; k < 4; k++) free(d->defs[k]);
 	free(d->evs);
+	free(d->evtr);
+}
+
+// mf_events_read is the number of events read from location i, in
+// *n: OTF2's global reader drops a location whose event file cannot be
+// read, logging the error but returning success.
+static OTF2_ErrorCode mf_events_read(mf_data* d, uint64_t i, uint64_t* n) {
+	return OTF2_EvtReader_GetPos(d->evtr[i], n);
+}
+
+// mf_read_location reads the events of location loc alone, with a reader
+// of its own, into *n: which location's file is damaged, when the global
+// reader only says that one is.
+static OTF2_ErrorCode mf_read_location(const char* path, uint64_t loc, uint64_t* n) {
+	*n = 0;
+	OTF2_Reader* r = OTF2_Reader_Open(path);
+	if (!r) return OTF2_ERROR_INVALID;
+	OTF2_ErrorCode err = OTF2_Reader_SetSerialCollectiveCallbacks(r);
+	if (err == OTF2_SUCCESS) err = OTF2_Reader_SelectLocation(r, loc);
+	if (err == OTF2_SUCCESS) err = OTF2_Reader_OpenEvtFiles(r);
+	if (err == OTF2_SUCCESS) {
+		OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
+		err = er ? OTF2_Reader_ReadAllLocalEvents(r, er, n) : OTF2_ERROR_INVALID;
+	}
+	OTF2_ErrorCode cerr = OTF2_Reader_Close(r);
+	return err != OTF2_SUCCESS ? err : cerr;
 }
 
 static mf_def* mf_def_at(mf_data* d, int kind, uint64_t i) { return &d->defs[kind][i]; }
@@ -191,6 +232,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -210,6 +252,13 @@ func otf2Err(what string, code C.OTF2_ErrorCode) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s (%s)", what, C.GoString(C.OTF2_Error_GetName(code)), C.GoString(C.OTF2_Error_GetDescription(code)))
+}
+
+// locationFile is the file of location loc with extension ext (.evt,
+// .def) in the archive whose anchor file is path: ANCHOR/LOC.evt, as OTF2
+// names them.
+func locationFile(path string, loc uint64, ext string) string {
+	return filepath.Join(strings.TrimSuffix(path, ".otf2"), strconv.FormatUint(loc, 10)+ext)
 }
 
 // Read imports the OTF2 archive whose anchor file (NAME.otf2) is at path.
@@ -323,7 +372,16 @@ func read(path string) (*importer.Trace, error) {
 
 	// Events, chunk by chunk, in global time order.
 	var ger *C.OTF2_GlobalEvtReader
-	if err := otf2Err("otf2: open events", C.mf_open_events(r, d, &ger)); err != nil {
+	var bad C.int64_t
+	var badEvt C.int
+	if err := otf2Err("otf2: open events", C.mf_open_events(r, d, &ger, &bad, &badEvt)); err != nil {
+		if bad >= 0 {
+			file := locationFile(path, uint64(def(2, uint64(bad)).self), ".def")
+			if badEvt != 0 {
+				file = locationFile(path, uint64(def(2, uint64(bad)).self), ".evt")
+			}
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
 		return nil, err
 	}
 	defer C.OTF2_Reader_CloseGlobalEvtReader(r, ger)
@@ -372,12 +430,52 @@ func read(path string) (*importer.Trace, error) {
 		}
 		s.since = t
 	}
+	// damaged is the error of location x, whose file gave n events and
+	// then err (nil: the end of the file).
+	damaged := func(x *C.mf_def, n uint64, err error) error {
+		e := fmt.Errorf("%s: cut short or damaged: location %q has %d of the %d events its definition announces",
+			locationFile(path, uint64(x.self), ".evt"), str(x.name), n, uint64(x.nev))
+		if err != nil {
+			e = fmt.Errorf("%w: %w", e, err)
+		}
+		return e
+	}
+	// shortLocation names the first location that gave fewer events than
+	// its definition announces (0: not announced); OTF2 may report its
+	// damaged file as the end of its events.
+	shortLocation := func() error {
+		for i := uint64(0); i < nloc; i++ {
+			x := def(2, i)
+			var n C.uint64_t
+			if err := otf2Err("otf2: events read", C.mf_events_read(d, C.uint64_t(i), &n)); err != nil {
+				return fmt.Errorf("%s: %w", locationFile(path, uint64(x.self), ".evt"), err)
+			}
+			if uint64(n) < uint64(x.nev) {
+				return damaged(x, uint64(n), nil)
+			}
+		}
+		return nil
+	}
 	for {
 		d.nevs = 0
 		var n C.uint64_t
 		code := C.OTF2_Reader_ReadGlobalEvents(r, ger, chunk, &n)
 		if code != C.OTF2_SUCCESS {
-			return nil, otf2Err("otf2: read events", code)
+			err := otf2Err("otf2: read events", code)
+			// Reading stopped for every location: read each alone to
+			// name the damaged one.
+			for i := uint64(0); i < nloc; i++ {
+				x := def(2, i)
+				var n C.uint64_t
+				lerr := otf2Err("otf2: read events", C.mf_read_location(cpath, x.self, &n))
+				if lerr != nil || uint64(n) < uint64(x.nev) {
+					if lerr == nil {
+						lerr = err
+					}
+					return nil, damaged(x, uint64(n), lerr)
+				}
+			}
+			return nil, err
 		}
 		for i := uint64(0); i < uint64(d.nevs); i++ {
 			ev := C.mf_ev_at(d, C.uint64_t(i))
@@ -408,6 +506,9 @@ func read(path string) (*importer.Trace, error) {
 		if n == 0 {
 			break
 		}
+	}
+	if err := shortLocation(); err != nil {
+		return nil, err
 	}
 	// Regions still entered at the end last until the trace's last event.
 	first := true

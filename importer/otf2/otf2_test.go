@@ -3,7 +3,9 @@
 package otf2
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -68,6 +70,83 @@ func TestRoundTrip(t *testing.T) {
 	assert.Equal(t, "machine", hh.Nodes[0].Name)
 	assert.Equal(t, 2, hh.Height())
 	assert.Len(t, hh.Nodes[0].Children, 2, "two hosts")
+}
+
+// readEnv names the archive that the test binary, run with it set, reads
+// in a process of its own and prints the error of.
+const readEnv = "MPIFLOW_TEST_OTF2_READ"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(readEnv); path != "" {
+		_, err := Read(path)
+		fmt.Print(err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// writeArchive writes a generated job of nranks ranks as an OTF2 archive
+// under dir and returns its anchor file.
+func writeArchive(t *testing.T, dir string, nranks int, events int64) string {
+	t.Helper()
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 21, Events: events, Depth: 3, Sites: 12, Branchy: true}, nranks, 2)
+	path := filepath.Join(dir, "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	arch := filepath.Join(dir, "out", "trace.otf2")
+	_, err = exportotf2.Write(arch, f, export.Options{})
+	require.NoError(t, err)
+	return arch
+}
+
+// TestReadDamagedLocation cuts short or removes one location's file of an
+// archive: the import fails naming that file. OTF2's global event reader
+// either fails without naming the location or, in a process that has read
+// no archive before, drops the location and returns success, as if it had
+// no more events; each archive is read in both.
+func TestReadDamagedLocation(t *testing.T) {
+	tests := []struct {
+		name, file string
+		events     int64 // per rank
+		size       int64 // -1: removed, -2: cut at half
+		want       string
+	}{
+		{"events cut at half", "2.evt", 1500, -2, "cut short or damaged: location \"rank 2\" has "},
+		{"events cut at 100 bytes", "2.evt", 1500, 100, "cut short or damaged"},
+		{"events cut past a chunk", "2.evt", 2500, 40000, "cut short or damaged: location \"rank 2\" has 5841 of the 12801 events"},
+		{"events empty", "1.evt", 1500, 0, "open events"},
+		{"events removed", "3.evt", 1500, -1, "open events"},
+		{"local definitions cut", "1.def", 1500, 5, "open events"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			arch := writeArchive(t, t.TempDir(), 4, tt.events)
+			file := filepath.Join(filepath.Dir(arch), "trace", tt.file)
+			switch tt.size {
+			case -1:
+				require.NoError(t, os.Remove(file))
+			case -2:
+				st, err := os.Stat(file)
+				require.NoError(t, err)
+				require.NoError(t, os.Truncate(file, st.Size()/2))
+			default:
+				require.NoError(t, os.Truncate(file, tt.size))
+			}
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), readEnv+"="+arch)
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			assert.Contains(t, string(out), file+": ", "in a process of its own")
+			assert.Contains(t, string(out), tt.want, "in a process of its own")
+
+			_, err = Read(arch)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), file+": ")
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
 }
 
 func TestReadErrors(t *testing.T) {
