@@ -79,6 +79,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzTiming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzSeq$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePaje$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./importer
+	$(GO) test -run '^$$' -fuzz '^FuzzEvents$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./importer/otf2
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

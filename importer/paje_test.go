@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -298,6 +299,11 @@ func FuzzParsePaje(f *testing.F) {
 	f.Add([]byte(pajeDefs + pajeBody))
 	f.Add([]byte(pajeDefs + "5 1 State p1 \"x\n"))
 	f.Add([]byte("%EventDef PajeSetState 1\n% Time date\n%EndEventDef\n1 1e400\n"))
+	for _, name := range []string{"pajeng-all.paje", "pajeng-old.paje"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParsePaje(bytes.NewReader(data), "fuzz.paje", PajeOptions{})
 		if err != nil {

@@ -229,7 +229,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -390,46 +389,7 @@ func read(path string) (*importer.Trace, error) {
 		return nil, errors.New("out of memory")
 	}
 	d.capevs = chunk
-	toNS := func(t uint64) (int64, error) {
-		if t < uint64(d.offset) {
-			return 0, fmt.Errorf("otf2: time %d before the global offset %d", t, uint64(d.offset))
-		}
-		hi, lo := bits.Mul64(t-uint64(d.offset), 1_000_000_000)
-		if hi >= uint64(d.resolution) {
-			return 0, fmt.Errorf("otf2: time %d out of range", t)
-		}
-		q, _ := bits.Div64(hi, lo, uint64(d.resolution))
-		if q > 1<<62 {
-			return 0, fmt.Errorf("otf2: time %d out of range", t)
-		}
-		return int64(q), nil
-	}
-	type stack struct {
-		regions []uint32
-		since   int64
-	}
-	stacks := make([]stack, len(tr.Res))
-	tr.Events = make([][]aggregate.StateEvent, len(tr.Res))
-	stateOf := map[uint32]int{}
-	var last int64
-	closeTop := func(res int, t int64) {
-		s := &stacks[res]
-		if n := len(s.regions); n > 0 && t > s.since {
-			reg := s.regions[n-1]
-			st, ok := stateOf[reg]
-			if !ok {
-				st = len(tr.StateNames)
-				stateOf[reg] = st
-				name := regionName[reg]
-				if name == "" {
-					name = fmt.Sprintf("region %d", reg)
-				}
-				tr.StateNames = append(tr.StateNames, name)
-			}
-			tr.Events[res] = append(tr.Events[res], aggregate.StateEvent{Resource: res, State: st, Start: s.since, End: t})
-		}
-		s.since = t
-	}
+	evs := newEvents(tr, uint64(d.resolution), uint64(d.offset), regionName)
 	// damaged is the error of location x, whose file gave n events and
 	// then err (nil: the end of the file).
 	damaged := func(x *C.mf_def, n uint64, err error) error {
@@ -483,25 +443,9 @@ func read(path string) (*importer.Trace, error) {
 			if !ok {
 				return nil, fmt.Errorf("otf2: event of undefined location %d", uint64(ev.loc))
 			}
-			t, err := toNS(uint64(ev.t))
-			if err != nil {
+			if err := evs.add(res, uint64(ev.t), uint32(ev.region), ev.enter != 0); err != nil {
 				return nil, err
 			}
-			if t < stacks[res].since {
-				return nil, fmt.Errorf("otf2: location %q: time goes back at %d ns", tr.Res[res].Name, t)
-			}
-			last = max(last, t)
-			closeTop(res, t)
-			s := &stacks[res]
-			if ev.enter != 0 {
-				s.regions = append(s.regions, uint32(ev.region))
-				continue
-			}
-			if k := len(s.regions); k == 0 || s.regions[k-1] != uint32(ev.region) {
-				return nil, fmt.Errorf("otf2: location %q: Leave of region %q at %d ns does not match the last Enter",
-					tr.Res[res].Name, regionName[uint32(ev.region)], t)
-			}
-			s.regions = s.regions[:len(s.regions)-1]
 		}
 		if n == 0 {
 			break
@@ -510,25 +454,8 @@ func read(path string) (*importer.Trace, error) {
 	if err := shortLocation(); err != nil {
 		return nil, err
 	}
-	// Regions still entered at the end last until the trace's last event.
-	first := true
-	for res := range stacks {
-		closeTop(res, last)
-		evs := tr.Events[res]
-		if len(evs) == 0 {
-			continue
-		}
-		if first || evs[0].Start < tr.Start {
-			tr.Start = evs[0].Start
-		}
-		if first || evs[len(evs)-1].End > tr.End {
-			tr.End = evs[len(evs)-1].End
-		}
-		first = false
+	if err := evs.finish(); err != nil {
+		return nil, err
 	}
-	if first {
-		return nil, errors.New("otf2: the archive has no Enter/Leave events")
-	}
-	importer.SetRanks(tr)
 	return tr, nil
 }
