@@ -157,6 +157,8 @@ func TestParsePajeErrors(t *testing.T) {
 		{"unclosed def", "%EventDef PajeNewEvent 10\n% Time date\n", "t.paje:62: %EventDef PajeNewEvent is not closed"},
 		{"destroyed", "4 1 Proc p1\n5 2 State p1 x y\n", "t.paje:63: container \"p1\" was destroyed"},
 		{"no states", "", "t.paje: the trace has no states"},
+		{"root states", "1 RootState 0\n5 1 RootState 0 x y\n", "t.paje:63: states of the root container are not supported"},
+		{"state type of another container type", "5 1 State m1 x y\n", `t.paje:62: state type "State" is not a child of type "Machine"`},
 		{"variable container", "9 1 State p9 3\n", `t.paje:62: unknown container "p9"`},
 		{"variable type", "9 1 State m1 3\n", `t.paje:62: type "State" is not a child of type "Machine"`},
 		{"destroy type", "4 1 Machine p1\n", `t.paje:62: container "p1" has type "Proc", not "Machine"`},

@@ -23,16 +23,7 @@ import (
 // Compute and MPI regions are at the top level, so the microscopic model
 // must equal the one built from the graph directly.
 func TestRoundTrip(t *testing.T) {
-	h, ranks := flowgen.Run(flowgen.Options{Seed: 21, Events: 2500, Depth: 3, Sites: 12, Branchy: true}, 6, 4)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "job.mpiflow")
-	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	f, err := flowgraph.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	arch := filepath.Join(dir, "out", "trace.otf2")
-	_, err = exportotf2.Write(arch, f, export.Options{})
-	require.NoError(t, err)
+	arch, h, ranks := writeArchive(t, t.TempDir(), 6, 4, 2500)
 
 	tr, err := Read(arch)
 	require.NoError(t, err)
@@ -85,11 +76,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// writeArchive writes a generated job of nranks ranks as an OTF2 archive
-// under dir and returns its anchor file.
-func writeArchive(t *testing.T, dir string, nranks int, events int64) string {
+// writeArchive writes a generated job of nranks ranks, perHost on a host,
+// as an OTF2 archive under dir and returns its anchor file and the job.
+func writeArchive(t *testing.T, dir string, nranks, perHost int, events int64) (string, flowgraph.Header, []*flowgraph.Rank) {
 	t.Helper()
-	h, ranks := flowgen.Run(flowgen.Options{Seed: 21, Events: events, Depth: 3, Sites: 12, Branchy: true}, nranks, 2)
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 21, Events: events, Depth: 3, Sites: 12, Branchy: true}, nranks, perHost)
 	path := filepath.Join(dir, "job.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
 	f, err := flowgraph.Open(path)
@@ -98,7 +89,7 @@ func writeArchive(t *testing.T, dir string, nranks int, events int64) string {
 	arch := filepath.Join(dir, "out", "trace.otf2")
 	_, err = exportotf2.Write(arch, f, export.Options{})
 	require.NoError(t, err)
-	return arch
+	return arch, h, ranks
 }
 
 // TestReadDamagedLocation cuts short or removes one location's file of an
@@ -122,7 +113,7 @@ func TestReadDamagedLocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			arch := writeArchive(t, t.TempDir(), 4, tt.events)
+			arch, _, _ := writeArchive(t, t.TempDir(), 4, 2, tt.events)
 			file := filepath.Join(filepath.Dir(arch), "trace", tt.file)
 			switch tt.size {
 			case -1:
