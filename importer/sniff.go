@@ -14,7 +14,7 @@ type Format string
 
 // Formats told apart by Sniff.
 const (
-	FormatMpiflow Format = "mpiflow" // read with flowgraph.Open and aggregate.NewFlowSource
+	FormatMpiflow Format = "mpiflow" // read with analysis.Load and aggregate.NewRankSource
 	FormatPaje    Format = "paje"    // read with ReadPaje
 	FormatOTF2    Format = "otf2"    // read with importer/otf2.Read
 )
