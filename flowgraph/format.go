@@ -268,7 +268,10 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 	if string(pre[:8]) != magic {
 		return nil, fail(0, formatErr("wrong magic %q", pre[:8]))
 	}
-	if v := binary.BigEndian.Uint32(pre[8:]); v > FormatVersion || v == 0 {
+	switch v := binary.BigEndian.Uint32(pre[8:]); {
+	case v == 0:
+		return nil, fail(8, formatErr("format version 0 does not exist (corrupt file)"))
+	case v > FormatVersion:
 		return nil, fail(8, fmt.Errorf("%w: format version %d, this mpiflow reads versions 1 to %d (upgrade mpiflow)", ErrFormat, v, FormatVersion))
 	}
 	var t [trailerSize]byte

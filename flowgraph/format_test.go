@@ -68,6 +68,7 @@ func TestFileErrors(t *testing.T) {
 		{name: "empty", data: nil, openErr: "too short"},
 		{name: "wrong magic", data: mutate(func(b []byte) []byte { b[0] = 'X'; return b }), openErr: "wrong magic"},
 		{name: "newer version", data: mutate(func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], flowgraph.FormatVersion+1); return b }), openErr: "upgrade mpiflow"},
+		{name: "version 0", data: mutate(func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 0); return b }), openErr: "version 0 does not exist"},
 		{name: "truncated", data: good[:len(good)/2], openErr: "truncated"},
 		{name: "truncated by one byte", data: good[:len(good)-1], openErr: "truncated"},
 		{name: "corrupt footer", data: mutate(func(b []byte) []byte { b[len(b)-30] ^= 0xff; return b }), openErr: "footer checksum"},

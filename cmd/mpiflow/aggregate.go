@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -23,6 +24,9 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 	var tr *importer.Trace
 	switch format {
 	case importer.FormatMpiflow:
+		if stateType != "" {
+			return nil, nil, fmt.Errorf("%s: --state-type applies to Pajé traces, this is an mpiflow file", path)
+		}
 		job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true})
 		if err != nil {
 			return nil, nil, err
@@ -120,8 +124,9 @@ other tools can be aggregated too.`,
 			default:
 				return fmt.Errorf("--mode %q: want spacetime, space or time", mode)
 			}
-			if nslices < 1 || nslices > aggregate.MaxSlices {
-				return fmt.Errorf("--slices %d: want 1 to %d", nslices, aggregate.MaxSlices)
+			if err := errors.Join(checkInt("slices", nslices, 1, aggregate.MaxSlices), checkInt("top", top, 0, -1),
+				checkOpen("threshold", threshold, 0, 1)); err != nil {
+				return err
 			}
 			if hierarchy != "" {
 				spec, err := aggregate.LoadSpec(hierarchy)

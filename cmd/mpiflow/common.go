@@ -65,3 +65,24 @@ func load(path, rankList string, opt analysis.Options) (*analysis.Job, error) {
 	opt.Progress = bar.Func()
 	return analysis.Load(path, opt)
 }
+
+// checkInt fails unless lo <= v <= hi (hi < lo: no upper bound), naming
+// the flag.
+func checkInt(flag string, v, lo, hi int) error {
+	switch {
+	case hi < lo && v < lo:
+		return fmt.Errorf("--%s %d: want at least %d", flag, v, lo)
+	case hi >= lo && (v < lo || v > hi):
+		return fmt.Errorf("--%s %d: want %d to %d", flag, v, lo, hi)
+	}
+	return nil
+}
+
+// checkOpen fails unless v is a number strictly between lo and hi (NaN
+// compares false with everything, so it fails too), naming the flag.
+func checkOpen(flag string, v, lo, hi float64) error {
+	if !(v > lo && v < hi) {
+		return fmt.Errorf("--%s %v: want a number greater than %v and less than %v", flag, v, lo, hi)
+	}
+	return nil
+}

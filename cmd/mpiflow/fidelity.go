@@ -45,8 +45,8 @@ the result.`,
 			if err != nil {
 				return err
 			}
-			if nslices < 1 || nslices > aggregate.MaxSlices {
-				return fmt.Errorf("--slices %d: want 1 to %d", nslices, aggregate.MaxSlices)
+			if err := checkInt("slices", nslices, 1, aggregate.MaxSlices); err != nil {
+				return err
 			}
 			f, err := flowgraph.Open(args[0])
 			if err != nil {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/internal/progress"
 	"mpiflow/report"
@@ -29,6 +31,9 @@ reconstructed events. Sections have stable ids (#calls, #callsites,
   mpiflow report halo.1234.mpiflow -o halo.html --slices 50`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := errors.Join(checkInt("slices", slices, 1, aggregate.MaxSlices), checkInt("max-groups", maxGroups, 1, -1)); err != nil {
+				return err
+			}
 			if out == "" {
 				out = reportPath(args[0])
 			}
