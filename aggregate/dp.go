@@ -169,6 +169,7 @@ func (a *Aggregator) run(p float64) {
 	r := &runState{a: a, p: p, wg: wg, wl: wl, tokens: make(chan struct{}, a.opt.Workers-1)}
 	res := r.solve(0)
 	a.putTri(res.best)
+	a.putTri(res.count)
 }
 
 // BestCells returns the best partition for p as cells, ordered by node
@@ -206,10 +207,11 @@ type runState struct {
 }
 
 // nodeResult is what a node hands to its parent: its best pIC per interval
-// (triangular) and its per-slice sums.
+// (triangular), the number of aggregates of that best partition, and its
+// per-slice sums.
 type nodeResult struct {
-	best []float64
-	sums *sums
+	best, count []float64
+	sums        *sums
 }
 
 // sums are the per-slice sums over a node's cells: agg[t*nx+x] of the
@@ -221,6 +223,7 @@ type sums struct {
 // work is the scratch memory of one goroutine.
 type work struct {
 	bestR, bestC []float64 // best pIC by row [i*nt+j] and by column [j*nt+i]
+	cntR, cntC   []float64 // aggregates of those partitions, indexed alike
 	q            quality
 	vsum         []float64 // nx sums per state, then nt logs
 }
@@ -232,6 +235,8 @@ func (a *Aggregator) getWork() *work {
 	return &work{
 		bestR: make([]float64, a.nt*a.nt),
 		bestC: make([]float64, a.nt*a.nt),
+		cntR:  make([]float64, a.nt*a.nt),
+		cntC:  make([]float64, a.nt*a.nt),
 		q:     quality{gain: make([]float64, a.ntri), loss: make([]float64, a.ntri), mag: make([]float64, a.ntri)},
 		vsum:  make([]float64, a.nx+a.nt),
 	}
@@ -287,7 +292,7 @@ func (s *sums) add(o *sums) {
 func (r *runState) solve(n int) nodeResult {
 	a := r.a
 	node := &a.h.Nodes[n]
-	var spatial []float64
+	var spatial, spatialCnt []float64
 	var s *sums
 	// With the qualities cached, the per-slice sums are not needed.
 	cached := a.cache != nil && a.cache[n] != nil
@@ -297,8 +302,9 @@ func (r *runState) solve(n int) nodeResult {
 			a.leafSums(node.Resource, s)
 		}
 	} else {
-		spatial = a.getTri()
+		spatial, spatialCnt = a.getTri(), a.getTri()
 		clear(spatial)
+		clear(spatialCnt)
 		if !cached {
 			s = a.newSums()
 		}
@@ -324,11 +330,13 @@ func (r *runState) solve(n int) nodeResult {
 				next++
 				for i, v := range c.best {
 					spatial[i] += v
+					spatialCnt[i] += c.count[i]
 				}
 				if s != nil {
 					s.add(c.sums)
 				}
 				a.putTri(c.best)
+				a.putTri(c.count)
 			}
 		}
 		for k, ch := range node.Children {
@@ -358,12 +366,13 @@ func (r *runState) solve(n int) nodeResult {
 			a.cache[n] = &c
 		}
 	}
-	best := a.getTri()
-	r.dp(n, w, q, spatial, best)
+	best, count := a.getTri(), a.getTri()
+	r.dp(n, w, q, spatial, spatialCnt, best, count)
 	if spatial != nil {
 		a.putTri(spatial)
+		a.putTri(spatialCnt)
 	}
-	return nodeResult{best: best, sums: s}
+	return nodeResult{best: best, count: count, sums: s}
 }
 
 // qualities computes the gain and loss of every interval of a node with
@@ -419,43 +428,51 @@ func (a *Aggregator) qualities(s *sums, leaves int, q quality, vsum []float64) {
 // interval [i, j], by increasing j and decreasing i so that every
 // sub-interval is done, it compares the spatial cut (the sum of the
 // children's best, given in spatial, nil for a leaf), every temporal cut
-// and no cut. Ties go to the cut at p = 0 and to the aggregate for p > 0,
-// so p = 0 yields the microscopic partition and p = 1 the full aggregate
-// even where the data are uniform or empty (a rank that has finished), and
-// such regions are merged as soon as p > 0.
-func (r *runState) dp(n int, w *work, q quality, spatial, best []float64) {
+// and no cut. Ties (within tieEps) go to the partition of more aggregates
+// at p = 0 and to the one of fewer for p > 0, so p = 0 yields the
+// microscopic partition and p = 1 the full aggregate even where the data
+// are uniform or empty (a rank that has finished), and such regions are
+// merged as soon as p > 0: idle, idle, busy is [0-1], [2], not [0], [1-2]
+// split again. spatialCnt and count hold the aggregates of spatial and
+// best.
+func (r *runState) dp(n int, w *work, q quality, spatial, spatialCnt, best, count []float64) {
 	a := r.a
 	nt := a.nt
 	cut := a.cuts[n]
 	wg, wl := r.wg, r.wl
 	tolw := tieEps * (wg + wl)
 	preferAgg := r.p > 0
-	bestR, bestC := w.bestR, w.bestC
+	bestR, bestC, cntR, cntC := w.bestR, w.bestC, w.cntR, w.cntC
+	// tieWins tells whether a partition of cv aggregates beats one of bc
+	// aggregates of the same value.
+	tieWins := func(cv, bc float64) bool { return cv < bc == preferAgg && cv != bc }
 	for j := 0; j < nt; j++ {
 		for i := j; i >= 0; i-- {
 			idx := a.tri(i, j)
-			bv := math.Inf(-1)
+			tol := tolw * q.mag[idx]
+			bv, bc := math.Inf(-1), 0.0
 			c := j
 			if spatial != nil {
-				bv, c = spatial[idx], spatialCut
+				bv, bc, c = spatial[idx], spatialCnt[idx], spatialCut
 			}
 			row := bestR[i*nt+i : i*nt+j]
 			col := bestC[j*nt+i+1 : j*nt+j+1]
 			col = col[:len(row)]
+			crow := cntR[i*nt+i : i*nt+j]
+			ccol := cntC[j*nt+i+1 : j*nt+j+1]
 			for k, v := range row {
-				if v += col[k]; v > bv {
-					bv, c = v, i+k
+				if v += col[k]; v > bv+tol || (v >= bv-tol && tieWins(crow[k]+ccol[k], bc)) {
+					bv, bc, c = v, crow[k]+ccol[k], i+k
 				}
 			}
 			nc := wg*q.gain[idx] - wl*q.loss[idx]
-			tol := tolw * q.mag[idx]
 			if c == j || nc > bv+tol || (preferAgg && nc >= bv-tol) {
-				bv, c = nc, j
+				bv, bc, c = nc, 1, j
 			}
-			bestR[i*nt+j] = bv
-			bestC[j*nt+i] = bv
+			bestR[i*nt+j], cntR[i*nt+j] = bv, bc
+			bestC[j*nt+i], cntC[j*nt+i] = bv, bc
 			cut[idx] = int16(c)
-			best[idx] = bv
+			best[idx], count[idx] = bv, bc
 		}
 	}
 }

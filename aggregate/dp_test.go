@@ -535,3 +535,39 @@ func TestSearchPBudget(t *testing.T) {
 	assert.LessOrEqual(t, len(few), 3)
 	assert.Equal(t, all[0].Cells, few[0].Cells, "p = 0 is always sampled")
 }
+
+// Equal qualities go to the partition of fewer aggregates for p > 0 and
+// of more at p = 0, whichever cut the search meets first: one rank idle,
+// idle, busy is [0-1], [2] as soon as p > 0 (it was [0], [1], [2], the
+// cut [0] | [1-2] being met before the tie [0-1] | [2]).
+func TestTiesGoToFewerAggregates(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		cells [][]int64 // one state, per slice of 10 ns
+		p     float64
+		want  []Cell
+	}{
+		{"idle idle busy p=0", [][]int64{{0}, {0}, {10}}, 0, []Cell{{1, 0, 0}, {1, 1, 1}, {1, 2, 2}}},
+		{"idle idle busy p=0.1", [][]int64{{0}, {0}, {10}}, 0.1, []Cell{{1, 0, 1}, {1, 2, 2}}},
+		{"idle idle busy p=0.5", [][]int64{{0}, {0}, {10}}, 0.5, []Cell{{1, 0, 1}, {1, 2, 2}}},
+		{"idle idle busy p=0.9", [][]int64{{0}, {0}, {10}}, 0.9, []Cell{{1, 0, 1}, {1, 2, 2}}},
+		{"busy idle idle p=0.5", [][]int64{{10}, {0}, {0}}, 0.5, []Cell{{1, 0, 0}, {1, 1, 2}}},
+		{"busy busy idle idle p=0.5", [][]int64{{10}, {10}, {0}, {0}}, 0.5, []Cell{{1, 0, 1}, {1, 2, 3}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, raw := range []bool{false, true} {
+				m, err := NewModel(resources(1), []string{"busy"}, 0, int64(10*len(tt.cells)), len(tt.cells))
+				require.NoError(t, err)
+				for s, c := range tt.cells {
+					copy(m.Cell(0, s), c)
+				}
+				h := mustHierarchy(t, `{"name":"j","ranks":[0]}`, m.Resources)
+				a, err := New(m, h, Options{Raw: raw})
+				require.NoError(t, err)
+				got, err := a.BestCells(tt.p)
+				require.NoError(t, err)
+				assert.Equal(t, tt.want, got, "raw %v", raw)
+			}
+		})
+	}
+}
