@@ -81,6 +81,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSeq$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePaje$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./importer
 	$(GO) test -run '^$$' -fuzz '^FuzzEvents$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./importer/otf2
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./aggregate
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -79,7 +80,7 @@ func (l *RankList) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&items); err != nil {
-		return fmt.Errorf("ranks: want a list of ranks and \"first-last\" ranges: %w", err)
+		return fmt.Errorf("ranks: want a list of ranks and \"first-last\" ranges, not %s", bytes.TrimSpace(b))
 	}
 	var out RankList
 	for _, it := range items {
@@ -121,12 +122,53 @@ func ParseSpec(data []byte) (*Spec, error) {
 	dec.DisallowUnknownFields()
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("hierarchy: %w", err)
+		return nil, fmt.Errorf("hierarchy: %w", specError(err))
 	}
 	if dec.More() {
 		return nil, errors.New("hierarchy: extra data after the root object")
 	}
+	if err := s.checkNames(s.Name); err != nil {
+		return nil, fmt.Errorf("hierarchy: %w", err)
+	}
 	return &s, nil
+}
+
+// specError says what a JSON decoding error means for a hierarchy file,
+// without Go's type names.
+func specError(err error) error {
+	// Only the decoder's own errors: those of RankList say what they mean.
+	te, _ := err.(*json.UnmarshalTypeError)
+	se, _ := err.(*json.SyntaxError)
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New(`empty: want a JSON object such as {"name": "job", "ranks": ["0-3"]}`)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("cut short: the JSON ends inside the root object")
+	case se != nil:
+		return fmt.Errorf("not valid JSON at byte %d: %v", se.Offset, err)
+	case te != nil && te.Field == "":
+		return fmt.Errorf(`want a JSON object with "name", "ranks" and "children", not a JSON %s`, te.Value)
+	case te != nil:
+		return fmt.Errorf("%q: a JSON %s is not allowed there", te.Field, te.Value)
+	}
+	return err
+}
+
+// checkNames fails if two children of a node share a name: their paths,
+// which label aggregates, would be ambiguous.
+func (s *Spec) checkNames(path string) error {
+	seen := make(map[string]bool, len(s.Children))
+	for i := range s.Children {
+		c := &s.Children[i]
+		if seen[c.Name] {
+			return fmt.Errorf("two children of %q are named %q", path, c.Name)
+		}
+		seen[c.Name] = true
+		if err := c.checkNames(path + "/" + c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LoadSpec reads a JSON hierarchy file.

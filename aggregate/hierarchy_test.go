@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,7 +53,12 @@ func TestHierarchyErrors(t *testing.T) {
 		{"empty node", `{"name":"j","ranks":[0,1,2,3],"children":[{"name":"h"}]}`, `"j/h" has neither`},
 		{"no name", `{"name":"j","ranks":[0,1,2,3],"children":[{"ranks":[]}]}`, `child of "j" has no name`},
 		{"unknown field", `{"name":"j","chidren":[]}`, "chidren"},
-		{"not json", `{"name":`, "hierarchy"},
+		{"cut short", `{"name":`, "cut short"},
+		{"empty", ``, "empty: want a JSON object"},
+		{"not an object", `[0, 1]`, "not a JSON array"},
+		{"children a number", `{"name":"j","children":5}`, `"children": a JSON number is not allowed`},
+		{"not json", `{"name" "j"}`, "not valid JSON at byte"},
+		{"siblings of one name", `{"name":"j","children":[{"name":"h","ranks":[0,1]},{"name":"g","children":[{"name":"x","ranks":[2]},{"name":"x","ranks":[3]}]}]}`, `two children of "j/g" are named "x"`},
 		{"trailing", `{"name":"j","ranks":[0,1,2,3]} {}`, "extra data"},
 		{"bad range", `{"name":"j","ranks":["3-1"]}`, `"3-1" is not a rank or a range`},
 		{"huge range", `{"name":"j","ranks":["0-99999999999"]}`, "more than"},
@@ -69,6 +75,7 @@ func TestHierarchyErrors(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "Go value", "no Go type names")
 		})
 	}
 }
@@ -102,4 +109,44 @@ func TestHostSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, h.Height())
 	assert.Equal(t, &Spec{Name: "x", Ranks: RankList{0, 1, 2, 3}}, FlatSpec("x", resources(4)))
+}
+
+// Any input is a hierarchy or an error, never a panic; a hierarchy read
+// back from its own JSON is the same, and builds over its ranks or says
+// why not.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"j","ranks":["0-3"]}`,
+		`{"name":"site","children":[{"name":"a","children":[{"name":"n1","ranks":[0,1]}]},{"name":"b","ranks":["2-3"]}]}`,
+		`{"name":"j","children":[{"name":"x","ranks":[0]},{"name":"x","ranks":[1]}]}`,
+		`[1]`, ``, `{"name":`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSpec(data)
+		if err != nil {
+			require.NotContains(t, err.Error(), "Go value")
+			return
+		}
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
+		s2, err := ParseSpec(b)
+		require.NoError(t, err, "%s", b)
+		require.Equal(t, s, s2)
+		if n := maxRank(s); n < 1<<12 {
+			_, _ = NewHierarchy(s, resources(n+1))
+		}
+	})
+}
+
+func maxRank(s *Spec) int {
+	m := 0
+	for _, r := range s.Ranks {
+		m = max(m, r)
+	}
+	for i := range s.Children {
+		m = max(m, maxRank(&s.Children[i]))
+	}
+	return m
 }
