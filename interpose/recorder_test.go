@@ -265,8 +265,16 @@ func TestRecorderEmpty(t *testing.T) {
 }
 
 func TestParseKeyRejectsUnknown(t *testing.T) {
-	_, err := newRecorder("call,color", 0, 0)
-	assert.Error(t, err)
+	for _, key := range []string{"call,color", ",,", ",", "call,site,x"} {
+		_, err := newRecorder(key, 0, 0)
+		assert.Error(t, err, "%q", key)
+	}
+	for _, key := range []string{"call", "call,,site", "site,partner,"} {
+		r, err := newRecorder(key, 0, 0)
+		if assert.NoError(t, err, "%q", key) {
+			r.free()
+		}
+	}
 }
 
 func TestFullTraceRoundTrip(t *testing.T) {

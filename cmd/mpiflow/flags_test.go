@@ -48,6 +48,12 @@ func TestNumericFlags(t *testing.T) {
 			assert.NoFileExists(t, html)
 		})
 	}
+	// --key as the library parses MPIFLOW_KEY: nothing runs.
+	for _, key := range []string{",,", "call,colour"} {
+		_, _, err := run(t, "run", "--key", key, "--", "false")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "--key")
+	}
 	// The bounds themselves are accepted.
 	for _, args := range [][]string{
 		{"aggregate", "--top", "0", "--slices", "1"},

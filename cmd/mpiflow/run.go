@@ -229,9 +229,34 @@ func writeReports(ctx context.Context, files []string, stderr io.Writer) []strin
 	return out
 }
 
+// checkKey checks a --key value as the library parses MPIFLOW_KEY, so
+// that a typo fails here instead of a warning in every job.
+func checkKey(key string) error {
+	if key == "" {
+		return nil
+	}
+	named := false
+	for _, f := range strings.Split(key, ",") {
+		switch f {
+		case "call", "site", "bytes", "partner", "comm":
+			named = true
+		case "":
+		default:
+			return fmt.Errorf("--key %q: %q is not a key field (call, site, bytes, partner, comm)", key, f)
+		}
+	}
+	if !named {
+		return fmt.Errorf("--key %q: names no field (call, site, bytes, partner, comm)", key)
+	}
+	return nil
+}
+
 // runJob runs the job under the library and returns its exit code and the
 // job files it wrote.
 func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, error) {
+	if err := checkKey(o.key); err != nil {
+		return nil, err
+	}
 	// Ask a launcher which MPI it is; never run a program that is not a
 	// launcher with --version: then the mpirun on PATH tells.
 	kind := launcherKind(argv[0], "")

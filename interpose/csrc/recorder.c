@@ -136,9 +136,11 @@ int mf_parse_key(const char *s, uint32_t *flags)
 		return 0;
 	}
 	uint32_t f = 0;
+	int names = 0; /* ",," names nothing: an error, not "call" */
 	while (*s) {
 		const char *e = strchr(s, ',');
 		size_t n = e ? (size_t)(e - s) : strlen(s);
+		names += n != 0;
 		if (n == 4 && !strncmp(s, "call", 4))
 			;
 		else if (n == 4 && !strncmp(s, "site", 4))
@@ -155,6 +157,8 @@ int mf_parse_key(const char *s, uint32_t *flags)
 		if (*s == ',')
 			s++;
 	}
+	if (!names)
+		return -1;
 	*flags = f;
 	return 0;
 }
