@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -169,8 +170,15 @@ func TestHeatAndColors(t *testing.T) {
 func TestGroupsShareDrawings(t *testing.T) {
 	// Identical ranks have one structure, so one group and one drawing.
 	in := genJob(t, 4, 500, nil)
+	job, err := analysis.Load(in, analysis.Options{})
+	require.NoError(t, err)
 	_, html := writeReport(t, in, "groups.html", Options{})
-	assert.Contains(t, html, `id="lv-0-0"`)
+	// One drawing of the top level per group of the model, no more.
+	for g := range job.Groups {
+		assert.Contains(t, html, fmt.Sprintf(`id="lv-%d-0"`, g))
+		assert.Contains(t, html, fmt.Sprintf("group %d: ranks %s", g+1, job.Members(g)))
+	}
+	assert.NotContains(t, html, fmt.Sprintf(`id="lv-%d-0"`, len(job.Groups)))
 	in = genJob(t, 3, 500, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
 		ranks[1].Graph, ranks[2].Graph = ranks[0].Graph, ranks[0].Graph
 	})

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,9 +31,32 @@ func TestAggregateCommand(t *testing.T) {
 	assert.Len(t, micro.Partition.Aggregates, 4*10)
 	assert.Len(t, aggs("1").Partition.Aggregates, 1)
 
-	out, _, err := run(t, "aggregate", path, "--slices", "10", "--p", "0.5")
+	// The text lists the same partition as the JSON: its count, and one
+	// row per aggregate with its node, ranks and mode.
+	half := aggs("0.5")
+	n := len(half.Partition.Aggregates)
+	require.Greater(t, n, 1)
+	out, _, err := run(t, "aggregate", path, "--slices", "10", "--p", "0.5", "--top", "1000")
 	require.NoError(t, err)
-	assert.NotEmpty(t, out)
+	assert.Contains(t, out, fmt.Sprintf("p = 0.5: %d aggregates", n))
+	var want, got []string
+	for _, a := range half.Partition.Aggregates {
+		mode := a.ModeState
+		if mode == "" {
+			mode = "(idle)"
+		}
+		want = append(want, fmt.Sprintf("%s|%d|%s", a.Path, a.Resources, mode))
+	}
+	rows := out[strings.Index(out, "NODE"):]
+	row := regexp.MustCompile(`(?m)^  (\S.*?)\s+(\d+)\s+[0-9.e-]+\s+[0-9.e-]+\s+(\S+)\s+[0-9.]+%$`)
+	for _, m := range row.FindAllStringSubmatch(rows, -1) {
+		got = append(got, m[1]+"|"+m[2]+"|"+m[3])
+	}
+	assert.ElementsMatch(t, want, got)
+	out, _, err = run(t, "aggregate", path, "--slices", "10", "--p", "0.5", "--top", "2")
+	require.NoError(t, err)
+	assert.Contains(t, out, fmt.Sprintf("(2 of %d;", n))
+	assert.Len(t, row.FindAllString(out[strings.Index(out, "NODE"):], -1), 2)
 
 	_, _, err = run(t, "aggregate", path, "--p", "2")
 	assert.Error(t, err)

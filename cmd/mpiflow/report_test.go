@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +67,32 @@ func TestReportCmd(t *testing.T) {
 	html := string(b)
 	assert.Contains(t, html, "<svg")
 	assert.Contains(t, html, "./halo &lt;script&gt;", "command escaped")
+
+	// The call table has the numbers of stats --json: one row per call
+	// with its count and total time in ns (the sort keys).
+	js, _, err := run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	var st statsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &st))
+	require.NotEmpty(t, st.Calls)
+	table := html[strings.Index(html, `id="calls-table"`):]
+	table = table[:strings.Index(table, "</table>")]
+	row := regexp.MustCompile(`<tr><td data-k="0">(MPI_\w+)</td><td data-k="(\d+)">\d+</td><td data-k="([^"]+)">`)
+	rows := row.FindAllStringSubmatch(table, -1)
+	require.Len(t, rows, len(st.Calls))
+	for _, c := range st.Calls {
+		found := false
+		for _, r := range rows {
+			if r[1] == c.Call {
+				found = true
+				assert.Equal(t, strconv.FormatInt(c.Count, 10), r[2], c.Call)
+				total, err := strconv.ParseFloat(strings.ReplaceAll(r[3], "&#43;", "+"), 64)
+				require.NoError(t, err)
+				assert.InDelta(t, float64(c.Time.Total), total, 0.5, c.Call)
+			}
+		}
+		assert.True(t, found, "row of %s", c.Call)
+	}
 
 	_, _, err = run(t, "report", "/nonexistent.mpiflow")
 	require.Error(t, err)
