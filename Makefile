@@ -51,7 +51,11 @@ STEPS  ?= 3000
 HPCC_N ?= 4000
 BENCH_SIZE = $(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" MPIFLOW_BIN=$(BIN)/mpiflow \
 	STEPS=$(STEPS) HPCC_N=$(HPCC_N) ROUNDS="$(ROUNDS)" scripts/bench-size.sh
-.PHONY: bench-lammps bench-hpcc
+.PHONY: bench-lammps bench-hpcc screenshots
+# PNGs of every report section at 4 and 64 ranks of the halo app for the
+# README (docs/screenshots; headless Chromium). Not part of test or CI.
+screenshots: all apps
+	$(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" scripts/screenshots.sh
 bench-lammps: all
 	$(BENCH_SIZE) lammps
 bench-hpcc: all
