@@ -327,6 +327,9 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
 	tb := newTimelineBuilder(span, bins, callIdx)
 	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins}
+	if ie := initEnd(ranks); ie > 0 && span-ie >= span/20 {
+		tl.Start = float64(ie) / 1e9
+	}
 	if ntl < len(ranks) {
 		tl.Note = fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(ranks))
 	}

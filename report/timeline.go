@@ -16,7 +16,11 @@ import (
 // most time in it gives the color), and busy is the per-mille of the
 // segment spent inside MPI (1000 for a single call).
 type timelineData struct {
-	Span  float64    `json:"span"` // s, end of the last event
+	Span float64 `json:"span"` // s, end of the last event
+	// Start is where the page opens the timeline: the latest end of
+	// MPI_Init (s), as stats and the overview start, 0 when MPI_Init
+	// takes (nearly) the whole run.
+	Start float64    `json:"start"`
 	Tick  float64    `json:"tick"`
 	Bins  int        `json:"bins"`
 	Ranks []timeline `json:"ranks"`

@@ -146,6 +146,10 @@ func TestBrowserViews(t *testing.T) {
 	}
 	all := win()
 	require.Len(t, all, 4)
+	assert.InDelta(t, 0.005, all[0], 1e-6, "the timeline opens at the end of MPI_Init's 5 ms, as the overview")
+	eval[bool](t, b, `(function () { document.getElementById("t-canvas").dispatchEvent(new MouseEvent("dblclick", {bubbles: true})); return true; })()`)
+	all = win()
+	assert.Zero(t, all[0], "a double-click shows the whole run")
 	assert.Zero(t, all[2], "too many messages to draw at full view")
 	assert.Positive(t, all[3], "time per call in the window")
 	zoomed := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();

@@ -445,7 +445,7 @@
   if (T) {
     $("t-ranks").value = T.ranks.length ? "0-" + (D.ranks[Math.min(31, T.ranks.length - 1)].rank) : "";
     if (T.msgnote) $("t-msgnote").textContent = "Messages: " + T.msgnote + ".";
-    setTimeline(parseRanks($("t-ranks").value), 0, T.span);
+    setTimeline(parseRanks($("t-ranks").value), T.start || 0, T.span);
     $("t-apply").addEventListener("click", function () {
       setTimeline(parseRanks($("t-ranks").value), parseFloat($("t-from").value) || 0, parseFloat($("t-to").value) || T.span);
     });
