@@ -68,8 +68,17 @@ func TestReportCmd(t *testing.T) {
 	assert.Contains(t, html, "<svg")
 	assert.Contains(t, html, "./halo &lt;script&gt;", "command escaped")
 
-	// The call table has the numbers of stats --json: one row per call
-	// with its count and total time in ns (the sort keys).
+	assertCallTable(t, html, path)
+
+	_, _, err = run(t, "report", "/nonexistent.mpiflow")
+	require.Error(t, err)
+}
+
+// assertCallTable checks that the report html has the numbers of stats
+// --json of the profile at path: one row per call with its count and total
+// time in ns (the sort keys).
+func assertCallTable(t *testing.T, html, path string) {
+	t.Helper()
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
 	var st statsOutput
@@ -93,7 +102,4 @@ func TestReportCmd(t *testing.T) {
 		}
 		assert.True(t, found, "row of %s", c.Call)
 	}
-
-	_, _, err = run(t, "report", "/nonexistent.mpiflow")
-	require.Error(t, err)
 }

@@ -204,7 +204,7 @@ func TestWriteReports(t *testing.T) {
 	assert.Equal(t, []string{reportPath(good)}, got, "the bad profile gets no report")
 	b, err := os.ReadFile(reportPath(good))
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "<svg")
+	assertCallTable(t, string(b), good)
 	assert.Contains(t, stderr.String(), "no report for "+bad)
 	assert.NoFileExists(t, reportPath(bad))
 }
