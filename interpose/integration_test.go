@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +22,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/aggregate"
+	"mpiflow/fidelity"
 	"mpiflow/flowgraph"
 )
 
@@ -177,11 +181,17 @@ type runResult struct {
 // into "-genv NAME value" for MPICH's hydra).
 func mpirun(t *testing.T, m mpiImpl, dir string, env []string, pre []string, args ...string) runResult {
 	t.Helper()
+	return mpirunN(t, m, 4, dir, env, pre, args...)
+}
+
+// mpirunN is mpirun with np ranks.
+func mpirunN(t *testing.T, m mpiImpl, np int, dir string, env []string, pre []string, args ...string) runResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var a []string
 	if m.name == "mpich" {
-		a = []string{"-n", "4"}
+		a = []string{"-n", strconv.Itoa(np)}
 		for i := 0; i < len(pre); i++ {
 			if pre[i] == "-x" && i+1 < len(pre) {
 				k, v, _ := strings.Cut(pre[i+1], "=")
@@ -192,7 +202,7 @@ func mpirun(t *testing.T, m mpiImpl, dir string, env []string, pre []string, arg
 			a = append(a, pre[i])
 		}
 	} else {
-		a = append([]string{"--oversubscribe", "-np", "4"}, pre...)
+		a = append([]string{"--oversubscribe", "-np", strconv.Itoa(np)}, pre...)
 	}
 	a = append(a, args...)
 	cmd := exec.CommandContext(ctx, m.launcher, a...)
@@ -470,7 +480,7 @@ func TestApps(t *testing.T) {
 				if plain.code == 77 {
 					t.Skipf("%s: %s", tc.app, plain.stdout)
 				}
-				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"},
+				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_EXACT=1", "-x", "MPIFLOW_QUIET=1"},
 					append([]string{app}, tc.args...)...)
 				assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
 				assert.Equal(t, plain.code, rec.code, "exit code unchanged")
@@ -482,7 +492,8 @@ func TestApps(t *testing.T) {
 }
 
 // checkJob checks a job file against the program's structure and the full
-// traces beside it.
+// traces beside it, recorded with MPIFLOW_EXACT=1 (every call timed at both
+// ends: the graph is then what flowgraph.Builder makes of the trace).
 func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 	f, err := flowgraph.Open(path)
 	require.NoError(t, err)
@@ -596,7 +607,10 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 				if tc.intervals > 0 {
 					assert.LessOrEqual(t, tm.Len(), int64(tc.intervals))
 				} else if n == 10000 && tc.bytes < 64<<10 {
-					assert.Greater(t, tm.Size(), tc.bytes/4, "the budget is used")
+					// Compaction merges down to 3/8 of the budget (MF_TM_TARGET)
+					// and a pass that doubles the groups or coarsens the quantum
+					// can land well under that: 1015 of 4096 bytes seen.
+					assert.Greater(t, tm.Size(), tc.bytes/8, "the budget is used")
 				}
 			}
 			f.Close()
@@ -684,7 +698,49 @@ func TestPollSequencesIndependentOfPasses(t *testing.T) {
 	assert.InEpsilon(t, fb[10_000].Graph, fb[1_000_000].Graph, 0.05)
 }
 
-// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS and MPIFLOW_TIMING values
+// TestFastRepeatsFidelity: polls in a spin loop (testdata/apps/poll.c)
+// rebuild to the traced order, with MPI and call shares close to the
+// trace's. With 2 ranks, 15 of 16 repeats go untimed, and the errors come
+// from the process being descheduled inside an untimed stretch
+// (interpose/README.md, "Fast repeats"): on a shared 2-core VM, 2.0-8.0
+// percentage points per slice (30 slices) and 0.4-1.7 over the whole
+// run. More ranks than processors time every call (0.1-0.5 pp per slice);
+// the bounds are those with some margin.
+func TestFastRepeatsFidelity(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		for _, c := range []struct {
+			np             int
+			slicePP, runPP float64
+		}{{2, 10, 3}, {4, 2, 2}} {
+			if c.np > 2 && runtime.NumCPU() >= c.np {
+				t.Logf("%d ranks are not more than %d processors: not all timed", c.np, runtime.NumCPU())
+				continue
+			}
+			out := t.TempDir()
+			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_TRACE=1"}
+			res := mpirunN(t, m, c.np, out, nil, env, filepath.Join(dir, "poll"), "2000", "spin")
+			require.Equal(t, 0, res.code, res.stderr)
+			f, err := flowgraph.Open(jobFile(t, out))
+			require.NoError(t, err)
+			defer f.Close()
+			for _, slices := range []int{aggregate.DefaultSlices, 1} {
+				maxPP := c.slicePP
+				if slices == 1 {
+					maxPP = c.runPP
+				}
+				rep, err := fidelity.Compare(f, fidelity.Options{Slices: slices, PValues: []float64{0.5}})
+				require.NoError(t, err)
+				t.Logf("%s, %d ranks, %d slices: %d events, MPI share error %.2f pp (rank %d, slice %d), call %s %.2f pp", m.name, c.np, slices,
+					rep.Events, rep.MaxMPIShareErrorPP, rep.WorstMPIRank, rep.WorstMPISlice, rep.WorstCall, rep.MaxCallShareErrorPP)
+				assert.True(t, rep.OrderIdentical)
+				assert.LessOrEqual(t, rep.MaxMPIShareErrorPP, maxPP)
+				assert.LessOrEqual(t, rep.MaxCallShareErrorPP, maxPP)
+			}
+		}
+	})
+}
+
+// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS, MPIFLOW_TIMING and MPIFLOW_EXACT values
 // give one warning each, on rank 0, and the run is recorded with the
 // defaults. The banner's %MPI is that of mpiflow stats.
 func TestBadSettingsWarnOnce(t *testing.T) {
@@ -693,12 +749,13 @@ func TestBadSettingsWarnOnce(t *testing.T) {
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	out := t.TempDir()
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
-		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G"}
+		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G", "-x", "MPIFLOW_EXACT=yes"}
 	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_TIMING=2G"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_EXACT=yes"), res.stderr)
 	f, err := flowgraph.Open(jobFile(t, out))
 	require.NoError(t, err)
 	defer f.Close()
@@ -1263,7 +1320,7 @@ func TestFortranApps(t *testing.T) {
 				if plain.code == 77 {
 					t.Skipf("%s: %s", name, plain.stdout)
 				}
-				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+				rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_EXACT=1", "-x", "MPIFLOW_QUIET=1"}, app)
 				if m.name == "mpich" && plain.code != 0 {
 					// hydra reports whichever rank ends first (an exit
 					// code, or 9 for one it killed): not repeatable.
@@ -1322,7 +1379,7 @@ func TestMPI4Calls(t *testing.T) {
 	}
 	require.Equal(t, 0, plain.code, "mpi4 fails without the library: %s", plain.stderr)
 	assert.Equal(t, "mpi4: 4 ranks, 3 iterations, 0 errors\n", plain.stdout)
-	rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+	rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_EXACT=1", "-x", "MPIFLOW_QUIET=1"}, app)
 	assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
 	assert.Equal(t, plain.code, rec.code, "exit code unchanged")
 	assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")

@@ -316,21 +316,7 @@ func TestFullTraceRoundTrip(t *testing.T) {
 // repeated call (1 to 300 tries) whose durations and gaps are constant, the
 // shape mf_record_repeat samples.
 func genPolls(rng *rand.Rand, rounds int, dur, gap int64) []recEvent {
-	var evs []recEvent
-	t := int64(1000)
-	add := func(call int, site uint64, g, d int64) {
-		evs = append(evs, recEvent{Call: call, Site: site, Partner: -1, Comm: 0, CommSize: 4, Enter: t + g, Exit: t + g + d})
-		t += g + d
-	}
-	add(0, 0x1000, 0, 10)
-	for i := 0; i < rounds; i++ {
-		add(1, 0x2000, 50+rng.Int64N(500), 20+rng.Int64N(100))
-		for k := 1 + rng.IntN(300); k > 0; k-- {
-			add(4, 0x3000, gap, dur)
-		}
-	}
-	add(5, 0x4000, 10, 10)
-	return evs
+	return genPollsWith(rng, rounds, func(*rand.Rand) int64 { return gap }, func(*rand.Rand) int64 { return dur })
 }
 
 // TestRecorderSampledRepeats records polling loops with MPIFLOW_SAMPLE 16:
@@ -361,35 +347,45 @@ func TestRecorderSampledRepeats(t *testing.T) {
 			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
 			require.NoError(t, got.Validate())
 
-			require.Equal(t, len(want.Nodes), len(got.Nodes))
-			for i := range want.Nodes {
-				w, g := want.Nodes[i], got.Nodes[i]
-				assert.Equal(t, w.Key, g.Key)
-				assert.Equal(t, w.Count, g.Count, "node %d", i)
-				assert.Equal(t, w.Time.Total, g.Time.Total, "node %d time", i)
-			}
-			require.Equal(t, len(want.Edges), len(got.Edges))
-			var wgap, ggap int64
-			for i := range want.Edges {
-				w, g := want.Edges[i], got.Edges[i]
-				assert.Equal(t, [3]int64{int64(w.Src), int64(w.Dst), w.Count}, [3]int64{int64(g.Src), int64(g.Dst), g.Count})
-				assert.Equal(t, w.Seq, g.Seq, "edge %d sequence", i)
-				wgap += w.Time.Total
-				ggap += g.Time.Total
-			}
+			_, _, wgap, ggap := assertSettled(t, &want, &got, func(int64) float64 { return 0 })
 			assert.Equal(t, wgap, ggap, "compute time")
-			// The time up to each interval's end is what recording every
-			// event gives, up to the rounding: each node's and edge's
-			// total is within a quantum of the truth in both.
-			require.Equal(t, want.Timing.Quantum(), got.Timing.Quantum())
-			tol := 2 * (got.Timing.Quantum() - 1) * int64(len(got.Nodes)+len(got.Edges))
-			wt, gt := intervalEnds(t, &want.Timing), intervalEnds(t, &got.Timing)
-			require.Len(t, gt, len(wt))
-			for k := range wt {
-				assert.InDelta(t, wt[k], gt[k], float64(tol), "end of interval %d", k)
-			}
 		})
 	}
+}
+
+// assertSettled checks a graph recorded with untimed repeats against the
+// one of every event timed (want): the same nodes, counts, edges and
+// sequences, each node's time within tol(its true time), and the time up
+// to each interval's end as recording every event gives, up to the
+// rounding (each node's and edge's total is within a quantum of the truth
+// in both). It returns the nodes' and the edges' total times in both.
+func assertSettled(t *testing.T, want, got *flowgraph.Graph, tol func(int64) float64) (wcall, gcall, wgap, ggap int64) {
+	t.Helper()
+	require.Equal(t, len(want.Nodes), len(got.Nodes))
+	for i := range want.Nodes {
+		w, g := want.Nodes[i], got.Nodes[i]
+		assert.Equal(t, w.Key, g.Key)
+		assert.Equal(t, w.Count, g.Count, "node %d", i)
+		assert.InDelta(t, w.Time.Total, g.Time.Total, tol(w.Time.Total), "node %d time", i)
+		wcall += w.Time.Total
+		gcall += g.Time.Total
+	}
+	require.Equal(t, len(want.Edges), len(got.Edges))
+	for i := range want.Edges {
+		w, g := want.Edges[i], got.Edges[i]
+		assert.Equal(t, [3]int64{int64(w.Src), int64(w.Dst), w.Count}, [3]int64{int64(g.Src), int64(g.Dst), g.Count})
+		assert.Equal(t, w.Seq, g.Seq, "edge %d sequence", i)
+		wgap += w.Time.Total
+		ggap += g.Time.Total
+	}
+	require.Equal(t, want.Timing.Quantum(), got.Timing.Quantum())
+	q := 2 * (got.Timing.Quantum() - 1) * int64(len(got.Nodes)+len(got.Edges))
+	wt, gt := intervalEnds(t, &want.Timing), intervalEnds(t, &got.Timing)
+	require.Len(t, gt, len(wt))
+	for k := range wt {
+		assert.InDelta(t, wt[k], gt[k], float64(q), "end of interval %d", k)
+	}
+	return wcall, gcall, wgap, ggap
 }
 
 // intervalEnds is the time (durations and gaps) up to the end of each
@@ -409,4 +405,104 @@ func intervalEnds(t *testing.T, tm *flowgraph.Timing) []int64 {
 	}
 	require.NoError(t, it.Err())
 	return out
+}
+
+// TestRecorderFastRepeats records polling loops as the wrappers do by
+// default: once a run of repeats is known to be fast (under MF_TIGHT_NS a
+// period), only every 16th repeat is timed and the others are settled.
+// Structure, counts, sequence numbers, call and compute time together and
+// the time up to each timing interval's end are those of every event timed;
+// the polls' own time is within 2%, plus at most the long times (the
+// process descheduled) of untimed repeats, after which the node's next
+// MF_TIGHT_QUIET repeats are all timed. A slow loop and MPIFLOW_EXACT=1
+// are recorded as before.
+func TestRecorderFastRepeats(t *testing.T) {
+	steadyGap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
+	steadyDur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
+	for _, tc := range []struct {
+		name     string
+		exact    bool
+		gap, dur func(*rand.Rand) int64
+		untimed  bool // most repeats untimed
+		long     bool // some long times fall in untimed repeats
+	}{
+		{"steady", false, steadyGap, steadyDur, true, false},
+		{"descheduled in calls", false, steadyGap, withLong(steadyDur), true, true},
+		{"descheduled in gaps", false, withLong(steadyGap), steadyDur, true, true},
+		{"descheduled", false, withLong(steadyGap), withLong(steadyDur), true, true},
+		{"varying gap", false, func(r *rand.Rand) int64 { return 50 + r.Int64N(200) }, steadyDur, true, false},
+		{"slow loop", false, func(r *rand.Rand) int64 { return 5000 + r.Int64N(100) }, steadyDur, false, false},
+		{"MPIFLOW_EXACT=1", true, steadyGap, steadyDur, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 7))
+			evs := genPollsWith(rng, 200, tc.gap, tc.dur)
+			tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+			r, err := newRecorderBudget("call,site", tb, 0)
+			require.NoError(t, err)
+			defer r.free()
+			r.fastRepeats(!tc.exact)
+			// quiet: the first timed repeat after a long one, where it
+			// is seen and the next tightQuiet repeats are all timed
+			untimed, quiet, seen := 0, -tightQuiet-1, true
+			var long int64 // long durations and gaps of untimed repeats
+			for i, e := range evs {
+				how := r.add(e)
+				isLong := i > 0 && e.Call == evs[i-1].Call && (e.Exit-e.Enter > 10_000 || e.Enter-evs[i-1].Exit > 10_000)
+				if how == 2 {
+					untimed++
+					assert.Greater(t, i-quiet, tightQuiet, "event %d untimed after a long one seen at %d", i, quiet)
+					if isLong {
+						long += e.Exit - evs[i-1].Exit
+						seen = false
+					}
+				} else if isLong || !seen {
+					quiet, seen = i, true
+				}
+			}
+			got := r.graph(testNames)
+			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+			require.NoError(t, got.Validate())
+			if !tc.untimed {
+				assert.Zero(t, untimed)
+				assert.Equal(t, want, got, "as every event timed")
+				return
+			}
+			assert.Greater(t, untimed, len(evs)/2, "most repeats untimed")
+			assert.Equal(t, tc.long, long > 0, "long times in untimed repeats")
+
+			wcall, gcall, wgap, ggap := assertSettled(t, &want, &got, func(w int64) float64 { return 0.02*float64(w) + float64(long) })
+			assert.Equal(t, wcall+wgap, gcall+ggap, "call and compute time together")
+		})
+	}
+}
+
+// withLong returns f, but 50 us (the process descheduled) once in 10,000.
+func withLong(f func(*rand.Rand) int64) func(*rand.Rand) int64 {
+	return func(r *rand.Rand) int64 {
+		if r.IntN(10_000) == 0 {
+			return 50_000
+		}
+		return f(r)
+	}
+}
+
+// genPollsWith is genPolls with the polls' gaps and durations drawn from
+// gap and dur.
+func genPollsWith(rng *rand.Rand, rounds int, gap, dur func(*rand.Rand) int64) []recEvent {
+	var evs []recEvent
+	t := int64(1000)
+	add := func(call int, site uint64, g, d int64) {
+		evs = append(evs, recEvent{Call: call, Site: site, Partner: -1, Comm: 0, CommSize: 4, Enter: t + g, Exit: t + g + d})
+		t += g + d
+	}
+	add(0, 0x1000, 0, 10)
+	for i := 0; i < rounds; i++ {
+		add(1, 0x2000, 50+rng.Int64N(500), 20+rng.Int64N(100))
+		for k := 1 + rng.IntN(300); k > 0; k-- {
+			add(4, 0x3000, gap(rng), dur(rng))
+		}
+	}
+	add(5, 0x4000, 10, 10)
+	return evs
 }

@@ -14,7 +14,7 @@ static mf_rec *rt_new(uint32_t flags, int64_t bytes, int64_t intervals) {
 	return r;
 }
 static void rt_free(mf_rec *r) { mf_rec_free(r); free(r); }
-static void rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
+static int rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
 	mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site, .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
 	// as the wrappers do
 	int how = mf_repeat(r, call, site);
@@ -22,6 +22,7 @@ static void rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_
 		mf_record_repeat(r, &ev, how);
 	else
 		mf_record(r, &ev);
+	return how;
 }
 static int rt_trace(mf_rec *r, const char *path, int rank) {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -86,13 +87,28 @@ type recEvent struct {
 	CountersEnter, CountersExit []int64
 }
 
-func (r *recorder) add(e recEvent) {
+// add records e as the wrappers do and returns mf_repeat's answer (0:
+// mf_record; see recorder.h for the others).
+func (r *recorder) add(e recEvent) int {
 	var cin, cout *C.int64_t
 	if len(e.CountersEnter) > 0 {
 		cin = (*C.int64_t)(unsafe.Pointer(&e.CountersEnter[0]))
 		cout = (*C.int64_t)(unsafe.Pointer(&e.CountersExit[0]))
 	}
-	C.rt_add(r.r, C.int32_t(e.Call), C.uint64_t(e.Site), C.int64_t(e.Bytes), C.int32_t(e.Partner), C.int32_t(e.Comm), C.int32_t(e.CommSize), C.int64_t(e.Enter), C.int64_t(e.Exit), cin, cout)
+	return int(C.rt_add(r.r, C.int32_t(e.Call), C.uint64_t(e.Site), C.int64_t(e.Bytes), C.int32_t(e.Partner), C.int32_t(e.Comm), C.int32_t(e.CommSize), C.int64_t(e.Enter), C.int64_t(e.Exit), cin, cout))
+}
+
+// tightQuiet is MF_TIGHT_QUIET: how many repeats of a node are all timed
+// after an unusual time.
+const tightQuiet = C.MF_TIGHT_QUIET
+
+// fastRepeats allows (or with false forbids, as MPIFLOW_EXACT=1 does)
+// timing only a sample of fast runs of repeats (MF_TIGHT_NS).
+func (r *recorder) fastRepeats(on bool) {
+	r.r.tight_ok = 0
+	if on {
+		r.r.tight_ok = 1
+	}
 }
 
 // sample sets MPIFLOW_SAMPLE (a power of two).

@@ -140,6 +140,33 @@ static int64_t sample_mask(const char *v)
 	return n - 1;
 }
 
+/* local_ranks returns the number of ranks on this host as the launcher
+ * tells it (Open MPI, MPICH's Hydra), or 0 if it does not. */
+static long local_ranks(void)
+{
+	const char *names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return atol(v);
+	}
+	return 0;
+}
+
+/* tight_ok parses MPIFLOW_EXACT: 1 times every call, 0 (the default)
+ * times only a sample of fast runs of repeats (MF_TIGHT_NS) unless the
+ * host runs more ranks than it has processors: ranks that take turns on a
+ * processor are descheduled inside calls and gaps alike, and the split of
+ * an untimed stretch would be guesswork. Sampling (MPIFLOW_SAMPLE > 1)
+ * has its own. */
+static int tight_ok(const char *v, int64_t sample)
+{
+	if (v && *v && strcmp(v, "0") && strcmp(v, "1") && G.rank == 0)
+		fprintf(stderr, "mpiflow: MPIFLOW_EXACT=%s: use 0 or 1; using 0\n", v);
+	const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return !(v && !strcmp(v, "1")) && !sample && !(cpus > 0 && local_ranks() > cpus);
+}
+
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
 	const char *dis = getenv("MPIFLOW_DISABLE");
@@ -162,11 +189,13 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
 	G.timing_bytes = timing_bytes(getenv("MPIFLOW_TIMING"));
 	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
+	G.tight_ok = tight_ok(getenv("MPIFLOW_EXACT"), G.sample_mask);
 	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
 	G.main.rec.sample_mask = G.sample_mask;
+	G.main.rec.tight_ok = G.tight_ok;
 	const char *tr = getenv("MPIFLOW_TRACE");
 	G.trace = tr && !strcmp(tr, "1");
 	open_trace(&G.main);
@@ -191,6 +220,7 @@ mf_rec *mf_thread_rec(void)
 		return NULL;
 	}
 	t->rec.sample_mask = G.sample_mask;
+	t->rec.tight_ok = G.tight_ok;
 	/* Counters are per thread in PAPI: only the main thread has them. */
 	pthread_mutex_lock(&G.mu);
 	int ok = G.active && !add_thread(t);

@@ -38,6 +38,7 @@ typedef struct mf_state {
 	int64_t timing_bytes;  /* timing budget per graph, MPIFLOW_TIMING */
 	int64_t max_intervals; /* most timing intervals per graph, MPIFLOW_ANCHORS; 0: no limit */
 	int64_t sample_mask;   /* MPIFLOW_SAMPLE - 1 */
+	int tight_ok;          /* not MPIFLOW_EXACT=1 (mf_rec.tight_ok) */
 	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
 	int trace;
 	int active;

@@ -92,6 +92,15 @@ typedef struct {
 	 * durations and gaps, halved now and then so that they follow the
 	 * program's phases */
 	int64_t sdur, sgap, sn;
+	/* fast repeats (mf_tight_sample): moving averages of the period
+	 * (duration plus gap) and the duration of its usual timed repeats,
+	 * and how many there were (up to MF_TIGHT_WARM) */
+	int64_t tper, tdur;
+	int32_t tn;
+	/* of its recent timed repeats (mf_tight_sample): the time, the
+	 * unusual excess in it, and the part of that in the calls */
+	int64_t tspan, tlall, tlcall;
+	int64_t tquiet; /* all timed before this index (after an unusual time) */
 } mf_node;
 
 typedef struct {
@@ -149,10 +158,14 @@ typedef struct mf_rec {
 	 * interval; the time the others took is split over them at the next
 	 * timed event (mf_settle). */
 	int32_t rep_call;     /* prev's call while its repeats take mf_record_rep, else -1 */
-	int32_t rep_lean;     /* they are all timed and not traced: mf_repeat gives 1 */
+	int32_t rep_lean;     /* neither sampled nor traced: mf_repeat gives 1 or 2 */
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t nevents;
 	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
+	/* fast repeats (mf_tight_set): while prev's repeats come faster than
+	 * MF_TIGHT_NS, only those whose index has no bit of tight_mask set
+	 * are timed; the others are settled (mf_settle). 0: all timed. */
+	int64_t tight_mask;
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
@@ -174,6 +187,7 @@ typedef struct mf_rec {
 	int64_t pending;      /* untimed repeats since the last timed event */
 	int64_t sample_mask;  /* sample - 1; 0: every event timed */
 	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
+	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
 	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
 
@@ -377,6 +391,31 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
  * some sources every n-th call). MF_SAMPLE is the default: every event
  * timed. */
 #define MF_SAMPLE 1
+/* Fast repeats: in a run of repeats whose period (duration plus gap,
+ * averaged over its timed repeats) is under MF_TIGHT_NS, only every
+ * (MF_TIGHT_MASK+1)-th call reads the clock, once the node has had
+ * MF_TIGHT_WARM timed repeats; mf_settle estimates the others. Why: a
+ * poll costs ~50 ns and a clock read ~15 ns here; the two reads were most
+ * of what mpiflow added to a polling loop (interpose/README.md, "Fast
+ * repeats", has the error this makes). */
+#define MF_TIGHT_NS 2000
+#define MF_TIGHT_MASK 15
+#define MF_TIGHT_WARM 8
+/* A time that exceeds the expected one by MF_TIGHT_UNUSUAL (the process
+ * descheduled, a call that yields the processor, more work in a gap) is
+ * split between calls and gaps as the node's unusual repeats timed at
+ * both ends were, and the node's next MF_TIGHT_QUIET repeats are all
+ * timed, to see where such times fall while they recur. */
+#define MF_TIGHT_UNUSUAL(excess, expect) ((excess) > 1000 + (expect) / 4)
+#define MF_TIGHT_QUIET 64
+/* Where unusual times are over 1/MF_TIGHT_EXCESS of a node's recent time
+ * (MF_TIGHT_WINDOW ns, about), the process descheduled most of the time
+ * most likely, its repeats are all timed: splitting them would be
+ * guesswork. Not less: a loop whose runs of polls alternate with long
+ * compute phases at the same site looks unusual at every phase (a host
+ * with more ranks than processors times all, core.c tight_ok). */
+#define MF_TIGHT_EXCESS 2
+#define MF_TIGHT_WINDOW (1 << 27)
 
 /* mf_settle splits the time since the last timed event over the untimed
  * repeats (the enter time of the next timed event, or INT64_MIN at the end
@@ -430,6 +469,57 @@ static inline void mf_trace_event(mf_rec *r, int32_t ni, int64_t enter, int64_t 
 	mf_trace_uvarint(r->tbuf, &r->tlen, ((uint64_t)gap << 1) ^ (uint64_t)(gap >> 63));
 	mf_trace_uvarint(r->tbuf, &r->tlen, (uint64_t)(exit - enter));
 	r->tprev_exit = exit;
+}
+
+/* mf_tight_set sets the recorder's fast-repeat state for the repeats of
+ * node n. The timing intervals end at multiples of the spacing, which
+ * must be timed (mf_rep_time): both masks are powers of two less one. */
+static inline void mf_tight_set(mf_rec *r, const mf_node *n)
+{
+	r->tight_mask = r->tight_ok && n->tn >= MF_TIGHT_WARM && n->tper > 0 && n->tper < MF_TIGHT_NS &&
+					r->nevents >= n->tquiet && n->tlall * MF_TIGHT_EXCESS < n->tspan
+				? MF_TIGHT_MASK & r->spacing_mask
+				: 0;
+}
+
+/* mf_tight_sample learns from a timed repeat of node n that took dur and
+ * ended span after the last timed one, with untimed repeats between. The
+ * share of unusual excess time that falls in the calls is estimated as
+ * the excess of the timed calls, each standing for its untimed+1 calls (a
+ * systematic sample), over the excess of the spans. */
+static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t span, int64_t untimed)
+{
+	const int64_t k = untimed + 1, expect = k * n->tper, excess = span - expect, c = dur - n->tdur;
+	const int unusual = MF_TIGHT_UNUSUAL(excess, expect), long_call = MF_TIGHT_UNUSUAL(c, n->tdur);
+	if (n->tn >= MF_TIGHT_WARM) {
+		n->tspan += span > 0 ? span : 0;
+		if (n->tspan > MF_TIGHT_WINDOW) {
+			n->tspan >>= 1;
+			n->tlall >>= 1;
+			n->tlcall >>= 1;
+		}
+	}
+	if (n->tn >= MF_TIGHT_WARM && (unusual || long_call)) {
+		n->tquiet = r->nevents + MF_TIGHT_QUIET;
+		if (long_call)
+			n->tlcall += k * c;
+		if (unusual)
+			n->tlall += excess;
+	} else {
+		/* clamped: a slower loop is not estimated anyway */
+		int64_t per = span / k;
+		per = per < 0 ? 0 : per > 2 * MF_TIGHT_NS ? 2 * MF_TIGHT_NS : per;
+		dur = dur < 0 ? 0 : dur > per ? per : dur;
+		if (n->tn < MF_TIGHT_WARM) { /* the mean so far, then over ~16 */
+			n->tn++;
+			n->tper += (per - n->tper) / n->tn;
+			n->tdur += (dur - n->tdur) / n->tn;
+		} else {
+			n->tper += (per - n->tper) / 16;
+			n->tdur += (dur - n->tdur) / 16;
+		}
+	}
+	mf_tight_set(r, n);
 }
 
 /* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
@@ -527,6 +617,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 			 * that grows the tables */
 			r->rep_edge = e;
 			r->rep_lean = !r->sample_mask && r->trace_fd < 0;
+			mf_tight_set(r, n);
 			r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
 		}
 	} else {
@@ -548,7 +639,9 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 	if (r->rep_call != call || r->rep_site != site)
 		return 0;
 	if (__builtin_expect(r->rep_lean, 1))
-		return 1;
+		return r->nevents & r->tight_mask ? 2 : 1;
+	if (r->nevents & r->tight_mask) /* a full trace of fast repeats */
+		return r->trace_fd >= 0 ? 3 : 2;
 	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
 		return 4;
 	return r->trace_fd >= 0 ? 3 : 2;
@@ -594,11 +687,8 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 	e->count++;
 	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 	r->nevents = idx + 1;
-	if (__builtin_expect(how == 1, 1)) {
-		mf_rep_time(r, n, e, idx, exit - enter, enter - r->last_exit);
-		r->last_exit = exit;
-	} else if (how == 4) {
-		const int64_t untimed = r->pending;
+	if (how == 1 || how == 4) {
+		const int64_t untimed = r->pending, span = exit - r->last_exit;
 		if (untimed)
 			mf_settle(r, enter);
 		const int64_t dur = exit - enter, gap = enter - r->last_exit;
@@ -606,7 +696,9 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 		r->last_exit = exit;
 		if (r->sample_mask)
 			mf_sample(r, n, idx, dur, gap, untimed);
-		if (r->trace_fd >= 0)
+		else if (r->tight_ok)
+			mf_tight_sample(r, n, dur, span, untimed);
+		if (how == 4 && r->trace_fd >= 0)
 			mf_trace_event(r, r->prev, enter, exit);
 	} else {
 		r->pending++;
