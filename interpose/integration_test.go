@@ -700,18 +700,19 @@ func TestPollSequencesIndependentOfPasses(t *testing.T) {
 
 // TestFastRepeatsFidelity: polls in a spin loop (testdata/apps/poll.c)
 // rebuild to the traced order, with MPI and call shares close to the
-// trace's. With 2 ranks, 15 of 16 repeats go untimed, and the errors come
-// from the process being descheduled inside an untimed stretch
-// (interpose/README.md, "Fast repeats"): on a shared 2-core VM, 2.0-8.0
-// percentage points per slice (30 slices) and 0.4-1.7 over the whole
-// run. More ranks than processors time every call (0.1-0.5 pp per slice);
-// the bounds are those with some margin.
+// trace's. With 2 ranks, 15 of 16 repeats go untimed while the thread
+// keeps its processor, and the errors come from its being descheduled
+// inside an untimed stretch all the same (interpose/README.md, "Fast
+// repeats"): on a shared 2-core VM, 0.8-3.0 percentage points per slice
+// (30 slices) and 0.06-0.92 over the whole run; 0.07-0.21 per slice with
+// two CPU hogs beside them (mostly all timed). More ranks than processors
+// time every call (0.1-0.5 pp per slice). The bounds leave a margin.
 func TestFastRepeatsFidelity(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		for _, c := range []struct {
 			np             int
 			slicePP, runPP float64
-		}{{2, 10, 3}, {4, 2, 2}} {
+		}{{2, 6, 2}, {4, 2, 2}} {
 			if c.np > 2 && runtime.NumCPU() >= c.np {
 				t.Logf("%d ranks are not more than %d processors: not all timed", c.np, runtime.NumCPU())
 				continue
@@ -1145,7 +1146,25 @@ func TestPartialRuns(t *testing.T) {
 	})
 }
 
+// testPartialRun runs testdata/crash.c in mode and checks the partial
+// files. Without checkpoints, a rank that Open MPI's teardown kills
+// (SIGKILL) within a millisecond of its SIGTERM, mid-write, leaves
+// nothing (interpose/README.md): then the run is repeated, up to 3 times,
+// and one of them must leave every rank's data.
 func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, ckpt bool) {
+	for try := 1; ; try++ {
+		ranks := partialRun(t, m, dir, lib, mode, first, ckpt)
+		if len(ranks) == 4 || try == 3 || ckpt {
+			assert.Len(t, ranks, 4, "every rank left data (run %d)", try)
+			return
+		}
+		t.Logf("run %d: only ranks %v left data; again", try, ranks)
+	}
+}
+
+// partialRun runs testdata/crash.c once in mode, checks the partial files
+// and the exit code, and returns the ranks that left data.
+func partialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, ckpt bool) map[int]bool {
 	out := t.TempDir()
 	app := filepath.Join(dir, "crash")
 	plain := mpirun(t, m, out, nil, nil, app, mode)
@@ -1194,15 +1213,6 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	} else {
 		assert.NotEmpty(t, ranks)
 	}
-	if ckpt {
-		assert.Len(t, ranks, 4, "every rank left data")
-	} else if len(ranks) < 4 {
-		// Open MPI's launcher sends SIGTERM to the other ranks
-		// and SIGKILL 1 s later, but its teardown sometimes kills
-		// one within a millisecond, mid-write (interpose/README.md),
-		// so this is reported, not failed.
-		t.Logf("only ranks %v left data", ranks)
-	}
 	merged := filepath.Join(out, "merged.mpiflow")
 	require.NoError(t, flowgraph.Merge(merged, files))
 	f, err := flowgraph.Open(merged)
@@ -1210,6 +1220,7 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	defer f.Close()
 	assert.True(t, f.Header.Incomplete)
 	assert.Len(t, f.Index, len(ranks))
+	return ranks
 }
 
 // readPartials returns the partial files in dir and their ranks, checking

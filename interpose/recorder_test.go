@@ -477,6 +477,54 @@ func TestRecorderFastRepeats(t *testing.T) {
 	}
 }
 
+// TestRecorderFastRepeatsLostProcessor: repeats go untimed only after
+// tightClean probes in a row (one every tightProbeNS) found the thread
+// running all along, and stop at the first probe that finds it lost its
+// processor, until as many clean probes again.
+func TestRecorderFastRepeatsLostProcessor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	gap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
+	dur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
+	evs := genPollsWith(rng, 4000, gap, dur) // about 90 ms
+	tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+	r, err := newRecorderBudget("call,site", tb, 0)
+	require.NoError(t, err)
+	defer r.free()
+	defer lostCPU(0)
+	lostCPU(0)
+	r.fastRepeats(true)
+	r.resetProbes()
+	const lossAt = 40_000_000 // ns
+	probes := int64(tightClean+2) * tightProbeNS
+	var first, lostAt, again int64 = -1, -1, -1
+	for _, e := range evs {
+		if lostAt < 0 && e.Exit >= lossAt {
+			lostCPU(5_000_000) // descheduled for 5 ms
+			lostAt = e.Exit
+		}
+		if r.add(e) != 2 {
+			continue
+		}
+		switch {
+		case first < 0:
+			first = e.Exit
+		case lostAt >= 0 && e.Exit > lostAt+2*tightProbeNS && again < 0:
+			again = e.Exit
+		}
+		if lostAt >= 0 {
+			assert.False(t, e.Exit > lostAt+2*tightProbeNS && e.Exit < lostAt+int64(tightClean)*tightProbeNS,
+				"untimed at %d ns, %d ns after the processor was lost", e.Exit, e.Exit-lostAt)
+		}
+	}
+	assert.GreaterOrEqual(t, first, int64(tightClean)*tightProbeNS, "no untimed repeat before %d clean probes", tightClean)
+	assert.Less(t, first, probes, "untimed repeats after %d clean probes", tightClean)
+	require.Positive(t, again, "untimed repeats again after the loss")
+	assert.Less(t, again, lostAt+probes+tightProbeNS)
+	got := r.graph(testNames)
+	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+	_, _, _, _ = assertSettled(t, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
+}
+
 // withLong returns f, but 50 us (the process descheduled) once in 10,000.
 func withLong(f func(*rand.Rand) int64) func(*rand.Rand) int64 {
 	return func(r *rand.Rand) int64 {

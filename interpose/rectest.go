@@ -14,6 +14,15 @@ static mf_rec *rt_new(uint32_t flags, int64_t bytes, int64_t intervals) {
 	return r;
 }
 static void rt_free(mf_rec *r) { mf_rec_free(r); free(r); }
+// the thread CPU time of the tests: their clock less rt_lost
+static int64_t rt_lost;
+static int64_t rt_cpu(const mf_rec *r) { return r->last_exit - rt_lost; }
+static void rt_set_lost(int64_t ns) { rt_lost = ns; }
+static void rt_fast(mf_rec *r, int on) {
+	r->tight_ok = on;
+	r->cpu_now = rt_cpu;
+	r->cpu_clean = MF_TIGHT_CLEAN;
+}
 static int rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
 	mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site, .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
 	// as the wrappers do
@@ -103,13 +112,28 @@ func (r *recorder) add(e recEvent) int {
 const tightQuiet = C.MF_TIGHT_QUIET
 
 // fastRepeats allows (or with false forbids, as MPIFLOW_EXACT=1 does)
-// timing only a sample of fast runs of repeats (MF_TIGHT_NS).
+// timing only a sample of fast runs of repeats (MF_TIGHT_NS), with a
+// thread CPU time that follows the events' clock (less lostCPU) and
+// enough probes that found the thread running.
 func (r *recorder) fastRepeats(on bool) {
-	r.r.tight_ok = 0
+	v := 0
 	if on {
-		r.r.tight_ok = 1
+		v = 1
 	}
+	C.rt_fast(r.r, C.int(v))
 }
+
+// lostCPU sets the time the thread of every test recorder has not run.
+func lostCPU(ns int64) { C.rt_set_lost(C.int64_t(ns)) }
+
+// resetProbes forgets the probes that found the thread running.
+func (r *recorder) resetProbes() { r.r.cpu_clean = 0 }
+
+// Fast repeats' probes of the thread's CPU time (recorder.h).
+const (
+	tightProbeNS = C.MF_TIGHT_PROBE_NS
+	tightClean   = C.MF_TIGHT_CLEAN
+)
 
 // sample sets MPIFLOW_SAMPLE (a power of two).
 func (r *recorder) sample(k int) { r.r.sample_mask = C.int64_t(k - 1) }

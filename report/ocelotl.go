@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -28,7 +29,7 @@ type ocelotlData struct {
 // oview is one aggregation of the overview: a window of the run cut into
 // slices.
 type oview struct {
-	Window string    `json:"window"` // "after MPI_Init" or "whole run"
+	Window string    `json:"window"` // "after MPI_Init", "whole run" or the chosen one ("0.5 s to 1.5 s")
 	Slices int       `json:"slices"`
 	Bounds []float64 `json:"bounds"` // slice bounds, s on the job's time axis
 	// Micro holds, per row (leaf in hierarchy order), per slice: k, then
@@ -78,6 +79,29 @@ type window struct {
 	slices     int
 }
 
+// ErrWindow is the error of an overview window (Options.WindowFrom,
+// WindowTo) that holds no part of the run or is too short to cut.
+var ErrWindow = errors.New("overview window")
+
+// userWindow is the window from..to (ns since start) of the run
+// start..end, cut short at the end, named by its bounds in seconds.
+func userWindow(start, end, from, to int64, slices int) (window, error) {
+	name := func(a, b int64) string {
+		return fmt.Sprintf("%.6g s to %.6g s", float64(a)/1e9, float64(b)/1e9)
+	}
+	if from >= to {
+		return window{}, fmt.Errorf("%w %s is empty", ErrWindow, name(from, to))
+	}
+	if start+from >= end {
+		return window{}, fmt.Errorf("%w %s starts after the run's end (%.6g s)", ErrWindow, name(from, to), float64(end-start)/1e9)
+	}
+	to = min(to, end-start)
+	if to-from < int64(slices) {
+		return window{}, fmt.Errorf("%w %s is shorter than %d ns, one per slice", ErrWindow, name(from, to), slices)
+	}
+	return window{name(from, to), start + from, start + to, slices}, nil
+}
+
 // initEnd is the latest end of MPI_Init (or MPI_Init_thread) over the
 // ranks on the job's time axis, 0 if no rank starts with it.
 func initEnd(ranks []*flowgraph.Rank) int64 {
@@ -96,11 +120,12 @@ func initEnd(ranks []*flowgraph.Rank) int64 {
 
 // buildOcelotl aggregates the ranks' state trace under the rank -> host
 // -> job hierarchy. States are the MPI calls (or their groups when there
-// are more than fit distinct colors) and Compute. The first view starts at
-// the end of MPI_Init, as mpiflow stats does, with the given number of
-// slices; the others (the whole run, and 2 and 4 times as many slices)
-// follow as far as the report's time and size bounds allow.
-func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRuns, workers int, colors map[string]string) (*ocelotlData, error) {
+// are more than fit distinct colors) and Compute. The first view is
+// opt's window or starts at the end of MPI_Init, as mpiflow stats does,
+// with opt.Slices slices; the others (the whole run, and 2 and 4 times as
+// many slices) follow as far as the report's time and size bounds allow.
+func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Options, colors map[string]string) (*ocelotlData, error) {
+	slices, maxRuns, workers := opt.Slices, opt.MaxPRuns, opt.Workers
 	maxStates := len(palette) + 1 // calls in distinct colors, and Compute
 	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{})
 	if err != nil {
@@ -119,7 +144,13 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, slices, maxRun
 	}
 	start, end := src.Span()
 	var wins []window
-	if ie := initEnd(ranks); ie > start && end-ie >= int64(4*slices) {
+	if opt.WindowTo > 0 {
+		w, err := userWindow(start, end, opt.WindowFrom, opt.WindowTo, slices)
+		if err != nil {
+			return nil, err
+		}
+		wins = append(wins, w)
+	} else if ie := initEnd(ranks); ie > start && end-ie >= int64(4*slices) {
 		wins = append(wins, window{"after MPI_Init", ie, end, slices})
 	}
 	wins = append(wins, window{"whole run", start, end, slices})

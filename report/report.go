@@ -41,6 +41,11 @@ type Options struct {
 	DotPath string
 	// Slices is the number of time slices of the Ocelotl overview (30).
 	Slices int
+	// WindowFrom and WindowTo, when WindowTo > 0, are the time window of
+	// the overview's first view, in ns since the start of the run (by
+	// default the first view starts at the end of MPI_Init); a window
+	// outside the run is an error (ErrWindow).
+	WindowFrom, WindowTo int64
 	// MaxGroups bounds the rank groups whose graphs are embedded (24).
 	MaxGroups int
 	// MaxLevels bounds the levels (top level and loops) drawn per group (100).
@@ -324,15 +329,30 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		span = max(span, rankSpan(r))
 	}
 	ntl := min(len(ranks), opt.TimelineRanks)
+	// Every event when they fit the budget, else bins per rank.
+	var events int64
+	for _, r := range ranks[:ntl] {
+		events += r.Graph.NumEvents
+	}
 	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
+	exact := events <= int64(opt.TimelineSegments)
+	if exact {
+		bins = 0
+	}
 	tb := newTimelineBuilder(span, bins, callIdx)
-	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins}
+	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
 	if ie := initEnd(ranks); ie > 0 && span-ie >= span/20 {
 		tl.Start = float64(ie) / 1e9
 	}
+	var notes []string
 	if ntl < len(ranks) {
-		tl.Note = fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(ranks))
+		notes = append(notes, fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(ranks)))
 	}
+	if !exact {
+		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
+			events, opt.TimelineSegments, float64(tb.binW)/2e9, float64(tb.binW)/1e9))
+	}
+	tl.Note = strings.Join(notes, "; ")
 	tl.Ranks = make([]timeline, ntl)
 	err := parallel.For(ntl, opt.Workers, func(i int) error {
 		var err error
@@ -351,7 +371,9 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranks, opt.Slices, opt.MaxPRuns, opt.Workers, ct.colors); err != nil {
+		if oc, err := buildOcelotl(h, ranks, *opt, ct.colors); errors.Is(err, ErrWindow) {
+			return nil, err
+		} else if err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
 		} else {
 			data.Ocelotl = oc

@@ -20,9 +20,14 @@ type timelineData struct {
 	// Start is where the page opens the timeline: the latest end of
 	// MPI_Init (s), as stats and the overview start, 0 when MPI_Init
 	// takes (nearly) the whole run.
-	Start float64    `json:"start"`
-	Tick  float64    `json:"tick"`
-	Bins  int        `json:"bins"`
+	Start float64 `json:"start"`
+	Tick  float64 `json:"tick"`
+	Bins  int     `json:"bins"`
+	// Exact is true when every event is its own segment at 1 ns ticks
+	// (the ranks' events fit the segment budget), so that zooming in
+	// shows the events; otherwise the calls shorter than half a bin
+	// are merged per bin.
+	Exact bool       `json:"exact"`
 	Ranks []timeline `json:"ranks"`
 	Note  string     `json:"note,omitempty"`
 	// Msgs are the point-to-point messages between the timeline's ranks
@@ -162,10 +167,15 @@ type timelineBuilder struct {
 	eventsOnly bool
 }
 
+// newTimelineBuilder cuts span into bins, or, with bins = 0, keeps every
+// event exactly (1 ns ticks, nothing merged).
 func newTimelineBuilder(span int64, bins int, callIdx map[string]int) *timelineBuilder {
 	span = max(span, 1)
-	return &timelineBuilder{span: span, binW: max(span/int64(bins), 1), tick: max(span/1_000_000, 1),
-		callIdx: callIdx, ncalls: len(callIdx)}
+	tb := &timelineBuilder{span: span, binW: 1, tick: 1, callIdx: callIdx, ncalls: len(callIdx)}
+	if bins > 0 {
+		tb.binW, tb.tick = max(span/int64(bins), 1), max(span/1_000_000, 1)
+	}
+	return tb
 }
 
 func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, error) {

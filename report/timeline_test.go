@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -153,4 +154,49 @@ func TestBrowserTimelineLarge(t *testing.T) {
 	t.Logf("timeline of 100 ranks: %.0f segments drawn in %.1f ms", res[1], res[0])
 	b.shot(t, "#timeline", "timeline100.png")
 	b.check(t)
+}
+
+// TestTimelineExact: when the timeline ranks' events fit the segment
+// budget, every event is a segment with its own times (1 ns ticks), so
+// zooming in shows the events; over the budget, short calls are merged
+// and the note says how to see a window's events.
+func TestTimelineExact(t *testing.T) {
+	job := loadJob(t, pingPongJob(t, 50))
+	var events int64
+	for _, r := range job.Recorded() {
+		events += r.Graph.NumEvents
+	}
+	for _, tc := range []struct {
+		budget int
+		exact  bool
+	}{{int(events), true}, {int(events) - 1, false}} {
+		opt := Options{NoOcelotl: true, TimelineSegments: tc.budget}
+		opt.defaults()
+		p, err := build(context.Background(), job, &opt)
+		require.NoError(t, err)
+		tl := p.Data.Timeline
+		require.NotNil(t, tl)
+		assert.Equal(t, tc.exact, tl.Exact)
+		if !tc.exact {
+			assert.Contains(t, tl.Note, "merged")
+			assert.Contains(t, tl.Note, "mpiflow trace FILE --from A --to B")
+			continue
+		}
+		assert.Equal(t, 1e-9, tl.Tick)
+		assert.Empty(t, tl.Note)
+		for i, r := range job.Recorded() {
+			segs := tl.Ranks[i].Segs
+			require.Len(t, segs, 4*int(r.Graph.NumEvents), "rank %d: a segment per event", r.Rank)
+			it := r.Graph.Events()
+			var end int64
+			for k := 0; it.Next(); k += 4 {
+				ev := it.Event()
+				assert.Equal(t, r.Start+ev.Start, end+segs[k], "rank %d event %d start", r.Rank, k/4)
+				assert.Equal(t, ev.End-ev.Start, segs[k+1], "rank %d event %d duration", r.Rank, k/4)
+				assert.Equal(t, int64(1000), segs[k+3])
+				end += segs[k] + segs[k+1]
+			}
+			require.NoError(t, it.Err())
+		}
+	}
 }

@@ -158,6 +158,8 @@ func TestBrowserViews(t *testing.T) {
 	require.Len(t, zoomed, 3)
 	assert.Less(t, zoomed[1]-zoomed[0], (all[1]-all[0])/10, "the wheel zooms in")
 	assert.Positive(t, zoomed[2], "messages drawn when zoomed in")
+	assert.Contains(t, eval[string](t, b, `document.getElementById("t-info").textContent`), "events drawn (every event recorded)",
+		"a small job's timeline holds its events")
 	b.shot(t, "#timeline", "views-timeline-zoom.png")
 	panned := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
 		c.dispatchEvent(new MouseEvent("mousedown", {clientX: r.left + 600, clientY: r.top + 10, bubbles: true}));
@@ -181,4 +183,43 @@ func TestRankScaleOfGroups(t *testing.T) {
 	d := DOT(&lv[1], job.Metrics, DOTOptions{Scale: scale})
 	assert.NotContains(t, d, Heat(1))
 	assert.Contains(t, DOT(&lv[0], job.Metrics, DOTOptions{Scale: scale}), Heat(1), "the loop node is the rank's largest")
+}
+
+// TestOverviewWindow: Options.WindowFrom/To make the overview's first view
+// that window of the run (cut short at the run's end); a window that
+// holds no part of the run or is too short to cut is ErrWindow.
+func TestOverviewWindow(t *testing.T) {
+	h := &flowgraph.Header{NumRanks: 2, JobID: "pp", Command: []string{"pp"}, Hosts: []string{"h0", "h0"}}
+	ranks := []*flowgraph.Rank{exchange(t, 0, 20, false), exchange(t, 1, 20, false)}
+	end := float64(rankSpan(ranks[0])) / 1e9 // 6 ms + 20 x 2.1 ms + 2 ms for rank 0
+	for _, tc := range []struct {
+		name        string
+		from, to    int64
+		want        string
+		first, last float64
+		err         string
+	}{
+		{"inside", 10 * ms, 20 * ms, "0.01 s to 0.02 s", 0.01, 0.02, ""},
+		{"past the end", 30 * ms, 900 * ms, fmt.Sprintf("0.03 s to %.6g s", end), 0.03, end, ""},
+		{"after the end", 900 * ms, 1000 * ms, "", 0, 0, "starts after the run's end"},
+		{"empty", 20 * ms, 20 * ms, "", 0, 0, "is empty"},
+		{"too short", 10 * ms, 10*ms + 5, "", 0, 0, "shorter than 10 ns"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oc, err := buildOcelotl(h, ranks, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil)
+			if tc.err != "" {
+				require.ErrorIs(t, err, ErrWindow)
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			v := oc.Views[0]
+			assert.Equal(t, tc.want, v.Window)
+			assert.Equal(t, 10, v.Slices)
+			require.Len(t, v.Bounds, 11)
+			assert.InDelta(t, tc.first, v.Bounds[0], 1e-9)
+			assert.InDelta(t, tc.last, v.Bounds[10], 1e-9)
+			assert.Equal(t, "whole run", oc.Views[1].Window, "the whole run is offered too")
+		})
+	}
 }

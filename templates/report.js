@@ -399,7 +399,7 @@
     tCanvas.dataset.drawn = drawn;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
     $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
-    $("t-info").textContent = rows.length + " rank(s), " + drawn + " segments drawn" + msgInfo;
+    $("t-info").textContent = rows.length + " rank(s), " + drawn + (T.exact ? " events drawn (every event recorded)" : " segments drawn") + msgInfo;
     windowStats(inCall, (t1 - t0) * rows.length);
   }
   // windowStats lists the time per call in the visible window over the

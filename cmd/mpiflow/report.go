@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var out, dotPath string
+	var out, dotPath, win string
 	var slices, maxGroups int
 	var noOcelotl bool
 	cmd := &cobra.Command{
@@ -26,9 +27,15 @@ and stats --sites), the communication matrix, load balance and memory by rank,
 loop-collapsed event flow graphs per rank group (laid out by Graphviz dot), a
 two-rank comparison, the Ocelotl spatiotemporal overview and a timeline of the
 reconstructed events. Sections have stable ids (#calls, #callsites,
-#comm-matrix, #load-balance, #graphs, #overview, #timeline) to link to.`,
+#comm-matrix, #load-balance, #graphs, #overview, #timeline) to link to.
+
+The overview opens on the run after MPI_Init, cut into --slices slices, and
+offers the whole run and finer cuts; --window START:END opens it on that
+window instead (times since the start of the run, as seconds "1.5" or
+durations "1500ms"; END past the run's end stops at the end).`,
 		Example: `  mpiflow report halo.1234.mpiflow
-  mpiflow report halo.1234.mpiflow -o halo.html --slices 50`,
+  mpiflow report halo.1234.mpiflow -o halo.html --slices 50
+  mpiflow report halo.1234.mpiflow --window 0.5:2.5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := errors.Join(checkInt("slices", slices, 1, aggregate.MaxSlices), checkInt("max-groups", maxGroups, 1, -1)); err != nil {
@@ -38,6 +45,12 @@ reconstructed events. Sections have stable ids (#calls, #callsites,
 				out = reportPath(args[0])
 			}
 			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
+			if win != "" {
+				var err error
+				if opt.WindowFrom, opt.WindowTo, err = parseWindow(win); err != nil {
+					return err
+				}
+			}
 			if err := writeReport(cmd.Context(), out, args[0], opt); err != nil {
 				return err
 			}
@@ -50,7 +63,27 @@ reconstructed events. Sections have stable ids (#calls, #callsites,
 	cmd.Flags().IntVar(&slices, "slices", 30, "time slices of the spatiotemporal overview")
 	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
 	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
+	cmd.Flags().StringVar(&win, "window", "", "START:END: the overview's first window (times since the start of the run)")
 	return cmd
+}
+
+// parseWindow parses --window START:END into ns since the start of the
+// run.
+func parseWindow(s string) (from, to int64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("--window %q: want START:END, such as 0.5:2.5 or 500ms:2s", s)
+	}
+	if from, err = parseTraceTime("--window start", a); err != nil {
+		return 0, 0, err
+	}
+	if to, err = parseTraceTime("--window end", b); err != nil {
+		return 0, 0, err
+	}
+	if a == "" || b == "" || to <= from {
+		return 0, 0, fmt.Errorf("--window %s: the end must be after the start", s)
+	}
+	return from, to, nil
 }
 
 // writeReport analyzes the profile in and writes its report to out, with

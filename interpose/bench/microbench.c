@@ -249,9 +249,17 @@ int main(int argc, char **argv)
 		double w[BLOCKS / 2], p[BLOCKS / 2];
 		if (tt->setup)
 			tt->setup();
-		/* warm up both paths */
-		if (tt->wrapped(m) < 0 || tt->pmpi(m) < 0)
-			completed(tt->name);
+		/* warm up both paths for 50 ms at least (the ranks agree when to
+		 * stop), as a long run would: a profiler may adapt (mpiflow
+		 * times fast repeats only in part after 16 ms of the thread
+		 * running without a break) */
+		double t0 = now();
+		for (int done = 0; !done;) {
+			if (tt->wrapped(m) < 0 || tt->pmpi(m) < 0)
+				completed(tt->name);
+			int mine = now() - t0 >= 0.05;
+			PMPI_Allreduce(&mine, &done, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		}
 		for (int b = 0; b < BLOCKS; b++) {
 			int wrapped = b % 2 == 0;
 			PMPI_Barrier(MPI_COMM_WORLD);

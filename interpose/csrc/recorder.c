@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Full-trace file: "MPIFLOWT", uint32 version, uint32 rank (big-endian),
@@ -36,6 +37,37 @@ static uint64_t node_hash(int32_t call, uint64_t site, int64_t kbytes, int32_t k
 
 static void tm_publish(mf_rec *r);
 
+/* thread_cpu is the calling thread's CPU time in ns, -1 if unknown. */
+static int64_t thread_cpu(const mf_rec *r)
+{
+	(void)r;
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void mf_tight_probe(mf_rec *r, int64_t now)
+{
+	const int64_t cpu = r->cpu_now(r), wall = now - r->cpu_wall;
+	if (cpu < 0) { /* cannot tell: all timed */
+		r->cpu_clean = 0;
+		r->cpu_wall = INT64_MAX;
+		return;
+	}
+	/* A long wait since the last probe (no fast repeats meanwhile, the
+	 * thread maybe asleep in a blocking call) says nothing about them. */
+	if (r->cpu_wall > 0 && wall <= MF_TIGHT_CLEAN * (int64_t)MF_TIGHT_PROBE_NS) {
+		const int64_t lost = wall - (cpu - r->cpu_time);
+		if (lost * MF_TIGHT_LOST > wall)
+			r->cpu_clean = 0;
+		else if (r->cpu_clean < MF_TIGHT_CLEAN)
+			r->cpu_clean++;
+	}
+	r->cpu_wall = now;
+	r->cpu_time = cpu;
+}
+
 int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals)
 {
 	memset(r, 0, sizeof(*r));
@@ -45,6 +77,7 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->rep_call = -1;
 	r->sample_mask = MF_SAMPLE - 1;
 	r->rng = 0x9e3779b97f4a7c15u;
+	r->cpu_now = thread_cpu;
 	if (timing_bytes == 0)
 		timing_bytes = MF_TIMING_BYTES;
 	timing_bytes = timing_bytes < MF_TIMING_MIN ? MF_TIMING_MIN : timing_bytes > MF_TIMING_MAX ? MF_TIMING_MAX : timing_bytes;

@@ -188,6 +188,12 @@ typedef struct mf_rec {
 	int64_t sample_mask;  /* sample - 1; 0: every event timed */
 	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
 	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
+	/* fast repeats also need the thread to have kept its processor
+	 * (mf_tight_probe): the time and thread CPU time (cpu_now) of the
+	 * last probe, and how many probes in a row found it so */
+	int32_t cpu_clean;
+	int64_t cpu_wall, cpu_time;
+	int64_t (*cpu_now)(const struct mf_rec *r); /* thread CPU time, ns; -1: unknown */
 	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
 
@@ -416,6 +422,21 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
  * with more ranks than processors times all, core.c tight_ok). */
 #define MF_TIGHT_EXCESS 2
 #define MF_TIGHT_WINDOW (1 << 27)
+/* A thread that loses its processor (other processes on its cores, ranks
+ * taking turns, a call that yields) is descheduled for milliseconds inside
+ * untimed stretches, in calls and gaps alike, and no sample tells which:
+ * so about every MF_TIGHT_PROBE_NS of the time of fast repeats,
+ * mf_tight_probe compares the thread's CPU time with the time passed, and
+ * repeats go untimed only after MF_TIGHT_CLEAN probes in a row lost less
+ * than 1/MF_TIGHT_LOST of it (one system call a millisecond). */
+#define MF_TIGHT_PROBE_NS (1 << 20)
+#define MF_TIGHT_CLEAN 16
+#define MF_TIGHT_LOST 8
+
+/* mf_tight_probe reads the thread's CPU time at time now (mf_tight_sample
+ * calls it every MF_TIGHT_PROBE_NS) and counts the probes in a row that
+ * found the thread running all along. */
+void mf_tight_probe(mf_rec *r, int64_t now);
 
 /* mf_settle splits the time since the last timed event over the untimed
  * repeats (the enter time of the next timed event, or INT64_MIN at the end
@@ -476,8 +497,8 @@ static inline void mf_trace_event(mf_rec *r, int32_t ni, int64_t enter, int64_t 
  * must be timed (mf_rep_time): both masks are powers of two less one. */
 static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 {
-	r->tight_mask = r->tight_ok && n->tn >= MF_TIGHT_WARM && n->tper > 0 && n->tper < MF_TIGHT_NS &&
-					r->nevents >= n->tquiet && n->tlall * MF_TIGHT_EXCESS < n->tspan
+	r->tight_mask = r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper > 0 &&
+					n->tper < MF_TIGHT_NS && r->nevents >= n->tquiet && n->tlall * MF_TIGHT_EXCESS < n->tspan
 				? MF_TIGHT_MASK & r->spacing_mask
 				: 0;
 }
@@ -489,6 +510,8 @@ static inline void mf_tight_set(mf_rec *r, const mf_node *n)
  * systematic sample), over the excess of the spans. */
 static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t span, int64_t untimed)
 {
+	if (r->last_exit - r->cpu_wall >= MF_TIGHT_PROBE_NS)
+		mf_tight_probe(r, r->last_exit);
 	const int64_t k = untimed + 1, expect = k * n->tper, excess = span - expect, c = dur - n->tdur;
 	const int unusual = MF_TIGHT_UNUSUAL(excess, expect), long_call = MF_TIGHT_UNUSUAL(c, n->tdur);
 	if (n->tn >= MF_TIGHT_WARM) {
