@@ -705,14 +705,18 @@ func TestPollSequencesIndependentOfPasses(t *testing.T) {
 // inside an untimed stretch all the same (interpose/README.md, "Fast
 // repeats"): on a shared 2-core VM, 0.8-3.0 percentage points per slice
 // (30 slices) and 0.06-0.92 over the whole run; 0.07-0.21 per slice with
-// two CPU hogs beside them (mostly all timed). More ranks than processors
-// time every call (0.1-0.5 pp per slice). The bounds leave a margin.
+// two CPU hogs beside them (mostly all timed). A deschedule that comes
+// while repeats go untimed lands whole in one slice: 18.7 pp in a slice
+// (0.91 over the run) in CI, with the other test packages running beside;
+// without the probes of the thread's CPU time, 39-47 pp. More ranks than
+// processors time every call (0.1-0.7 pp per slice). The bounds leave a
+// margin.
 func TestFastRepeatsFidelity(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		for _, c := range []struct {
 			np             int
 			slicePP, runPP float64
-		}{{2, 6, 2}, {4, 2, 2}} {
+		}{{2, 30, 2}, {4, 2, 2}} {
 			if c.np > 2 && runtime.NumCPU() >= c.np {
 				t.Logf("%d ranks are not more than %d processors: not all timed", c.np, runtime.NumCPU())
 				continue
