@@ -24,6 +24,7 @@ type runOptions struct {
 	dir    string
 	key    string
 	trace  bool
+	exact  bool
 	quiet  bool
 	mpi    string
 	asJSON bool
@@ -103,6 +104,9 @@ func jobVars(lib, dir string, o runOptions, environ []string) map[string]string 
 	}
 	if o.trace {
 		v["MPIFLOW_TRACE"] = "1"
+	}
+	if o.exact {
+		v["MPIFLOW_EXACT"] = "1"
 	}
 	if o.quiet {
 		v["MPIFLOW_QUIET"] = "1"
@@ -407,6 +411,7 @@ that to the other ranks when one fails) leave no data.`,
 	f.StringVar(&o.dir, "dir", "", "directory for the profile, created when missing (default $MPIFLOW_DIR or the working directory)")
 	f.StringVar(&o.key, "key", "", "node key fields, e.g. call,site,bytes,partner,comm (default call,site)")
 	f.BoolVar(&o.trace, "trace", false, "also write a full trace of every event (MPIFLOW_TRACE=1)")
+	f.BoolVar(&o.exact, "exact", false, "time every call, also in fast polling loops (MPIFLOW_EXACT=1)")
 	f.BoolVar(&o.quiet, "quiet", false, "no banner from the library (MPIFLOW_QUIET=1)")
 	f.StringVar(&o.mpi, "mpi", "auto", "MPI flavor: auto, openmpi or mpich")
 	f.BoolVar(&o.asJSON, "json", false, "print the exit code and profile paths as JSON")

@@ -132,6 +132,8 @@ func TestJobVars(t *testing.T) {
 		"MPIFLOW_QUIET": "1", "MPIFLOW_ANCHORS": "2", "MPIFLOW_TRACE": "0"}, v)
 	v = jobVars("/l/lib.so", "/out", runOptions{quiet: true}, nil)
 	assert.Equal(t, map[string]string{"LD_PRELOAD": "/l/lib.so", "MPIFLOW_DIR": "/out", "MPIFLOW_QUIET": "1"}, v)
+	v = jobVars("/l/lib.so", "/out", runOptions{exact: true}, nil)
+	assert.Equal(t, map[string]string{"LD_PRELOAD": "/l/lib.so", "MPIFLOW_DIR": "/out", "MPIFLOW_EXACT": "1"}, v)
 }
 
 func TestResolveFlavorRejectsUnknown(t *testing.T) {
