@@ -621,12 +621,14 @@ func TestHaloSizeIndependentOfIterations(t *testing.T) {
 			tc.name, fb[100], fb[10000], sb[100], sb[10000])
 		// Counts, totals and repeat counts take a byte or two more for
 		// 100 times the iterations; nothing else grows: graph and
-		// sequences within 5%, the sequences within 16 bytes a rank.
+		// sequences within 6%, the sequences within 16 bytes a rank.
 		// Measured times are data, not structure: on a loaded machine
 		// a total of 10,000 iterations passes 2^32 ns more often and
 		// takes 9 bytes instead of 5 in msgpack (4.3% growth quiet,
-		// 5.1% under load), so the 5% are of the graph without them.
-		assert.InEpsilon(t, sb[100], sb[10000], 0.05, "graph and sequences without measured times")
+		// 5.1% under load), so the 6% are of the graph without them;
+		// that of the short run itself varies from run to run (2855 to
+		// 2938 bytes seen, against 2990-2998 for the long one).
+		assert.InEpsilon(t, sb[100], sb[10000], 0.06, "graph and sequences without measured times")
 		assert.InEpsilon(t, fb[100].Graph+fb[100].Sequences, fb[10000].Graph+fb[10000].Sequences, 0.08)
 		assert.InDelta(t, fb[100].Sequences, fb[10000].Sequences, 4*16)
 		if tc.intervals > 0 {
