@@ -628,66 +628,31 @@ static void stat_addn(mf_stat *s, int64_t v, int64_t k)
 	s->total += k * v;
 }
 
-/* tight_settle is mf_settle for fast repeats (MF_TIGHT_NS): each call
- * takes the node's usual duration and the gaps the rest, unless the time
- * exceeds the expected one by MF_TIGHT_UNUSUAL: then the calls also take
- * the share of the excess that the node's unusual repeats timed at both
- * ends gave their call (before any, in proportion to the usual duration
- * and gap). */
-static void tight_settle(mf_rec *r, int64_t enter)
-{
-	const int64_t j = r->pending;
-	r->pending = 0;
-	mf_node *n = &r->nodes[r->prev];
-	const int32_t ei = n->succ_edge;
-	mf_edge *e = &r->edges[ei];
-	int64_t d = n->tdur, g = n->tper > d ? n->tper - d : 0;
-	if (enter != INT64_MIN) {
-		const int64_t span = enter > r->last_exit ? enter - r->last_exit : 0;
-		const int64_t expect = j * (d + g) + g, excess = span - expect;
-		if (MF_TIGHT_UNUSUAL(excess, expect)) {
-			double share = n->tlall > 0 ? (double)n->tlcall / (double)n->tlall : 0;
-			share = share > 1 ? 1 : share;
-			d += (int64_t)((double)excess * share / (double)j);
-			n->tquiet = r->nevents + MF_TIGHT_QUIET;
-		}
-		if (j * d <= span) { /* the gaps take the rest */
-			g = (span - j * d) / (j + 1);
-		} else { /* too little time for that: in proportion */
-			const int64_t w = j * (d + g) + g;
-			d = w > 0 ? (int64_t)((double)span * (double)d / (double)w) : 0;
-			g = w > 0 ? (int64_t)((double)span * (double)g / (double)w) : 0;
-		}
-	}
-	stat_addn(&n->time, d, j);
-	stat_addn(&e->time, g, j);
-	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, j * d);
-	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, j * g);
-	r->last_exit += j * (d + g);
-}
-
 /* mf_settle: the untimed repeats and the gap before the next event share
- * the time since the last timed event. Fast repeats: tight_settle.
- * Sampling: each repeat takes the mean duration of the node's recent
- * samples (the timed events among its sampled repeats; before the first,
- * of all its timed events) and the gaps the rest, or, when that leaves the
- * gaps less than nothing, all in the proportions of the mean duration and
- * gap. So the sums per timing interval (and the MPI and compute time of
- * the run) stay exact; what is estimated is the split between the
- * repeats' durations and gaps, and each repeat gets the same. */
+ * the time since the last timed event. Each repeat takes an estimated
+ * duration and the gaps the rest, or, when that leaves the gaps less than
+ * nothing, all in the proportions of the estimated duration and gap. So
+ * the sums per timing interval (and the MPI and compute time of the run)
+ * stay exact; what is estimated is the split between the repeats'
+ * durations and gaps, and each repeat gets the same. The estimate: with
+ * sampling, the mean of the node's recent samples (the timed events among
+ * its sampled repeats; before the first, of all its timed events); for
+ * fast repeats (MF_TIGHT_NS), the node's usual duration and gap, and when
+ * the time exceeds the expected one by MF_TIGHT_UNUSUAL, the calls also
+ * take the share of the excess that the node's unusual repeats timed at
+ * both ends gave their call. */
 void mf_settle(mf_rec *r, int64_t enter)
 {
-	if (r->tight_ok) {
-		tight_settle(r, enter);
-		return;
-	}
 	int64_t j = r->pending;
 	r->pending = 0;
 	mf_node *n = &r->nodes[r->prev];
 	int32_t ei = n->succ_edge;
 	mf_edge *e = &r->edges[ei];
 	double md, mg;
-	if (n->sn > 0) {
+	if (r->tight_ok) {
+		md = (double)n->tdur;
+		mg = n->tper > n->tdur ? (double)(n->tper - n->tdur) : 0;
+	} else if (n->sn > 0) {
 		md = (double)n->sdur / (double)n->sn;
 		mg = (double)n->sgap / (double)n->sn;
 	} else { /* no sample yet: the means of the timed events */
@@ -699,7 +664,18 @@ void mf_settle(mf_rec *r, int64_t enter)
 	if (enter != INT64_MIN) {
 		double span = enter > r->last_exit ? (double)(enter - r->last_exit) : 0;
 		double w = (double)(j + 1) * mg + (double)j * md;
-		if ((double)j * md <= span) { /* the calls take their mean, the gaps the rest */
+		if (r->tight_ok) {
+			const int64_t expect = (int64_t)w, excess = (int64_t)span - expect;
+			if (MF_TIGHT_UNUSUAL(excess, expect)) {
+				double share = n->tlall > 0 ? (double)n->tlcall / (double)n->tlall : 0;
+				share = share > 1 ? 1 : share;
+				d += (int64_t)((double)excess * share / (double)j);
+				md = (double)d;
+				w = (double)(j + 1) * mg + (double)j * md;
+				n->tquiet = r->nevents + MF_TIGHT_QUIET;
+			}
+		}
+		if ((double)j * md <= span) { /* the calls take theirs, the gaps the rest */
 			g = (int64_t)((span - (double)j * md) / (double)(j + 1));
 		} else if (w > 0) { /* too little time for that: in proportion */
 			d = (int64_t)(span * md / w);

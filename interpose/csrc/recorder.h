@@ -530,7 +530,7 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 			n->tlall += excess;
 	} else {
 		/* clamped: a slower loop is not estimated anyway */
-		int64_t per = span / k;
+		int64_t per = k == 1 ? span : span / k; /* no division while all are timed */
 		per = per < 0 ? 0 : per > 2 * MF_TIGHT_NS ? 2 * MF_TIGHT_NS : per;
 		dur = dur < 0 ? 0 : dur > per ? per : dur;
 		if (n->tn < MF_TIGHT_WARM) { /* the mean so far, then over ~16 */
