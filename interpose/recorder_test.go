@@ -480,12 +480,14 @@ func TestRecorderFastRepeats(t *testing.T) {
 // TestRecorderFastRepeatsLostProcessor: repeats go untimed only after
 // tightClean probes in a row (one every tightProbeNS) found the thread
 // running all along, and stop at the first probe that finds it lost its
-// processor, until as many clean probes again.
+// processor; after a loss more than tightCalmNS after the previous one
+// they resume after tightRecover clean probes, after one that follows the
+// previous sooner only after tightClean again.
 func TestRecorderFastRepeatsLostProcessor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
-	gap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
-	dur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
-	evs := genPollsWith(rng, 4000, gap, dur) // about 90 ms
+	gap := func(r *rand.Rand) int64 { return 1000 + r.Int64N(200) }
+	dur := func(r *rand.Rand) int64 { return 100 + r.Int64N(100) }
+	evs := genPollsWith(rng, 4000, gap, dur) // about 580 ms
 	tb := flowgraph.TimingBudget{Bytes: 2 << 10}
 	r, err := newRecorderBudget("call,site", tb, 0)
 	require.NoError(t, err)
@@ -494,35 +496,117 @@ func TestRecorderFastRepeatsLostProcessor(t *testing.T) {
 	lostCPU(0)
 	r.fastRepeats(true)
 	r.resetProbes()
-	const lossAt = 40_000_000 // ns
-	probes := int64(tightClean+2) * tightProbeNS
-	var first, lostAt, again int64 = -1, -1, -1
+	probe := int64(tightProbeNS)
+	losses := []struct {
+		at       int64 // ns
+		isolated bool  // more than tightCalmNS after the previous one
+		lostAt   int64 // the first event at or after at
+		again    int64 // the first untimed repeat from lostAt + 2 probes on
+	}{
+		{at: 40_000_000, isolated: true},
+		{at: 140_000_000},
+		{at: 140_000_000 + tightCalmNS + 20_000_000, isolated: true},
+	}
+	require.Less(t, losses[2].at+int64(tightClean+4)*probe, evs[len(evs)-1].Exit)
+	var first int64 = -1
+	k := -1 // the last loss so far
 	for _, e := range evs {
-		if lostAt < 0 && e.Exit >= lossAt {
-			lostCPU(5_000_000) // descheduled for 5 ms
-			lostAt = e.Exit
+		if k+1 < len(losses) && e.Exit >= losses[k+1].at {
+			k++
+			lostCPU(5_000_000 * int64(k+1)) // descheduled for 5 ms each time
+			losses[k].lostAt = e.Exit
 		}
 		if r.add(e) != 2 {
 			continue
 		}
-		switch {
-		case first < 0:
+		if first < 0 {
 			first = e.Exit
-		case lostAt >= 0 && e.Exit > lostAt+2*tightProbeNS && again < 0:
-			again = e.Exit
 		}
-		if lostAt >= 0 {
-			assert.False(t, e.Exit > lostAt+2*tightProbeNS && e.Exit < lostAt+int64(tightClean)*tightProbeNS,
-				"untimed at %d ns, %d ns after the processor was lost", e.Exit, e.Exit-lostAt)
+		if k < 0 {
+			continue
+		}
+		l := &losses[k]
+		if l.again == 0 && e.Exit > l.lostAt+2*probe {
+			l.again = e.Exit
+		}
+		if !l.isolated {
+			assert.False(t, e.Exit > l.lostAt+2*probe && e.Exit < l.lostAt+int64(tightClean)*probe,
+				"untimed at %d ns, %d ns after the processor was lost again", e.Exit, e.Exit-l.lostAt)
 		}
 	}
-	assert.GreaterOrEqual(t, first, int64(tightClean)*tightProbeNS, "no untimed repeat before %d clean probes", tightClean)
-	assert.Less(t, first, probes, "untimed repeats after %d clean probes", tightClean)
-	require.Positive(t, again, "untimed repeats again after the loss")
-	assert.Less(t, again, lostAt+probes+tightProbeNS)
+	assert.GreaterOrEqual(t, first, int64(tightClean)*probe, "no untimed repeat before %d clean probes", tightClean)
+	assert.Less(t, first, int64(tightClean+2)*probe, "untimed repeats after %d clean probes", tightClean)
+	for i, l := range losses {
+		require.Positive(t, l.again, "loss %d: untimed repeats again", i)
+		need := int64(tightClean)
+		if l.isolated {
+			need = tightRecover
+		}
+		assert.Less(t, l.again, l.lostAt+(need+3)*probe, "loss %d: untimed again after %d clean probes", i, need)
+	}
 	got := r.graph(testNames)
 	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
 	_, _, _, _ = assertSettled(t, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
+}
+
+// TestRecorderFastRepeatsUnusualShare: polls whose runs alternate with
+// compute phases at the same site (every gap of 100 us unusual) go mostly
+// untimed while the phases are 60% of the time, and are all timed once
+// they are 90% (MF_TIGHT_EXCESS: over 3/4), where the split would be mostly guesswork
+// and timing is cheap.
+func TestRecorderFastRepeatsUnusualShare(t *testing.T) {
+	const phase = 100_000 // ns
+	for _, tc := range []struct {
+		name    string
+		share   float64 // of the time in compute phases
+		untimed bool    // most repeats untimed
+	}{
+		{"phases 60%", 0.6, true},
+		{"phases 90%", 0.9, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, 13))
+			// a poll's period is 155 ns on average: a phase every n
+			// polls makes phases the share s of the time
+			n := int64(phase / (155 * tc.share / (1 - tc.share)))
+			gap := func(r *rand.Rand) int64 {
+				if r.Int64N(n) == 0 {
+					return phase
+				}
+				return 100 + r.Int64N(40)
+			}
+			dur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
+			evs := genPollsWith(rng, 2000, gap, dur)
+			var phases, total int64
+			for i := 1; i < len(evs); i++ {
+				if g := evs[i].Enter - evs[i-1].Exit; g == phase {
+					phases += g
+				}
+			}
+			total = evs[len(evs)-1].Exit - evs[0].Enter
+			require.InDelta(t, tc.share, float64(phases)/float64(total), 0.1, "the phases' share of the time")
+			tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+			r, err := newRecorderBudget("call,site", tb, 0)
+			require.NoError(t, err)
+			defer r.free()
+			r.fastRepeats(true)
+			untimed := 0
+			for _, e := range evs {
+				if r.add(e) == 2 {
+					untimed++
+				}
+			}
+			if tc.untimed {
+				assert.Greater(t, untimed, len(evs)/2, "most repeats untimed")
+			} else {
+				assert.Less(t, untimed, len(evs)/20, "almost all repeats timed")
+			}
+			got := r.graph(testNames)
+			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+			wcall, gcall, wgap, ggap := assertSettled(t, &want, &got, func(w int64) float64 { return 0.05 * float64(w) })
+			assert.Equal(t, wcall+wgap, gcall+ggap, "call and compute time together")
+		})
+	}
 }
 
 // withLong returns f, but 50 us (the process descheduled) once in 10,000.

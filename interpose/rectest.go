@@ -133,6 +133,8 @@ func (r *recorder) resetProbes() { r.r.cpu_clean = 0 }
 const (
 	tightProbeNS = C.MF_TIGHT_PROBE_NS
 	tightClean   = C.MF_TIGHT_CLEAN
+	tightCalmNS  = C.MF_TIGHT_CALM_NS
+	tightRecover = C.MF_TIGHT_RECOVER
 )
 
 // sample sets MPIFLOW_SAMPLE (a power of two).

@@ -190,9 +190,10 @@ typedef struct mf_rec {
 	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
 	/* fast repeats also need the thread to have kept its processor
 	 * (mf_tight_probe): the time and thread CPU time (cpu_now) of the
-	 * last probe, and how many probes in a row found it so */
+	 * last probe, how many probes in a row found it so, and the time of
+	 * the last probe that did not */
 	int32_t cpu_clean;
-	int64_t cpu_wall, cpu_time;
+	int64_t cpu_wall, cpu_time, cpu_lost;
 	int64_t (*cpu_now)(const struct mf_rec *r); /* thread CPU time, ns; -1: unknown */
 	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
@@ -414,13 +415,15 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
  * timed, to see where such times fall while they recur. */
 #define MF_TIGHT_UNUSUAL(excess, expect) ((excess) > 1000 + (expect) / 4)
 #define MF_TIGHT_QUIET 64
-/* Where unusual times are over 1/MF_TIGHT_EXCESS of a node's recent time
- * (MF_TIGHT_WINDOW ns, about), the process descheduled most of the time
- * most likely, its repeats are all timed: splitting them would be
- * guesswork. Not less: a loop whose runs of polls alternate with long
- * compute phases at the same site looks unusual at every phase (a host
- * with more ranks than processors times all, core.c tight_ok). */
-#define MF_TIGHT_EXCESS 2
+/* Where unusual times are over MF_TIGHT_EXCESS(lall, span) of a node's
+ * recent time (MF_TIGHT_WINDOW ns, about), the repeats are all timed: the
+ * split would be mostly guesswork, and timing them all is cheap, as they
+ * take under a quarter of the time. Not less: a loop whose runs of polls
+ * alternate with compute phases at the same site (or a benchmark's
+ * alternating blocks) looks unusual at every phase, and descheduling is
+ * found by the probes below (a host with more ranks than processors times
+ * all, core.c tight_ok). */
+#define MF_TIGHT_EXCESS(lall, span) ((lall) * 4 > (span) * 3)
 #define MF_TIGHT_WINDOW (1 << 27)
 /* A thread that loses its processor (other processes on its cores, ranks
  * taking turns, a call that yields) is descheduled for milliseconds inside
@@ -428,10 +431,18 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
  * so about every MF_TIGHT_PROBE_NS of the time of fast repeats,
  * mf_tight_probe compares the thread's CPU time with the time passed, and
  * repeats go untimed only after MF_TIGHT_CLEAN probes in a row lost less
- * than 1/MF_TIGHT_LOST of it (one system call a millisecond). */
+ * than 1/MF_TIGHT_LOST of it (one system call a millisecond). A loss
+ * more than MF_TIGHT_CALM_NS (268 ms) after the previous one (a
+ * neighbour's burst, a hypervisor's steal) needs only MF_TIGHT_RECOVER
+ * clean probes: the next is as unlikely to come soon, and 16 ms of timed
+ * repeats after each such loss were most of what a polling loop cost on a
+ * quiet shared machine. Losses that recur (a loaded host: every few ms)
+ * keep the full MF_TIGHT_CLEAN. */
 #define MF_TIGHT_PROBE_NS (1 << 20)
 #define MF_TIGHT_CLEAN 16
 #define MF_TIGHT_LOST 8
+#define MF_TIGHT_CALM_NS (1 << 28)
+#define MF_TIGHT_RECOVER 2
 
 /* mf_tight_probe reads the thread's CPU time at time now (mf_tight_sample
  * calls it every MF_TIGHT_PROBE_NS) and counts the probes in a row that
@@ -498,7 +509,7 @@ static inline void mf_trace_event(mf_rec *r, int32_t ni, int64_t enter, int64_t 
 static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 {
 	r->tight_mask = r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper > 0 &&
-					n->tper < MF_TIGHT_NS && r->nevents >= n->tquiet && n->tlall * MF_TIGHT_EXCESS < n->tspan
+					n->tper < MF_TIGHT_NS && r->nevents >= n->tquiet && !MF_TIGHT_EXCESS(n->tlall, n->tspan)
 				? MF_TIGHT_MASK & r->spacing_mask
 				: 0;
 }
