@@ -341,7 +341,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	tb := newTimelineBuilder(span, bins, callIdx)
 	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
-	if ie := initEnd(ranks); ie > 0 && span-ie >= span/20 {
+	if ie := initEnd(ranks); ie > 0 && ie < span {
 		tl.Start = float64(ie) / 1e9
 	}
 	var notes []string

@@ -18,8 +18,9 @@ import (
 type timelineData struct {
 	Span float64 `json:"span"` // s, end of the last event
 	// Start is where the page opens the timeline: the latest end of
-	// MPI_Init (s), as stats and the overview start, 0 when MPI_Init
-	// takes (nearly) the whole run.
+	// MPI_Init (s), as stats and the overview start, however short the
+	// rest of the run (its events are drawn exactly when they fit); 0
+	// without MPI_Init or when nothing follows it.
 	Start float64 `json:"start"`
 	Tick  float64 `json:"tick"`
 	Bins  int     `json:"bins"`

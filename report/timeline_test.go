@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -198,5 +199,52 @@ func TestTimelineExact(t *testing.T) {
 			}
 			require.NoError(t, it.Err())
 		}
+	}
+}
+
+// TestTimelineStart: the timeline opens at the latest end of MPI_Init,
+// even when MPI_Init takes nearly the whole run (as in a short demo run),
+// and at 0 when the run has no MPI_Init.
+func TestTimelineStart(t *testing.T) {
+	rank := func(me int, init int64, withInit bool) *flowgraph.Rank {
+		b := flowgraph.NewBuilder(0, 0)
+		s := b.Site(flowgraph.CallSite{Addr: 0x10, Object: "/bin/x", Offset: 0x10})
+		now := int64(0)
+		add := func(call string, dur int64) {
+			b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: call, Site: s, Partner: -1, Comm: -1}, Enter: now, Exit: now + dur, Partner: -1})
+			now += dur + 1000
+		}
+		if withInit {
+			add("MPI_Init", init+int64(me)*1000)
+		}
+		for range 3 {
+			add("MPI_Barrier", 10_000)
+		}
+		add("MPI_Finalize", 1000)
+		g := b.Graph()
+		require.NoError(t, g.Validate())
+		return &flowgraph.Rank{Rank: me, Graph: g, Complete: true}
+	}
+	for _, tc := range []struct {
+		name     string
+		init     int64 // ns
+		withInit bool
+		start    float64 // s
+	}{
+		{"5 ms init", 5_000_000, true, 0.005001},
+		{"100 ms init, 99.9% of the run", 100_000_000, true, 0.100001},
+		{"no MPI_Init", 0, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := flowgraph.Header{NumRanks: 2, JobID: "x", Command: []string{"x"}, Hosts: []string{"h", "h"}}
+			path := filepath.Join(t.TempDir(), "x.mpiflow")
+			require.NoError(t, flowgraph.WriteFile(path, h, []*flowgraph.Rank{rank(0, tc.init, tc.withInit), rank(1, tc.init, tc.withInit)}))
+			opt := Options{NoOcelotl: true}
+			opt.defaults()
+			p, err := build(context.Background(), loadJob(t, path), &opt)
+			require.NoError(t, err)
+			require.NotNil(t, p.Data.Timeline)
+			assert.InDelta(t, tc.start, p.Data.Timeline.Start, 1e-12)
+		})
 	}
 }
