@@ -1436,10 +1436,11 @@ func TestMPI4Calls(t *testing.T) {
 		assert.Equal(t, 4, isr.CommSize)
 		waits := nodesOf(g, "MPI_Wait")
 		require.NotEmpty(t, waits)
-		// The Wait of an Isendrecv takes its partner from the status, like
-		// every Wait; MPICH 4.0.2 leaves MPI_SOURCE 0 in that status (its
-		// Isendrecv is a schedule), so the partner is not checked here.
+		// The Wait of an Isendrecv records the rank it receives from,
+		// known when it was posted: MPICH 4.0.2 leaves MPI_SOURCE 0 in
+		// that status (its Isendrecv is a schedule).
 		assert.EqualValues(t, 3, waits[0].Count)
+		assert.Equal(t, []int{(rank + 3) % 4}, partners(waits[0]), "rank %d: the Isendrecv's Wait receives from the left", rank)
 
 		ar := one("MPI_Allreduce_init")
 		assert.EqualValues(t, 16, ar.Bytes.Total, "4 ints")

@@ -26,7 +26,7 @@ static struct {
 	/* tracked requests (see mf_req_track), most recent last */
 	struct mf_req {
 		uintptr_t h;
-		mf_ginfo *g;
+		mf_reqinfo q;
 	} * reqs;
 	int capreqs;
 } H;
@@ -232,42 +232,43 @@ static void forget(int kind, uintptr_t handle)
 	}
 }
 
-void mf_req_track(uintptr_t h, mf_ginfo *g)
+void mf_req_track(uintptr_t h, mf_ginfo *g, int32_t peer)
 {
+	mf_reqinfo q = {g, peer};
 	LOCK();
 	for (int i = mf_nreq - 1; i >= 0; i--) {
 		if (H.reqs[i].h == h) {
-			H.reqs[i].g = g;
+			H.reqs[i].q = q;
 			UNLOCK();
 			return;
 		}
 	}
 	if (mf_nreq == H.capreqs) {
 		int nc = H.capreqs ? 2 * H.capreqs : 64;
-		struct mf_req *q = realloc(H.reqs, sizeof(*q) * (size_t)nc);
-		if (!q) {
+		struct mf_req *r = realloc(H.reqs, sizeof(*r) * (size_t)nc);
+		if (!r) {
 			UNLOCK();
 			return; /* Wait will then read the source as a world rank */
 		}
-		H.reqs = q;
+		H.reqs = r;
 		H.capreqs = nc;
 	}
-	H.reqs[mf_nreq++] = (struct mf_req){h, g};
+	H.reqs[mf_nreq++] = (struct mf_req){h, q};
 	UNLOCK();
 }
 
-mf_ginfo *mf_req_find(uintptr_t h)
+mf_reqinfo mf_req_find(uintptr_t h)
 {
-	mf_ginfo *g = NULL;
+	mf_reqinfo q = MF_NOREQ;
 	LOCK();
 	for (int i = mf_nreq - 1; i >= 0; i--) {
 		if (H.reqs[i].h == h) {
-			g = H.reqs[i].g;
+			q = H.reqs[i].q;
 			break;
 		}
 	}
 	UNLOCK();
-	return g;
+	return q;
 }
 
 void mf_req_done(uintptr_t h)

@@ -59,15 +59,23 @@ MF_HIDDEN mf_rec *mf_thread_rec(void);
 MF_HIDDEN void mf_counters_read(int64_t *v);
 extern const char *const mf_call_names[] MF_HIDDEN;
 
-/* Requests on communicators whose ranks are not world ranks, so that
- * Wait/Test can translate the status's source (mf_nreq: how many). */
+/* Requests tracked until they complete (mf_nreq: how many): those on
+ * communicators whose ranks are not world ranks, so that Wait/Test can
+ * translate the status's source, and those whose partner is known when
+ * posted but not from the status (MPICH 4.0 leaves MPI_SOURCE 0 in the
+ * status of an MPI_Isendrecv). */
+typedef struct {
+	mf_ginfo *g;  /* the request's communicator; NULL: not tracked */
+	int32_t peer; /* the world rank it receives from, -1: the status's source */
+} mf_reqinfo;
+#define MF_NOREQ ((mf_reqinfo){NULL, -1})
 extern int mf_nreq MF_HIDDEN;
-MF_HIDDEN void mf_req_track(uintptr_t req, mf_ginfo *g);
-MF_HIDDEN mf_ginfo *mf_req_find(uintptr_t req);
+MF_HIDDEN void mf_req_track(uintptr_t req, mf_ginfo *g, int32_t peer);
+MF_HIDDEN mf_reqinfo mf_req_find(uintptr_t req);
 MF_HIDDEN void mf_req_done(uintptr_t req);
 MF_HIDDEN uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs);
 MF_HIDDEN void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs);
-#define MF_SAVED_G(i) (mf_saved ? mf_req_find(mf_saved[i]) : NULL)
+#define MF_SAVED_G(i) (mf_saved ? mf_req_find(mf_saved[i]) : MF_NOREQ)
 extern const int mf_ncalls MF_HIDDEN;
 
 static inline int64_t mf_now_real(void)
@@ -125,11 +133,15 @@ static inline int mf_status_peer(const MPI_Status *st)
 	return mf_peer(&mf_world_info, st->MPI_SOURCE);
 }
 
-/* mf_speer is the world rank of a status's source, through the request's
- * communicator g when it was tracked, else as a rank of MPI_COMM_WORLD. */
-static inline int mf_speer(const mf_ginfo *g, const MPI_Status *st)
+/* mf_speer is the world rank a completed request q received from: the one
+ * known when it was posted, else the status's source, through the
+ * request's communicator when it was tracked, else as a rank of
+ * MPI_COMM_WORLD. */
+static inline int mf_speer(mf_reqinfo q, const MPI_Status *st)
 {
-	return g ? mf_peer(g, st->MPI_SOURCE) : mf_status_peer(st);
+	if (q.peer >= 0)
+		return q.peer;
+	return q.g ? mf_peer(q.g, st->MPI_SOURCE) : mf_status_peer(st);
 }
 
 /* mf_tsize is the size of datatype t. PMPI_Type_size costs about as much

@@ -742,7 +742,7 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+		mf_req_track(MF_H(*request), mf_g, -1);
 	return mf_rc;
 }
 
@@ -976,7 +976,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+		mf_req_track(MF_H(*request), mf_g, -1);
 	return mf_rc;
 }
 
@@ -1317,7 +1317,7 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 		return PMPI_Request_free(request);
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t mf_rh = MF_H(*request);
-	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
+	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 30, mf_site);
@@ -1335,7 +1335,7 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 		mf_event mf_ev = {.call = 30, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rg && (*request) == MPI_REQUEST_NULL)
+	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
@@ -1357,7 +1357,7 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t mf_rh = MF_H(request);
-	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
+	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 31, mf_site);
@@ -1375,7 +1375,7 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 		mf_event mf_ev = {.call = 31, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rg && (request) == MPI_REQUEST_NULL)
+	if (mf_rg.g && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
@@ -1532,7 +1532,7 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t mf_rh = MF_H(*request);
-	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
+	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 36, mf_site);
@@ -1550,7 +1550,7 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 		mf_event mf_ev = {.call = 36, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rg && (*request) == MPI_REQUEST_NULL)
+	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
@@ -1679,7 +1679,7 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t mf_rh = MF_H(*request);
-	mf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;
+	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 40, mf_site);
@@ -1697,7 +1697,7 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 		mf_event mf_ev = {.call = 40, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rg && (*request) == MPI_REQUEST_NULL)
+	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
 	return mf_rc;
 }
@@ -6521,8 +6521,9 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 195, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	return mf_rc;
 }
 
@@ -6554,8 +6555,9 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		mf_event mf_ev = {.call = 196, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	return mf_rc;
 }
 
@@ -6619,7 +6621,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+		mf_req_track(MF_H(*request), mf_g, -1);
 	return mf_rc;
 }
 
@@ -7644,7 +7646,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+		mf_req_track(MF_H(*request), mf_g, -1);
 	return mf_rc;
 }
 
@@ -7806,7 +7808,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+		mf_req_track(MF_H(*request), mf_g, -1);
 	return mf_rc;
 }
 
@@ -8132,8 +8134,9 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		mf_event mf_ev = {.call = 246, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	return mf_rc;
 }
 
@@ -8165,8 +8168,9 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		mf_event mf_ev = {.call = 247, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	return mf_rc;
 }
 

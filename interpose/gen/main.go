@@ -243,7 +243,7 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		fmt.Fprintf(b, "\tuintptr_t mf_old = MF_H(%s);\n", fh)
 	}
 	if e := d["req"]; e != "" {
-		fmt.Fprintf(b, "\tuintptr_t mf_rh = MF_H(%s);\n\tmf_ginfo *mf_rg = mf_nreq ? mf_req_find(mf_rh) : NULL;\n", e)
+		fmt.Fprintf(b, "\tuintptr_t mf_rh = MF_H(%s);\n\tmf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;\n", e)
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
@@ -294,10 +294,16 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_forget(%s, mf_old);\n", kind)
 	}
 	if e := d["track"]; e != "" {
-		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))\n\t\tmf_req_track(MF_H(%s), mf_g);\n", e)
+		req, from, ok := strings.Cut(e, ",")
+		if ok { // its receive's partner is known now, not from the status
+			fmt.Fprintf(b, "\tconst int32_t mf_from = %s;\n", peerRE.ReplaceAllString(from, "mf_peer(mf_g, $1)"))
+			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))\n\t\tmf_req_track(MF_H(%s), mf_g, mf_from);\n", req)
+		} else {
+			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))\n\t\tmf_req_track(MF_H(%s), mf_g, -1);\n", req)
+		}
 	}
 	if e := d["req"]; e != "" {
-		fmt.Fprintf(b, "\tif (mf_rg && (%s) == MPI_REQUEST_NULL)\n\t\tmf_req_done(mf_rh);\n", e)
+		fmt.Fprintf(b, "\tif (mf_rg.g && (%s) == MPI_REQUEST_NULL)\n\t\tmf_req_done(mf_rh);\n", e)
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
