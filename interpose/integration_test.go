@@ -1370,6 +1370,71 @@ func TestFortranApps(t *testing.T) {
 	})
 }
 
+// TestMPIIO runs testdata/mpiio.c (4 ranks write and read a file with
+// explicit offsets, individual and shared file pointers, collective,
+// independent and nonblocking calls) under both MPIs: every MPI-IO call is
+// recorded with its count and bytes, and the program's output, exit code
+// and file are those of a run without the library.
+func TestMPIIO(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "mpiio")
+		data := t.TempDir()
+		out := t.TempDir()
+		plain := mpirun(t, m, out, nil, nil, app, data)
+		require.Equal(t, 0, plain.code, "mpiio fails without the library: %s", plain.stderr)
+		assert.Equal(t, "mpiio: 4 ranks, 0 errors\n", plain.stdout)
+		rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app, data)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+		assert.Equal(t, plain.code, rec.code, "exit code unchanged")
+		assert.NotContains(t, rec.stderr, "mpiflow:", "quiet and no errors")
+		left, err := os.ReadDir(data)
+		require.NoError(t, err)
+		assert.Empty(t, left, "the program deleted its file")
+
+		const block = 256 * 4 // bytes a call moves
+		checkJob(t, m, jobFile(t, out), appCase{app: "mpiio", check: func(t *testing.T, r *flowgraph.Rank) {
+			g := &r.Graph
+			calls := map[string]int64{}
+			for _, n := range g.Nodes {
+				calls[n.Key.Call] += n.Count
+			}
+			want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_File_open": 1,
+				"MPI_File_write_at": 1, "MPI_File_write_at_all": 1, "MPI_File_write": 1, "MPI_File_iwrite_at": 1,
+				"MPI_Wait": 2, "MPI_File_seek_shared": 2, "MPI_File_write_ordered": 1, "MPI_File_write_shared": 1,
+				"MPI_File_sync": 2, "MPI_Barrier": 2, "MPI_File_read_at_all": 1, "MPI_File_read_at": 1,
+				"MPI_File_read": 1, "MPI_File_iread_at": 1, "MPI_File_read_ordered": 1, "MPI_File_close": 1,
+				"MPI_Reduce": 1, "MPI_Finalize": 1}
+			if r.Rank == 0 { // it reads region 5 whole and deletes the file
+				want["MPI_File_read_at"]++
+				want["MPI_File_delete"] = 1
+			}
+			assert.Equal(t, want, calls, "rank %d", r.Rank)
+			for _, c := range []string{"MPI_File_write_at", "MPI_File_write_at_all", "MPI_File_write", "MPI_File_iwrite_at",
+				"MPI_File_write_ordered", "MPI_File_write_shared", "MPI_File_read_at_all", "MPI_File_read",
+				"MPI_File_iread_at", "MPI_File_read_ordered"} {
+				ns := nodesOf(g, c)
+				require.Len(t, ns, 1, "rank %d %s", r.Rank, c)
+				assert.EqualValues(t, block, ns[0].Bytes.Total, "rank %d %s: one block", r.Rank, c)
+				assert.Empty(t, ns[0].Partners, "rank %d %s", r.Rank, c)
+			}
+			var reads []int64
+			for _, n := range nodesOf(g, "MPI_File_read_at") {
+				reads = append(reads, n.Bytes.Total)
+			}
+			wantReads := []int64{block}
+			if r.Rank == 0 {
+				wantReads = append(wantReads, 4*block)
+			}
+			assert.Equal(t, wantReads, reads, "rank %d MPI_File_read_at", r.Rank)
+			for _, c := range []string{"MPI_File_open", "MPI_File_close", "MPI_File_sync", "MPI_File_seek_shared"} {
+				for _, n := range nodesOf(g, c) {
+					assert.Zero(t, n.Bytes.Total, "rank %d %s", r.Rank, c)
+				}
+			}
+		}})
+	})
+}
+
 // TestMPI4Calls runs testdata/mpi4.c (MPI-4.0: Isendrecv, a persistent
 // Allreduce, Send_c/Recv_c, Alltoallv_c with MPI_Count counts, partitioned
 // Psend_init/Precv_init with Pready, Pready_range, Pready_list, Parrived)
