@@ -221,7 +221,6 @@ mf_rec *mf_thread_rec(void)
 	}
 	t->rec.sample_mask = G.sample_mask;
 	t->rec.tight_ok = G.tight_ok;
-	/* Counters are per thread in PAPI: only the main thread has them. */
 	pthread_mutex_lock(&G.mu);
 	int ok = G.active && !add_thread(t);
 	pthread_mutex_unlock(&G.mu);
@@ -230,6 +229,8 @@ mf_rec *mf_thread_rec(void)
 		free(t);
 		return NULL;
 	}
+	/* PAPI counts per thread: this one gets its own event set. */
+	t->rec.ncounters = mf_papi_thread(t->index);
 	open_trace(t);
 	mf_start_checkpoints(t);
 	mf_tls_rec = &t->rec;

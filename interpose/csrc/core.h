@@ -51,9 +51,12 @@ extern mf_state G MF_HIDDEN;
 MF_HIDDEN const char *mf_output_dir(void);
 
 /* papi.c: the hardware counters. mf_papi_start sets up those of
- * MPIFLOW_PAPI and returns how many work; mf_papi_names is their names,
- * comma-separated ("" for none). */
+ * MPIFLOW_PAPI on the calling (main) thread and returns how many work;
+ * mf_papi_thread sets up the same on the calling thread (recording thread
+ * number thread) and returns their number, or 0 (warned once) when it
+ * cannot; mf_papi_names is their names, comma-separated ("" for none). */
 MF_HIDDEN int mf_papi_start(void);
+MF_HIDDEN int mf_papi_thread(int thread);
 MF_HIDDEN const char *mf_papi_names(void);
 
 /* handles.c: mf_free_caches frees the handle caches and the request table

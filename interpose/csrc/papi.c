@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,25 +12,36 @@
 #include "core.h"
 
 /* Hardware counters (MPIFLOW_PAPI), read through a dlopen()ed libpapi so
- * that the library works where PAPI is absent. */
+ * that the library works where PAPI is absent. PAPI counts per thread:
+ * each recording thread has an event set of its own with the counters
+ * the main thread could add, in the same order. */
 static struct {
+	int (*create)(int *eventset);
+	int (*add)(int eventset, const char *name);
+	int (*start)(int eventset);
 	int (*read)(int eventset, long long *values);
-	int eventset;
 	int n;
 	char names[512]; /* comma-separated, for the header */
-	int64_t last[MF_MAX_COUNTERS];
+	int threads;     /* PAPI_thread_init succeeded: other threads may count */
+	int warned;      /* a thread without counters was reported (rank 0, as the others) */
 } papi;
+
+/* The calling thread's event set and last values. */
+static __thread int tls_eventset __attribute__((tls_model("initial-exec"))) = -1;
+static __thread int64_t tls_last[MF_MAX_COUNTERS] __attribute__((tls_model("initial-exec")));
 
 void mf_counters_read(int64_t *v)
 {
 	long long tmp[MF_MAX_COUNTERS];
-	if (papi.read(papi.eventset, tmp) == 0)
+	if (papi.read(tls_eventset, tmp) == 0)
 		for (int i = 0; i < papi.n; i++)
-			papi.last[i] = tmp[i];
+			tls_last[i] = tmp[i];
 	/* On a failed read, repeat the last values: the phase counts 0. */
 	for (int i = 0; i < papi.n; i++)
-		v[i] = papi.last[i];
+		v[i] = tls_last[i];
 }
+
+static unsigned long thread_id(void) { return (unsigned long)pthread_self(); }
 
 /* mf_papi_start sets up the counters named in MPIFLOW_PAPI and returns how
  * many work; rank 0 says once why others do not. */
@@ -52,11 +64,12 @@ int mf_papi_start(void)
 			break; /* an explicit MPIFLOW_PAPI_LIB that fails is not replaced */
 	}
 	int (*init)(int) = h ? (int (*)(int))dlsym(h, "PAPI_library_init") : NULL;
-	int (*create)(int *) = h ? (int (*)(int *))dlsym(h, "PAPI_create_eventset") : NULL;
-	int (*add)(int, const char *) = h ? (int (*)(int, const char *))dlsym(h, "PAPI_add_named_event") : NULL;
-	int (*start)(int) = h ? (int (*)(int))dlsym(h, "PAPI_start") : NULL;
+	int (*thread_init)(unsigned long (*)(void)) = h ? (int (*)(unsigned long (*)(void)))dlsym(h, "PAPI_thread_init") : NULL;
+	papi.create = h ? (int (*)(int *))dlsym(h, "PAPI_create_eventset") : NULL;
+	papi.add = h ? (int (*)(int, const char *))dlsym(h, "PAPI_add_named_event") : NULL;
+	papi.start = h ? (int (*)(int))dlsym(h, "PAPI_start") : NULL;
 	papi.read = h ? (int (*)(int, long long *))dlsym(h, "PAPI_read") : NULL;
-	if (!init || !create || !add || !start || !papi.read) {
+	if (!init || !papi.create || !papi.add || !papi.start || !papi.read) {
 		if (G.rank == 0)
 			fprintf(stderr, "mpiflow: MPIFLOW_PAPI: cannot use libpapi (%s); recording without counters\n", h ? "symbols missing" : err);
 		return 0;
@@ -66,8 +79,10 @@ int mf_papi_start(void)
 	int ok = 0;
 	for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !ok; i++)
 		ok = init(versions[i]) == versions[i];
-	papi.eventset = -1;
-	if (!ok || create(&papi.eventset) != 0) {
+	/* Threads need PAPI to tell them apart; without it only the main
+	 * thread counts. */
+	papi.threads = ok && thread_init && thread_init(thread_id) == 0;
+	if (!ok || papi.create(&tls_eventset) != 0) {
 		if (G.rank == 0)
 			fprintf(stderr, "mpiflow: MPIFLOW_PAPI: PAPI does not initialize; recording without counters\n");
 		return 0;
@@ -80,7 +95,7 @@ int mf_papi_start(void)
 				fprintf(stderr, "mpiflow: MPIFLOW_PAPI: at most %d counters; ignoring %s and after\n", MF_MAX_COUNTERS, name);
 			break;
 		}
-		if (add(papi.eventset, name) != 0) {
+		if (papi.add(tls_eventset, name) != 0) {
 			if (G.rank == 0)
 				fprintf(stderr, "mpiflow: MPIFLOW_PAPI: counter %s is not available here; going on without it\n", name);
 			continue;
@@ -89,7 +104,7 @@ int mf_papi_start(void)
 		snprintf(papi.names + l, sizeof papi.names - l, "%s%s", l ? "," : "", name);
 		papi.n++;
 	}
-	if (papi.n > 0 && start(papi.eventset) != 0) {
+	if (papi.n > 0 && papi.start(tls_eventset) != 0) {
 		if (G.rank == 0)
 			fprintf(stderr, "mpiflow: MPIFLOW_PAPI: cannot start the counters; recording without counters\n");
 		papi.n = 0;
@@ -97,6 +112,23 @@ int mf_papi_start(void)
 	if (papi.n == 0)
 		papi.names[0] = 0;
 	return papi.n;
+}
+
+int mf_papi_thread(int thread)
+{
+	if (papi.n == 0)
+		return 0;
+	int ok = papi.threads && papi.create(&tls_eventset) == 0;
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", papi.names);
+	for (char *save = NULL, *name = strtok_r(buf, ",", &save); ok && name; name = strtok_r(NULL, ",", &save))
+		ok = papi.add(tls_eventset, name) == 0;
+	if (ok && papi.start(tls_eventset) == 0)
+		return papi.n;
+	if (G.rank == 0 && !__atomic_exchange_n(&papi.warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "mpiflow: rank %d: MPIFLOW_PAPI: no counters on thread %d (%s); its calls are recorded without\n",
+			G.rank, thread, papi.threads ? "PAPI refused its event set" : "PAPI_thread_init failed");
+	return 0;
 }
 
 const char *mf_papi_names(void) { return papi.names; }
