@@ -1351,6 +1351,31 @@ func TestRunMergesPartials(t *testing.T) {
 	})
 }
 
+// TestF08OnlyWarns runs testdata/f08only.f90, which uses only the mpi_f08
+// module (not recorded: interpose/README.md): the program's output and
+// exit code are unchanged, no profile is written, and rank 0 says once
+// that nothing was recorded instead of ending silently.
+func TestF08OnlyWarns(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "f08only")
+		if _, err := os.Stat(app); err != nil {
+			t.Skip("f08only was not built (no Fortran compiler with mpi_f08?)")
+		}
+		out := t.TempDir()
+		plain := mpirun(t, m, out, nil, nil, app)
+		require.Equal(t, 0, plain.code, plain.stderr)
+		rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out}, app)
+		assert.Equal(t, 0, rec.code, rec.stderr)
+		assert.Equal(t, "f08only: 4 ranks\n", rec.stdout)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+		assert.Equal(t, 1, strings.Count(rec.stderr, "nothing was recorded, no profile written"), "warned once: %s", rec.stderr)
+		assert.Contains(t, rec.stderr, "mpi_f08")
+		files, err := filepath.Glob(filepath.Join(out, "*.mpiflow"))
+		require.NoError(t, err)
+		assert.Empty(t, files)
+	})
+}
+
 // TestFortranApps runs the Fortran programs of testdata/apps that have no
 // case of their own: one that succeeds must be recorded (output and exit
 // code unchanged, call sites in its source, the reconstructed sequence and

@@ -170,6 +170,7 @@ static int tight_ok(const char *v, int64_t sample)
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
 	const char *dis = getenv("MPIFLOW_DISABLE");
+	G.started = 1;
 	if (G.active || (dis && !strcmp(dis, "1")))
 		return;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &G.rank);
@@ -235,4 +236,27 @@ mf_rec *mf_thread_rec(void)
 	mf_start_checkpoints(t);
 	mf_tls_rec = &t->rec;
 	return &t->rec;
+}
+
+/* never_started says, at the end of a process that initialized MPI without
+ * passing through the library's MPI_Init, that nothing was recorded: a
+ * program that uses only the mpi_f08 module reaches the MPI library's
+ * internals without any MPI_ symbol (interpose/README.md), and would
+ * otherwise end with no profile and no word. The process of world rank 0
+ * says it (by its launcher's environment; a singleton too). Destructors of
+ * a preloaded library run before those of the MPI library it needs. */
+__attribute__((destructor)) static void never_started(void)
+{
+	int init = 0;
+	if (G.started || PMPI_Initialized(&init) != MPI_SUCCESS || !init)
+		return;
+	const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			if (strcmp(v, "0"))
+				return;
+	}
+	fprintf(stderr, "mpiflow: MPI was initialized without calling MPI_Init or MPI_Init_thread through mpiflow "
+			"(a program that uses only the mpi_f08 module?): nothing was recorded, no profile written\n");
 }

@@ -42,6 +42,7 @@ typedef struct mf_state {
 	int64_t ckpt_every; /* ns between checkpoints, MPIFLOW_CHECKPOINT; 0: none */
 	int trace;
 	int active;
+	int started; /* mf_start was called (MPI_Init passed through the library) */
 	int rank, size;
 	int64_t init_mono, init_real;
 } mf_state;

@@ -1,0 +1,14 @@
+! f08only: a program that uses only the mpi_f08 module, for
+! TestF08OnlyWarns. Its calls reach the MPI library without passing
+! through an MPI_ symbol, so mpiflow records nothing and must say so.
+program f08only
+  use mpi_f08
+  implicit none
+  integer :: rank, size
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, size)
+  call MPI_Barrier(MPI_COMM_WORLD)
+  if (rank == 0) print '(a,i0,a)', 'f08only: ', size, ' ranks'
+  call MPI_Finalize()
+end program f08only
