@@ -155,8 +155,12 @@ func specError(err error) error {
 }
 
 // checkNames fails if two children of a node share a name: their paths,
-// which label aggregates, would be ambiguous.
+// which label aggregates, would be ambiguous. An empty list of children
+// becomes none, as it reads back from the JSON a Spec writes.
 func (s *Spec) checkNames(path string) error {
+	if len(s.Children) == 0 {
+		s.Children = nil
+	}
 	seen := make(map[string]bool, len(s.Children))
 	for i := range s.Children {
 		c := &s.Children[i]
