@@ -253,9 +253,8 @@ __attribute__((destructor)) static void never_started(void)
 	const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		const char *v = getenv(vars[i]);
-		if (v && *v)
-			if (strcmp(v, "0"))
-				return;
+		if (v && *v && strcmp(v, "0"))
+			return; /* not rank 0 */
 	}
 	fprintf(stderr, "mpiflow: MPI was initialized without calling MPI_Init or MPI_Init_thread through mpiflow "
 			"(a program that uses only the mpi_f08 module?): nothing was recorded, no profile written\n");
