@@ -1610,3 +1610,53 @@ func TestMPI4Calls(t *testing.T) {
 		}
 	}})
 }
+
+// TestReceivedSizes runs testdata/irecv.c (4 ranks in a ring post
+// receives of 64 ints that get 1-10, completed by Wait, Waitall, Test,
+// Testany, Waitsome, Testall, Waitany, an Imrecv, a cancelled one, and 100
+// in flight at once completed out of order by Waitany) under
+// both MPIs: every receive's node has the bytes that arrived (total,
+// minimum and maximum), not those posted, whichever call completed it and
+// whether or not the program asked for statuses; the program's output and
+// exit code are unchanged.
+func TestReceivedSizes(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "irecv")
+		out := t.TempDir()
+		plain := mpirun(t, m, out, nil, nil, app)
+		require.Equal(t, 0, plain.code, "irecv fails without the library: %s", plain.stderr)
+		assert.Equal(t, "irecv: 4 ranks, 0 errors\n", plain.stdout)
+		rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+		assert.Equal(t, plain.code, rec.code, "exit code unchanged: %s", rec.stderr)
+
+		type sizes struct{ count, total, min, max int64 }
+		checkJob(t, m, jobFile(t, out), appCase{app: "irecv", funcs: []string{"main", "sendp"}, check: func(t *testing.T, r *flowgraph.Rank) {
+			left := int64(r.Rank+3) % 4
+			// message k of phase p has p + k + left ints (irecv.c)
+			phase := func(p, n int64) sizes {
+				s := sizes{count: n, min: 4 * (p + left), max: 4 * (p + n - 1 + left)}
+				for k := int64(0); k < n; k++ {
+					s.total += 4 * (p + k + left)
+				}
+				return s
+			}
+			// then a cancelled one, and 100 of 1 + k%5 ints
+			want := []sizes{phase(1, 1), phase(2, 2), phase(3, 1), phase(4, 3), phase(5, 3), phase(6, 2), phase(7, 1),
+				{1, 0, 0, 0}, {100, 4 * 300, 4, 20}}
+			var got []sizes
+			for _, n := range nodesOf(&r.Graph, "MPI_Irecv") {
+				got = append(got, sizes{n.Count, n.Bytes.Total, n.Bytes.Min, n.Bytes.Max})
+			}
+			assert.ElementsMatch(t, want, got, "rank %d: MPI_Irecv nodes (count, total, min, max bytes)", r.Rank)
+			im := nodesOf(&r.Graph, "MPI_Imrecv")
+			require.Len(t, im, 1)
+			assert.Equal(t, phase(8, 1), sizes{im[0].Count, im[0].Bytes.Total, im[0].Bytes.Min, im[0].Bytes.Max}, "rank %d: MPI_Imrecv", r.Rank)
+			for _, n := range nodesOf(&r.Graph, "MPI_Wait") {
+				if len(n.Partners) > 0 {
+					assert.Equal(t, []int{int(left)}, partners(n), "rank %d: MPI_Wait partner", r.Rank)
+				}
+			}
+		}})
+	})
+}

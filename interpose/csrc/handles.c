@@ -1,7 +1,8 @@
 /*
  * handles.c: the facts about communicators, windows and files, cached by
- * handle (mf_lookup, mf_forget, mf_outdeg), and the requests on
- * communicators whose ranks are not world ranks (mf_req_track).
+ * handle (mf_lookup, mf_forget, mf_outdeg), the requests on communicators
+ * whose ranks are not world ranks (mf_req_track), and each thread's
+ * nonblocking receives until they complete (mf_recv_track).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -283,10 +284,8 @@ void mf_req_done(uintptr_t h)
 	UNLOCK();
 }
 
-uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs)
+uintptr_t *mf_reqs_save_big(int n, const MPI_Request *reqs)
 {
-	if (n <= 0 || !reqs)
-		return NULL;
 	uintptr_t *s = malloc(sizeof(uintptr_t) * (size_t)n);
 	if (s)
 		for (int i = 0; i < n; i++)
@@ -299,7 +298,122 @@ void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs)
 	for (int i = 0; i < n; i++)
 		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != MF_H(MPI_REQUEST_NULL))
 			mf_req_done(saved[i]);
-	free(saved);
+}
+
+MPI_Status *mf_statuses(int n, MPI_Status *buf)
+{
+	return n <= MF_SAVE_N ? buf : malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+}
+
+/* The calling thread's receives in flight (mf_mpi.h): linear probing on
+ * the handle, at most half full, deletion by moving back the entries of
+ * the cluster that follows. Per thread, so no lock: a receive is looked
+ * up only by the thread that posted it. */
+__thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")));
+
+static uint32_t recv_slot(uintptr_t h, uint32_t mask)
+{
+	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* recv_find is the slot of h in t, or -1. */
+static int64_t recv_find(const mf_recvs *t, uintptr_t h)
+{
+	if (!t->n)
+		return -1;
+	for (uint32_t i = recv_slot(h, t->mask);; i = (i + 1) & t->mask) {
+		if (t->slot[i].h == h)
+			return i;
+		if (!t->slot[i].h)
+			return -1;
+	}
+}
+
+static void recv_put(mf_recvs *t, mf_recv v)
+{
+	uint32_t i = recv_slot(v.h, t->mask);
+	while (t->slot[i].h && t->slot[i].h != v.h)
+		i = (i + 1) & t->mask;
+	t->n += !t->slot[i].h;
+	t->slot[i] = v;
+}
+
+static void recv_del(mf_recvs *t, uint32_t i)
+{
+	t->n--;
+	for (uint32_t j = (i + 1) & t->mask; t->slot[j].h; j = (j + 1) & t->mask) {
+		/* an entry may fill the hole if its home slot is not in (i, j] */
+		uint32_t home = recv_slot(t->slot[j].h, t->mask);
+		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
+			t->slot[i] = t->slot[j];
+			i = j;
+		}
+	}
+	t->slot[i].h = 0;
+}
+
+void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
+{
+	/* a node keyed by its bytes keeps the posted size it was found by */
+	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || !h || h == MF_H(MPI_REQUEST_NULL))
+		return;
+	mf_recvs *t = &mf_tls_recvs;
+	if (2 * (t->n + 1) > t->mask + 1 || !t->slot) {
+		uint32_t cap = t->slot ? 2 * (t->mask + 1) : 64;
+		mf_recv *s = calloc(cap, sizeof(mf_recv));
+		if (!s)
+			return; /* the receive keeps its posted size */
+		mf_recvs nt = {s, cap - 1, 0};
+		for (uint32_t i = 0; t->slot && i <= t->mask; i++)
+			if (t->slot[i].h)
+				recv_put(&nt, t->slot[i]);
+		free(t->slot);
+		*t = nt;
+	}
+	recv_put(t, (mf_recv){h, r->prev, posted});
+}
+
+void mf_recv_forget(uintptr_t h)
+{
+	int64_t i = recv_find(&mf_tls_recvs, h);
+	if (i >= 0)
+		recv_del(&mf_tls_recvs, (uint32_t)i);
+}
+
+void mf_recv_done(mf_rec *r, uintptr_t h, const MPI_Status *st)
+{
+	int64_t i = recv_find(&mf_tls_recvs, h);
+	if (i < 0)
+		return;
+	mf_recv v = mf_tls_recvs.slot[i];
+	recv_del(&mf_tls_recvs, (uint32_t)i);
+	if (!st)
+		return;
+	int got = MPI_UNDEFINED, cancelled = 0;
+	/* MPI_BYTE: the bytes received whatever the receive's datatype, which
+	 * the program may have freed since. A cancelled receive got nothing
+	 * (MPICH leaves the count as it was). */
+	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+		got = 0;
+	else if (PMPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS)
+		got = MPI_UNDEFINED;
+	if (got != MPI_UNDEFINED)
+		mf_node_got(r, v.node, v.posted, got);
+}
+
+void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs, const MPI_Status *st,
+		   const int *idx, int nidx)
+{
+	if (idx) { /* Waitsome, Testsome (st[k] for idx[k]), Waitany, Testany */
+		nidx = nidx < n ? nidx : n;
+		for (int k = 0; k < nidx; k++)
+			if (idx[k] >= 0 && idx[k] < n && reqs[idx[k]] == MPI_REQUEST_NULL)
+				mf_recv_done(r, saved[idx[k]], st ? &st[k] : NULL);
+		return;
+	}
+	for (int i = 0; i < n; i++) /* Waitall, Testall: st[i] for reqs[i] */
+		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != MF_H(MPI_REQUEST_NULL))
+			mf_recv_done(r, saved[i], st ? &st[i] : NULL);
 }
 
 int mf_outdeg(mf_ginfo *g, MPI_Comm c)
@@ -342,6 +456,10 @@ void mf_free_caches(void)
 	free(H.reqs);
 	H.reqs = NULL;
 	H.capreqs = mf_nreq = 0;
+	/* the finalizing thread's receives; those of other threads stay with
+	 * them (a thread's table is its own, and may have ended with it) */
+	free(mf_tls_recvs.slot);
+	mf_tls_recvs = (mf_recvs){0};
 	for (int k = 0; k < MF_NKINDS; k++)
 		H.last[k] = NULL;
 }

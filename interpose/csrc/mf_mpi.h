@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "recorder.h"
@@ -73,9 +74,58 @@ extern int mf_nreq MF_HIDDEN;
 MF_HIDDEN void mf_req_track(uintptr_t req, mf_ginfo *g, int32_t peer);
 MF_HIDDEN mf_reqinfo mf_req_find(uintptr_t req);
 MF_HIDDEN void mf_req_done(uintptr_t req);
-MF_HIDDEN uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs);
+/* mf_reqs_save copies the handles of reqs[0..n) before a completion call
+ * nulls them, into buf when n <= MF_SAVE_N (else a malloc'ed array, freed
+ * with MF_SAVE_FREE); mf_reqs_done forgets the tracked ones completed. */
+#define MF_SAVE_N 16
+MF_HIDDEN uintptr_t *mf_reqs_save_big(int n, const MPI_Request *reqs);
 MF_HIDDEN void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs);
-#define MF_SAVED_G(i) (mf_saved ? mf_req_find(mf_saved[i]) : MF_NOREQ)
+static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t *buf)
+{
+	if (n <= 0 || !reqs)
+		return NULL;
+	if (n > MF_SAVE_N)
+		return mf_reqs_save_big(n, reqs);
+	for (int i = 0; i < n; i++) /* a poll of a few requests: inline */
+		buf[i] = (uintptr_t)reqs[i];
+	return buf;
+}
+#define MF_SAVE_FREE(p, buf) \
+	do {                 \
+		if ((p) != (buf)) \
+			free(p);  \
+	} while (0)
+#define MF_SAVED_G(i) (mf_saved && mf_nreq ? mf_req_find(mf_saved[i]) : MF_NOREQ)
+
+/* The calling thread's nonblocking receives in flight, for their size
+ * received (handles.c): MPI_Irecv and MPI_Imrecv record the posted size
+ * and mf_recv_track remembers the request; the call that completes it
+ * corrects the receive's node to what arrived (mf_recv_done, with the
+ * status: mf_statuses gives the completion calls an array of them when
+ * the program passes MPI_STATUSES_IGNORE, in buf up to MF_SAVE_N). n == 0
+ * is all the completion calls look at while none are in flight. A receive
+ * completed by another thread keeps its posted size; the calls that make
+ * other requests forget theirs (mf_recv_forget), so that a handle reused
+ * after such a completion is not taken for the receive. */
+typedef struct {
+	uintptr_t h; /* 0: empty slot */
+	int32_t node;
+	int64_t posted;
+} mf_recv;
+typedef struct {
+	mf_recv *slot;
+	uint32_t mask, n;
+} mf_recvs;
+extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
+MF_HIDDEN void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted);
+MF_HIDDEN void mf_recv_forget(uintptr_t h);
+MF_HIDDEN void mf_recv_done(mf_rec *r, uintptr_t h, const MPI_Status *st);
+/* mf_recvs_done is mf_recv_done for the completed requests of an array
+ * (reqs, as saved before the call): all of them (idx NULL, statuses st[i])
+ * or those of idx[0..nidx) (statuses st[k]). st may be NULL. */
+MF_HIDDEN void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs,
+			     const MPI_Status *st, const int *idx, int nidx);
+MF_HIDDEN MPI_Status *mf_statuses(int n, MPI_Status *buf);
 extern const int mf_ncalls MF_HIDDEN;
 
 static inline int64_t mf_now_real(void)

@@ -101,6 +101,9 @@ typedef struct {
 	 * unusual excess in it, and the part of that in the calls */
 	int64_t tspan, tlall, tlcall;
 	int64_t tquiet; /* all timed before this index (after an unusual time) */
+	/* nonblocking receives recorded with their posted size and corrected
+	 * at completion (mf_node_got): how many, and the largest received */
+	int64_t gotn, gotmax;
 } mf_node;
 
 typedef struct {
@@ -749,6 +752,28 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, const mf_event *ev, int how)
 {
 	mf_record_rep(r, how, ev->enter, ev->exit, ev->bytes, ev->partner, ev->commsize);
+}
+
+/* mf_node_got corrects node ni, whose event was recorded with posted
+ * bytes, for the got bytes it moved in the end (a nonblocking receive at
+ * its completion, got <= posted): the total exactly, the minimum where got
+ * is below it, and the maximum once every event of the node has been
+ * corrected (before, a posted size may still be the largest). */
+static inline void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
+{
+	if (r->failed || ni < 0 || ni >= r->nnodes || got < 0 || got > posted)
+		return;
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_node *n = &r->nodes[ni];
+	n->bytes.total += got - posted;
+	if (got < n->bytes.min)
+		n->bytes.min = got;
+	n->gotmax = n->gotn++ == 0 || got > n->gotmax ? got : n->gotmax;
+	if (n->gotn == n->count)
+		n->bytes.max = n->gotmax;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
 }
 
 /* mf_record adds one event, marking the recorder busy meanwhile so that a

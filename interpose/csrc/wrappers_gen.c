@@ -514,6 +514,8 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 		mf_event mf_ev = {.call = 5, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -607,6 +609,8 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 		mf_event mf_ev = {.call = 8, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -674,6 +678,8 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 		mf_event mf_ev = {.call = 10, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
 	return mf_rc;
 }
 
@@ -743,6 +749,8 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
+	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
 	return mf_rc;
 }
 
@@ -774,6 +782,8 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 		mf_event mf_ev = {.call = 13, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -805,6 +815,8 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 		mf_event mf_ev = {.call = 14, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -836,6 +848,8 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 		mf_event mf_ev = {.call = 15, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -977,6 +991,8 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1075,6 +1091,8 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 		mf_event mf_ev = {.call = 22, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1106,6 +1124,8 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 23, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1240,6 +1260,8 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 		mf_event mf_ev = {.call = 27, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1337,6 +1359,8 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
+	if (mf_tls_recvs.n && (*request) == MPI_REQUEST_NULL)
+		mf_recv_done(mf_r, mf_rh, NULL);
 	return mf_rc;
 }
 
@@ -1453,7 +1477,11 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
+	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
+	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
+		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 34, mf_site);
@@ -1471,8 +1499,14 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 		mf_event mf_ev = {.call = 34, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(count, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n)
+			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, NULL, 0);
+		if (mf_nreq)
+			mf_reqs_done(count, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
+	MF_SAVE_FREE(mf_sts, mf_stbuf);
 	return mf_rc;
 }
 
@@ -1492,7 +1526,8 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 35, mf_site);
@@ -1510,8 +1545,13 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 		mf_event mf_ev = {.call = 35, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(count, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n && *index >= 0)
+			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? status : NULL, index, 1);
+		if (mf_nreq)
+			mf_reqs_done(count, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
 	return mf_rc;
 }
 
@@ -1552,6 +1592,8 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
+	if (mf_tls_recvs.n && (*request) == MPI_REQUEST_NULL)
+		mf_recv_done(mf_r, mf_rh, mf_rc == MPI_SUCCESS ? status : NULL);
 	return mf_rc;
 }
 
@@ -1566,7 +1608,11 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(incount, array_of_requests, mf_sbuf) : NULL;
+	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
+	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(incount, mf_stbuf)))
+		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 37, mf_site);
@@ -1584,8 +1630,14 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 		mf_event mf_ev = {.call = 37, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(incount, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n && *outcount > 0)
+			mf_recvs_done(mf_r, incount, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, array_of_indices, *outcount);
+		if (mf_nreq)
+			mf_reqs_done(incount, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
+	MF_SAVE_FREE(mf_sts, mf_stbuf);
 	return mf_rc;
 }
 
@@ -1600,7 +1652,11 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
+	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
+	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
+		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 38, mf_site);
@@ -1618,8 +1674,14 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 		mf_event mf_ev = {.call = 38, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(count, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n)
+			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, NULL, 0);
+		if (mf_nreq)
+			mf_reqs_done(count, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
+	MF_SAVE_FREE(mf_sts, mf_stbuf);
 	return mf_rc;
 }
 
@@ -1639,7 +1701,8 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 39, mf_site);
@@ -1657,8 +1720,13 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 		mf_event mf_ev = {.call = 39, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(count, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n && *index >= 0)
+			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? status : NULL, index, 1);
+		if (mf_nreq)
+			mf_reqs_done(count, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
 	return mf_rc;
 }
 
@@ -1699,6 +1767,8 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
+	if (mf_tls_recvs.n && (*request) == MPI_REQUEST_NULL)
+		mf_recv_done(mf_r, mf_rh, mf_rc == MPI_SUCCESS ? status : NULL);
 	return mf_rc;
 }
 
@@ -1713,7 +1783,11 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
-	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(incount, array_of_requests) : NULL;
+	uintptr_t mf_sbuf[MF_SAVE_N];
+	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(incount, array_of_requests, mf_sbuf) : NULL;
+	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
+	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(incount, mf_stbuf)))
+		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 	int mf_u = mf_repeat(mf_r, 41, mf_site);
@@ -1731,8 +1805,14 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 		mf_event mf_ev = {.call = 41, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
-	if (mf_saved)
-		mf_reqs_done(incount, mf_saved, array_of_requests);
+	if (mf_saved) {
+		if (mf_tls_recvs.n && *outcount > 0)
+			mf_recvs_done(mf_r, incount, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, array_of_indices, *outcount);
+		if (mf_nreq)
+			mf_reqs_done(incount, mf_saved, array_of_requests);
+		MF_SAVE_FREE(mf_saved, mf_sbuf);
+	}
+	MF_SAVE_FREE(mf_sts, mf_stbuf);
 	return mf_rc;
 }
 
@@ -1795,6 +1875,8 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 		mf_event mf_ev = {.call = 43, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1857,6 +1939,8 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 		mf_event mf_ev = {.call = 45, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1919,6 +2003,8 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 		mf_event mf_ev = {.call = 47, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -1981,6 +2067,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 49, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2043,6 +2131,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 		mf_event mf_ev = {.call = 51, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2105,6 +2195,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 		mf_event mf_ev = {.call = 53, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2167,6 +2259,8 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 		mf_event mf_ev = {.call = 55, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2229,6 +2323,8 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 		mf_event mf_ev = {.call = 57, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2291,6 +2387,8 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 		mf_event mf_ev = {.call = 59, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2353,6 +2451,8 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 		mf_event mf_ev = {.call = 61, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2415,6 +2515,8 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 		mf_event mf_ev = {.call = 63, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2477,6 +2579,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 		mf_event mf_ev = {.call = 65, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2539,6 +2643,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 		mf_event mf_ev = {.call = 67, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2601,6 +2707,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 		mf_event mf_ev = {.call = 69, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2663,6 +2771,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 		mf_event mf_ev = {.call = 71, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2725,6 +2835,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 		mf_event mf_ev = {.call = 73, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2787,6 +2899,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 		mf_event mf_ev = {.call = 75, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2880,6 +2994,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 		mf_event mf_ev = {.call = 78, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -2942,6 +3058,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 		mf_event mf_ev = {.call = 80, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3004,6 +3122,8 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 		mf_event mf_ev = {.call = 82, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3066,6 +3186,8 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 		mf_event mf_ev = {.call = 84, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3128,6 +3250,8 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 86, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3345,6 +3469,8 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 		mf_event mf_ev = {.call = 93, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3376,6 +3502,8 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 		mf_event mf_ev = {.call = 94, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3407,6 +3535,8 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 		mf_event mf_ev = {.call = 95, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -3438,6 +3568,8 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 		mf_event mf_ev = {.call = 96, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4498,6 +4630,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 		mf_event mf_ev = {.call = 130, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4529,6 +4663,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 		mf_event mf_ev = {.call = 131, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4560,6 +4696,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 		mf_event mf_ev = {.call = 132, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4591,6 +4729,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 		mf_event mf_ev = {.call = 133, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4746,6 +4886,8 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 		mf_event mf_ev = {.call = 138, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4777,6 +4919,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 		mf_event mf_ev = {.call = 139, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4808,6 +4952,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 		mf_event mf_ev = {.call = 140, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4839,6 +4985,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 		mf_event mf_ev = {.call = 141, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4932,6 +5080,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 		mf_event mf_ev = {.call = 144, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -4963,6 +5113,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 		mf_event mf_ev = {.call = 145, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -5834,6 +5986,8 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 173, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6524,6 +6678,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6558,6 +6714,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6589,6 +6747,8 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		mf_event mf_ev = {.call = 197, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6622,6 +6782,8 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6777,6 +6939,8 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		mf_event mf_ev = {.call = 203, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6808,6 +6972,8 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		mf_event mf_ev = {.call = 204, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6839,6 +7005,8 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		mf_event mf_ev = {.call = 205, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6870,6 +7038,8 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		mf_event mf_ev = {.call = 206, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6901,6 +7071,8 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		mf_event mf_ev = {.call = 207, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6932,6 +7104,8 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		mf_event mf_ev = {.call = 208, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6963,6 +7137,8 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		mf_event mf_ev = {.call = 209, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -6994,6 +7170,8 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		mf_event mf_ev = {.call = 210, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7025,6 +7203,8 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		mf_event mf_ev = {.call = 211, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7056,6 +7236,8 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		mf_event mf_ev = {.call = 212, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7087,6 +7269,8 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		mf_event mf_ev = {.call = 213, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7118,6 +7302,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		mf_event mf_ev = {.call = 214, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7149,6 +7335,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		mf_event mf_ev = {.call = 215, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7180,6 +7368,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		mf_event mf_ev = {.call = 216, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7211,6 +7401,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		mf_event mf_ev = {.call = 217, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7242,6 +7434,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		mf_event mf_ev = {.call = 218, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7273,6 +7467,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		mf_event mf_ev = {.call = 219, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7304,6 +7500,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		mf_event mf_ev = {.call = 220, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7335,6 +7533,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		mf_event mf_ev = {.call = 221, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7366,6 +7566,8 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 222, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7397,6 +7599,8 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		mf_event mf_ev = {.call = 223, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7428,6 +7632,8 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		mf_event mf_ev = {.call = 224, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7490,6 +7696,8 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 226, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7583,6 +7791,8 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		mf_event mf_ev = {.call = 229, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7614,6 +7824,8 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		mf_event mf_ev = {.call = 230, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
 	return mf_rc;
 }
 
@@ -7647,6 +7859,8 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
+	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
 	return mf_rc;
 }
 
@@ -7678,6 +7892,8 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		mf_event mf_ev = {.call = 232, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7709,6 +7925,8 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		mf_event mf_ev = {.call = 233, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7740,6 +7958,8 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		mf_event mf_ev = {.call = 234, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7809,6 +8029,8 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7907,6 +8129,8 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 239, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -7938,6 +8162,8 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		mf_event mf_ev = {.call = 240, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8072,6 +8298,8 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 244, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8137,6 +8365,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8171,6 +8401,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8233,6 +8465,8 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		mf_event mf_ev = {.call = 249, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8264,6 +8498,8 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 250, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8326,6 +8562,8 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		mf_event mf_ev = {.call = 252, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8357,6 +8595,8 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		mf_event mf_ev = {.call = 253, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8419,6 +8659,8 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		mf_event mf_ev = {.call = 255, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8450,6 +8692,8 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 256, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8512,6 +8756,8 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		mf_event mf_ev = {.call = 258, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8543,6 +8789,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		mf_event mf_ev = {.call = 259, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8605,6 +8853,8 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		mf_event mf_ev = {.call = 261, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8636,6 +8886,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 262, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8698,6 +8950,8 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		mf_event mf_ev = {.call = 264, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8729,6 +8983,8 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 265, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8791,6 +9047,8 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		mf_event mf_ev = {.call = 267, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8822,6 +9080,8 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		mf_event mf_ev = {.call = 268, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8884,6 +9144,8 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		mf_event mf_ev = {.call = 270, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8915,6 +9177,8 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 271, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -8977,6 +9241,8 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		mf_event mf_ev = {.call = 273, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9008,6 +9274,8 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 274, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9070,6 +9338,8 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		mf_event mf_ev = {.call = 276, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9101,6 +9371,8 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		mf_event mf_ev = {.call = 277, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9163,6 +9435,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		mf_event mf_ev = {.call = 279, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9194,6 +9468,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		mf_event mf_ev = {.call = 280, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9256,6 +9532,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		mf_event mf_ev = {.call = 282, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9287,6 +9565,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		mf_event mf_ev = {.call = 283, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9349,6 +9629,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		mf_event mf_ev = {.call = 285, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9380,6 +9662,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		mf_event mf_ev = {.call = 286, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9442,6 +9726,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		mf_event mf_ev = {.call = 288, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9473,6 +9759,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		mf_event mf_ev = {.call = 289, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9535,6 +9823,8 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		mf_event mf_ev = {.call = 291, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9566,6 +9856,8 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		mf_event mf_ev = {.call = 292, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9628,6 +9920,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		mf_event mf_ev = {.call = 294, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9659,6 +9953,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		mf_event mf_ev = {.call = 295, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9752,6 +10048,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		mf_event mf_ev = {.call = 298, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9783,6 +10081,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		mf_event mf_ev = {.call = 299, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9845,6 +10145,8 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		mf_event mf_ev = {.call = 301, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9876,6 +10178,8 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		mf_event mf_ev = {.call = 302, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9938,6 +10242,8 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		mf_event mf_ev = {.call = 304, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -9969,6 +10275,8 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		mf_event mf_ev = {.call = 305, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10031,6 +10339,8 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		mf_event mf_ev = {.call = 307, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10062,6 +10372,8 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		mf_event mf_ev = {.call = 308, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10124,6 +10436,8 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		mf_event mf_ev = {.call = 310, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10155,6 +10469,8 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		mf_event mf_ev = {.call = 311, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10310,6 +10626,8 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		mf_event mf_ev = {.call = 316, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10341,6 +10659,8 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		mf_event mf_ev = {.call = 317, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10372,6 +10692,8 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		mf_event mf_ev = {.call = 318, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10403,6 +10725,8 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		mf_event mf_ev = {.call = 319, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10713,6 +11037,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		mf_event mf_ev = {.call = 329, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10744,6 +11070,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		mf_event mf_ev = {.call = 330, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10961,6 +11289,8 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		mf_event mf_ev = {.call = 337, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -10992,6 +11322,8 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		mf_event mf_ev = {.call = 338, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 
@@ -11426,6 +11758,8 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		mf_event mf_ev = {.call = 352, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
 		mf_record(mf_r, &mf_ev);
 	}
+	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
 

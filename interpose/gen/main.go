@@ -47,7 +47,7 @@ type Spec struct {
 	Excluded []Excluded
 }
 
-var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true, "got": true}
+var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true, "got": true, "recv": true, "recvd": true}
 
 var sinceRE = regexp.MustCompile(`^([1-9][0-9]*)\.([0-9]+)$`)
 
@@ -247,7 +247,12 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
-		fmt.Fprintf(b, "\tuintptr_t *mf_saved = mf_nreq ? mf_reqs_save(%s, %s) : NULL;\n", n, arr)
+		fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
+		// The statuses of completed receives give their sizes.
+		if rd := strings.Split(d["recvd"], ","); len(rd) != 2 {
+			fmt.Fprintf(b, "\tMPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;\n")
+			fmt.Fprintf(b, "\tif (mf_saved && mf_tls_recvs.n && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", rd[0], n, rd[0])
+		}
 	}
 	bytesExpr := "0"
 	if e := d["bytes"]; e != "" {
@@ -302,15 +307,53 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))\n\t\tmf_req_track(MF_H(%s), mf_g, -1);\n", req)
 		}
 	}
+	if e := d["recv"]; e != "" {
+		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && mf_bytes > 0)\n\t\tmf_recv_track(mf_r, MF_H(%s), mf_bytes);\n", e)
+	} else if f.createsRequest() {
+		// a handle that a receive completed elsewhere had
+		fmt.Fprintf(b, "\tif (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)\n\t\tmf_recv_forget(MF_H(*request));\n")
+	}
 	if e := d["req"]; e != "" {
 		fmt.Fprintf(b, "\tif (mf_rg.g && (%s) == MPI_REQUEST_NULL)\n\t\tmf_req_done(mf_rh);\n", e)
+		if st := d["recvd"]; st != "" {
+			if st != "NULL" {
+				st = "mf_rc == MPI_SUCCESS ? " + st + " : NULL"
+			}
+			fmt.Fprintf(b, "\tif (mf_tls_recvs.n && (%s) == MPI_REQUEST_NULL)\n\t\tmf_recv_done(mf_r, mf_rh, %s);\n", e, st)
+		}
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
-		fmt.Fprintf(b, "\tif (mf_saved)\n\t\tmf_reqs_done(%s, mf_saved, %s);\n", n, arr)
+		fmt.Fprintf(b, "\tif (mf_saved) {\n")
+		switch rd := strings.Split(d["recvd"], ","); len(rd) {
+		case 1: // Waitall, Testall
+			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, NULL, 0);\n", n, arr, rd[0])
+		case 2: // Waitany, Testany: a poll that completes nothing calls nothing
+			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s >= 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, 1);\n", rd[1], n, arr, rd[0], rd[1])
+		case 3: // Waitsome, Testsome
+			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s > 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, *%s);\n", rd[2], n, arr, rd[0], rd[1], rd[2])
+		}
+		fmt.Fprintf(b, "\t\tif (mf_nreq)\n\t\t\tmf_reqs_done(%s, mf_saved, %s);\n\t\tMF_SAVE_FREE(mf_saved, mf_sbuf);\n\t}\n", n, arr)
+		if len(strings.Split(d["recvd"], ",")) != 2 {
+			fmt.Fprintf(b, "\tMF_SAVE_FREE(mf_sts, mf_stbuf);\n")
+		}
 	}
 	fmt.Fprintf(b, "\treturn mf_rc;\n}\n")
 	s.cEntry(b, f)
+}
+
+// createsRequest tells whether f returns a new request in *request (the
+// nonblocking and persistent calls), rather than working on one.
+func (f *Func) createsRequest() bool {
+	if f.Dir["req"] != "" || f.Name == "Cancel" || f.Name == "Start" {
+		return false
+	}
+	for _, p := range f.Params {
+		if p.Name == "request" && strings.Contains(p.Decl, "MPI_Request") && strings.Contains(p.Decl, "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyDecl is the parameter list of a recording body after its site.

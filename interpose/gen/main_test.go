@@ -118,3 +118,38 @@ func TestSinceErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), "since=MAJOR.MINOR")
 	}
 }
+
+// TestReceivedSizeDirectives: a receive with recv= is remembered, the
+// completion calls with recvd= correct it from the status (theirs, or ours
+// in place of MPI_STATUSES_IGNORE) and a call that makes another request
+// forgets its handle.
+func TestReceivedSizeDirectives(t *testing.T) {
+	spec := `## P2P
+Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | comm=comm bytes=MF_CB(count,datatype) recv=*request
+Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | comm=comm bytes=MF_CB(count,datatype)
+Wait(MPI_Request *request, MPI_Status *status) | status=status req=*request recvd=status
+Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) | reqs=count,array_of_requests recvd=array_of_statuses
+Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) | status=status reqs=count,array_of_requests recvd=status,index
+Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) | reqs=incount,array_of_requests recvd=array_of_statuses,array_of_indices,outcount
+Cancel(MPI_Request *request)
+`
+	s, err := Parse(strings.NewReader(spec))
+	require.NoError(t, err)
+	c := string(s.C())
+	body := func(name string) string {
+		start := strings.Index(c, "int mf_"+name+"(")
+		require.GreaterOrEqual(t, start, 0, name)
+		end := strings.Index(c[start:], "\n}\n")
+		return c[start : start+end]
+	}
+	assert.Contains(t, body("Irecv"), "mf_recv_track(mf_r, MF_H(*request), mf_bytes);")
+	assert.Contains(t, body("Isend"), "mf_recv_forget(MF_H(*request));")
+	assert.NotContains(t, body("Cancel"), "mf_recv_forget", "works on a request, makes none")
+	assert.Contains(t, body("Wait"), "mf_recv_done(mf_r, mf_rh, mf_rc == MPI_SUCCESS ? status : NULL);")
+	assert.Contains(t, body("Waitall"), "array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf))")
+	assert.Contains(t, body("Waitall"), "mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, NULL, 0);")
+	assert.Contains(t, body("Waitany"), "mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? status : NULL, index, 1);")
+	assert.NotContains(t, body("Waitany"), "mf_statuses(", "one status, which status= provides")
+	assert.Contains(t, body("Waitsome"), "array_of_indices, *outcount);")
+	assert.Contains(t, body("Waitsome"), "mf_statuses(incount, mf_stbuf)")
+}
