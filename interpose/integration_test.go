@@ -1126,19 +1126,20 @@ func TestPAPICounters(t *testing.T) {
 // fringCheck checks the Fortran ring (testdata/fring.f90, fringmod.f90):
 // 5 iterations of Irecv, Isend, Waitall (MPI_STATUSES_IGNORE), Send, Recv
 // (MPI_ANY_SOURCE, partner from the Fortran status), Allreduce
-// (MPI_IN_PLACE), then a Sendrecv (MPI_STATUS_IGNORE), each call recorded
-// once. The program checks the sentinels' effects itself (its output and
-// exit code are compared with a run without the library).
+// (MPI_IN_PLACE), then a Sendrecv (MPI_STATUS_IGNORE), an unweighted
+// Dist_graph_create_adjacent (MPI_UNWEIGHTED) and its Comm_free, each call
+// recorded once. The program checks the sentinels' effects itself (its
+// output and exit code are compared with a run without the library).
 func fringCheck(t *testing.T, r *flowgraph.Rank) {
 	rank, g := r.Rank, &r.Graph
-	assert.Len(t, g.Nodes, 11, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, Send, Recv, Allreduce, Sendrecv, Finalize")
-	assert.Len(t, g.Edges, 11)
-	assert.EqualValues(t, 3+5*6+2, g.NumEvents)
+	assert.Len(t, g.Nodes, 13, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, Send, Recv, Allreduce, Sendrecv, Dist_graph_create_adjacent, Comm_free, Finalize")
+	assert.Len(t, g.Edges, 13)
+	assert.EqualValues(t, 3+5*6+4, g.NumEvents)
 	want := []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"}
 	for i := 0; i < 5; i++ {
 		want = append(want, "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Send", "MPI_Recv", "MPI_Allreduce")
 	}
-	assert.Equal(t, append(want, "MPI_Sendrecv", "MPI_Finalize"), callSeq(t, g))
+	assert.Equal(t, append(want, "MPI_Sendrecv", "MPI_Dist_graph_create_adjacent", "MPI_Comm_free", "MPI_Finalize"), callSeq(t, g))
 	assert.Equal(t, []int{ringRight(rank)}, partners(nodesOf(g, "MPI_Sendrecv")[0]))
 	right, left := ringRight(rank), (rank+3)%4
 	assert.Equal(t, []int{right}, partners(nodesOf(g, "MPI_Send")[0]))
@@ -1154,7 +1155,8 @@ func ringRight(rank int) int { return (rank + 1) % 4 }
 // mpi_f08 module: 5 iterations of Irecv, Isend, Waitall
 // (MPI_STATUSES_IGNORE), Send of 3 doubles, Recv (MPI_ANY_SOURCE, partner
 // and size from the status), Allreduce (MPI_IN_PLACE); then Sendrecv
-// (MPI_STATUS_IGNORE), Bcast of a 4x3 array from rank 1, Send of a strided
+// (MPI_STATUS_IGNORE), an unweighted Dist_graph_create_adjacent and its
+// Comm_free, Bcast of a 4x3 array from rank 1, Send of a strided
 // section of 4 doubles and its Recv, Barrier. Every call is recorded once
 // (the sequence is the program's: MPICH's f08 procedures with a buffer
 // call the C MPI_ functions, which must not record them a second time),
@@ -1162,12 +1164,12 @@ func ringRight(rank int) int { return (rank + 1) % 4 }
 func f08ringCheck(t *testing.T, r *flowgraph.Rank) {
 	rank, g := r.Rank, &r.Graph
 	right, left := ringRight(rank), (rank+3)%4
-	assert.Len(t, g.Nodes, 15, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, 2 Send, 2 Recv, Allreduce, Sendrecv, Bcast, Barrier, Finalize")
+	assert.Len(t, g.Nodes, 17, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, 2 Send, 2 Recv, Allreduce, Sendrecv, Dist_graph_create_adjacent, Comm_free, Bcast, Barrier, Finalize")
 	want := []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"}
 	for i := 0; i < 5; i++ {
 		want = append(want, "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Send", "MPI_Recv", "MPI_Allreduce")
 	}
-	want = append(want, "MPI_Sendrecv", "MPI_Bcast", "MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Finalize")
+	want = append(want, "MPI_Sendrecv", "MPI_Dist_graph_create_adjacent", "MPI_Comm_free", "MPI_Bcast", "MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Finalize")
 	assert.Equal(t, want, callSeq(t, g), "rank %d", rank)
 	assert.EqualValues(t, len(want), g.NumEvents)
 	type call struct {

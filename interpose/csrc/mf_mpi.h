@@ -219,10 +219,17 @@ MF_COUNT_HELPERS(_c, MPI_Count)
 typedef struct {
 	volatile int ready;
 	const void *bottom, *in_place, *status_ignore, *statuses_ignore;
+	/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY: Open MPI's
+	 * mpi_fortran_unweighted_, mpi_fortran_weights_empty_; MPICH's
+	 * /MPIFCMB5/ and /MPIFCMB9/. */
+	const void *unweighted, *weights_empty;
 	/* The same for `use mpi_f08`: Open MPI's module uses the above;
 	 * MPICH's has MPIR_F08_MPI_BOTTOM, MPIR_F08_MPI_IN_PLACE,
-	 * MPIR_F08_MPI_STATUS_IGNORE_OBJ and MPIR_F08_MPI_STATUSES_IGNORE_OBJ. */
+	 * MPIR_F08_MPI_STATUS_IGNORE_OBJ, MPIR_F08_MPI_STATUSES_IGNORE_OBJ and
+	 * the module variables MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY of
+	 * mpi_f08_link_constants. */
 	const void *f08_bottom, *f08_in_place, *f08_status_ignore, *f08_statuses_ignore;
+	const void *f08_unweighted, *f08_weights_empty;
 } mf_fsentinels;
 extern mf_fsentinels mf_fsent MF_HIDDEN;
 MF_HIDDEN void mf_fsent_init(void);
@@ -256,6 +263,31 @@ static inline int mf_fstatuses_ignore(const MPI_Fint *st)
 	if (__builtin_expect(!mf_fsent.ready, 0))
 		mf_fsent_init();
 	return (st && (const void *)st == mf_fsent.statuses_ignore) || (MPI_F_STATUSES_IGNORE && st == MPI_F_STATUSES_IGNORE);
+}
+
+/* mf_weights maps the Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY at
+ * unw and empty to the C constants. */
+static inline int *mf_weights(MPI_Fint *w, const void *unw, const void *empty)
+{
+	if (w && (const void *)w == unw)
+		return MPI_UNWEIGHTED;
+	if (w && (const void *)w == empty)
+		return MPI_WEIGHTS_EMPTY;
+	return (int *)w;
+}
+
+static inline int *mf_fweights(MPI_Fint *w)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return mf_weights(w, mf_fsent.unweighted, mf_fsent.weights_empty);
+}
+
+static inline int *mf_f08weights(MPI_Fint *w)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return mf_weights(w, mf_fsent.f08_unweighted, mf_fsent.f08_weights_empty);
 }
 
 /* ---- Fortran 2008 entry points (`use mpi_f08`) ----

@@ -13494,7 +13494,7 @@ MF_EXPORT void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 {
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Comm mf_c_newcomm;
-	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, (int *)weights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
+	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, mf_fweights(weights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
 	if (mf_rc == MPI_SUCCESS) {
 		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
 	}
@@ -13508,7 +13508,7 @@ MF_EXPORT void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *ind
 {
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Comm mf_c_comm_dist_graph;
-	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, (int *)sourceweights, (int)*outdegree, (int *)destinations, (int *)destweights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
+	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, mf_fweights(sourceweights), (int)*outdegree, (int *)destinations, mf_fweights(destweights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
 	if (mf_rc == MPI_SUCCESS) {
 		*comm_dist_graph = PMPI_Comm_c2f(mf_c_comm_dist_graph);
 	}
@@ -16312,7 +16312,7 @@ MF_EXPORT void mpi_dist_graph_create_f08_(MPI_Fint *comm_old, MPI_Fint *n, MPI_F
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
 	MPI_Comm mf_c_newcomm;
-	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, (int *)weights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
+	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, mf_f08weights(weights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
 	if (mf_rc == MPI_SUCCESS) {
 		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
 	}
@@ -16324,7 +16324,7 @@ MF_EXPORT void mpi_dist_graph_create_adjacent_f08_(MPI_Fint *comm_old, MPI_Fint 
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
 	MPI_Comm mf_c_comm_dist_graph;
-	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, (int *)sourceweights, (int)*outdegree, (int *)destinations, (int *)destweights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
+	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, mf_f08weights(sourceweights), (int)*outdegree, (int *)destinations, mf_f08weights(destweights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
 	if (mf_rc == MPI_SUCCESS) {
 		*comm_dist_graph = PMPI_Comm_c2f(mf_c_comm_dist_graph);
 	}

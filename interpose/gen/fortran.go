@@ -48,11 +48,12 @@ type flavor struct {
 	addr   string // function giving a buffer's C address (MPI_IN_PLACE ...)
 	status string // function telling MPI_STATUS_IGNORE
 	stats  string // function telling MPI_STATUSES_IGNORE
+	wts    string // function mapping MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY
 }
 
 var (
-	f77 = flavor{buf: "void", addr: "mf_fbuf", status: "mf_fstatus_ignore", stats: "mf_fstatuses_ignore"}
-	f08 = flavor{buf: "mf_f08buf", addr: "mf_f08_addr", status: "mf_f08status_ignore", stats: "mf_f08statuses_ignore"}
+	f77 = flavor{buf: "void", addr: "mf_fbuf", status: "mf_fstatus_ignore", stats: "mf_fstatuses_ignore", wts: "mf_fweights"}
+	f08 = flavor{buf: "mf_f08buf", addr: "mf_f08_addr", status: "mf_f08status_ignore", stats: "mf_f08statuses_ignore", wts: "mf_f08weights"}
 )
 
 // fortranArg returns the Fortran form of parameter p of f in binding fl,
@@ -72,6 +73,11 @@ func fortranArg(fl flavor, f *Func, i int, p Param) (farg, bool) {
 		return farg{decl: fl.buf + " *" + name, arg: fl.addr + "(" + name + ")", buf: true}, true
 	case typ == "int" && !ptr && !arr:
 		return farg{decl: "MPI_Fint *" + name, arg: "(int)*" + name}, true
+	case typ == "int" && arr && strings.HasSuffix(name, "weights"):
+		// Dist_graph_create(_adjacent): MPI_UNWEIGHTED and
+		// MPI_WEIGHTS_EMPTY are variables in Fortran, pointer constants
+		// in C; passed as they are, the graph would be weighted.
+		return farg{decl: "MPI_Fint *" + name, arg: fl.wts + "(" + name + ")"}, true
 	case typ == "int" && arr:
 		return farg{decl: "MPI_Fint *" + name, arg: "(int *)" + name}, true
 	case typ == "int" && ptr:

@@ -126,13 +126,18 @@ Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm 
 Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 Comm_rank(MPI_Comm comm, int *rank) | comm=comm
 File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) | comm=comm
+Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) | comm=comm_old
 ## MPI-4.0 | since=4.0
 Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) | comm=comm
 `
 	s, err := Parse(strings.NewReader(spec))
 	require.NoError(t, err)
 	c := string(s.C())
-	f08 := c[strings.Index(c, "/* ---- Fortran 2008 entry points"):]
+	i08 := strings.Index(c, "/* ---- Fortran 2008 entry points")
+	f77, f08 := c[:i08], c[i08:]
+	// MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables in Fortran.
+	assert.Contains(t, f77, "(int *)sources, mf_fweights(sourceweights), (int)*outdegree, (int *)destinations, mf_fweights(destweights),")
+	assert.Contains(t, f08, "(int *)sources, mf_f08weights(sourceweights), (int)*outdegree, (int *)destinations, mf_f08weights(destweights),")
 	for _, want := range []string{
 		// A choice buffer: the MPI's suffix, its descriptor or address.
 		"MF_EXPORT void MF_F08B(mpi_send)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)\n{\n" +
@@ -151,10 +156,10 @@ Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, i
 	} {
 		assert.Contains(t, f08, want)
 	}
-	assert.Equal(t, 4, strings.Count(f08, "*ierr = mf_rc;"), "Send, Recv, Waitall, Comm_rank: one store each")
+	assert.Equal(t, 5, strings.Count(f08, "*ierr = mf_rc;"), "Send, Recv, Waitall, Comm_rank, Dist_graph_create_adjacent: one store each")
 	assert.Equal(t, 2, strings.Count(f08, "MF_EXPORT void MF_F08B("), "Send, Recv")
 	assert.NotContains(t, f08, "mf_fbuf(", "not mpif.h's sentinels")
 	assert.NotContains(t, f08, "mpi_file_open", "no string arguments")
 	assert.NotContains(t, f08, "isendrecv", "no MPI-4.0 functions")
-	assert.Contains(t, string(s.Markdown()), "The same 4 have `use mpi_f08` entry points")
+	assert.Contains(t, string(s.Markdown()), "The same 5 have `use mpi_f08` entry points")
 }

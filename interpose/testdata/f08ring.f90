@@ -1,8 +1,9 @@
 ! f08ring: the ring of fring.f90 through the mpi_f08 module, for
-! TestF08Ring. Each rank repeats 5 times Irecv, Isend, Waitall
+! TestApps (f08ringCheck). Each rank repeats 5 times Irecv, Isend, Waitall
 ! (MPI_STATUSES_IGNORE), Send of 3 doubles, Recv with MPI_ANY_SOURCE and a
 ! status (its source and count checked), Allreduce (MPI_IN_PLACE); then a
-! Sendrecv (MPI_STATUS_IGNORE, which must stay untouched), a Bcast of a
+! Sendrecv (MPI_STATUS_IGNORE, which must stay untouched), an unweighted
+! Dist_graph_create_adjacent (MPI_UNWEIGHTED) and its Comm_free, a Bcast of a
 ! 2-D array from rank 1, a Send of a strided section (every other of 8
 ! doubles) with its Recv, a Barrier and Finalize. ierror is given to some
 ! calls and left out of others. It checks what it receives, so its output
@@ -14,6 +15,9 @@ program f08ring
   type(MPI_Request) :: req(2)
   type(MPI_Status) :: st, ignored
   double precision :: buf(4), rbuf(4), s, grid(4, 3), strided(8)
+  type(MPI_Comm) :: graph
+  integer :: indeg, outdeg
+  logical :: weighted
   n = 5
   ignored = MPI_STATUS_IGNORE
   call MPI_Init(ierr)
@@ -42,6 +46,13 @@ program f08ring
                     MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   if (rbuf(1) /= left) stop 6
   if (MPI_STATUS_IGNORE%MPI_SOURCE /= ignored%MPI_SOURCE .or. MPI_STATUS_IGNORE%MPI_TAG /= ignored%MPI_TAG) stop 7
+  ! MPI_UNWEIGHTED is a variable too: passed to C as it is, the graph
+  ! would be weighted.
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [left], MPI_UNWEIGHTED, 1, [right], MPI_UNWEIGHTED, &
+                                      MPI_INFO_NULL, .false., graph, ierr)
+  call MPI_Dist_graph_neighbors_count(graph, indeg, outdeg, weighted, ierr)
+  if (weighted .or. indeg /= 1 .or. outdeg /= 1) stop 10
+  call MPI_Comm_free(graph, ierr)
   grid = rank
   call MPI_Bcast(grid, 12, MPI_DOUBLE_PRECISION, 1, MPI_COMM_WORLD)
   if (any(grid /= 1)) stop 8
