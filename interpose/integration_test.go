@@ -1156,7 +1156,8 @@ func ringRight(rank int) int { return (rank + 1) % 4 }
 // (MPI_STATUSES_IGNORE), Send of 3 doubles, Recv (MPI_ANY_SOURCE, partner
 // and size from the status), Allreduce (MPI_IN_PLACE); then Sendrecv
 // (MPI_STATUS_IGNORE), an unweighted Dist_graph_create_adjacent and its
-// Comm_free, Bcast of a 4x3 array from rank 1, Send of a strided
+// Comm_free, Bcast of a 4x3 array from rank 1, Irecv (MPI_ANY_SOURCE) and
+// Isend of 2 doubles with a Waitall into statuses, Send of a strided
 // section of 4 doubles and its Recv, Barrier. Every call is recorded once
 // (the sequence is the program's: MPICH's f08 procedures with a buffer
 // call the C MPI_ functions, which must not record them a second time),
@@ -1164,12 +1165,13 @@ func ringRight(rank int) int { return (rank + 1) % 4 }
 func f08ringCheck(t *testing.T, r *flowgraph.Rank) {
 	rank, g := r.Rank, &r.Graph
 	right, left := ringRight(rank), (rank+3)%4
-	assert.Len(t, g.Nodes, 17, "Init, Comm_rank, Comm_size, Irecv, Isend, Waitall, 2 Send, 2 Recv, Allreduce, Sendrecv, Dist_graph_create_adjacent, Comm_free, Bcast, Barrier, Finalize")
+	assert.Len(t, g.Nodes, 20, "Init, Comm_rank, Comm_size, 2 Irecv, 2 Isend, 2 Waitall, 2 Send, 2 Recv, Allreduce, Sendrecv, Dist_graph_create_adjacent, Comm_free, Bcast, Barrier, Finalize")
 	want := []string{"MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"}
 	for i := 0; i < 5; i++ {
 		want = append(want, "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Send", "MPI_Recv", "MPI_Allreduce")
 	}
-	want = append(want, "MPI_Sendrecv", "MPI_Dist_graph_create_adjacent", "MPI_Comm_free", "MPI_Bcast", "MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Finalize")
+	want = append(want, "MPI_Sendrecv", "MPI_Dist_graph_create_adjacent", "MPI_Comm_free", "MPI_Bcast",
+		"MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Finalize")
 	assert.Equal(t, want, callSeq(t, g), "rank %d", rank)
 	assert.EqualValues(t, len(want), g.NumEvents)
 	type call struct {
@@ -1181,12 +1183,13 @@ func f08ringCheck(t *testing.T, r *flowgraph.Rank) {
 	for _, c := range []call{
 		{"MPI_Irecv", 4 * 8, 5, []int{left}},
 		{"MPI_Isend", 4 * 8, 5, []int{right}},
-		{"MPI_Waitall", 0, 5, nil},
 		{"MPI_Send", 3 * 8, 5, []int{right}},
 		{"MPI_Recv", 3 * 8, 5, []int{left}}, // 4 posted, 3 received
 		{"MPI_Allreduce", 8, 5, nil},
 		{"MPI_Sendrecv", 2 * 4 * 8, 1, []int{right}},
 		{"MPI_Bcast", 12 * 8, 1, []int{1}}, // the root
+		{"MPI_Irecv", 2 * 8, 1, nil},       // MPI_ANY_SOURCE
+		{"MPI_Isend", 2 * 8, 1, []int{right}},
 		{"MPI_Send", 4 * 8, 1, []int{right}},
 		{"MPI_Recv", 4 * 8, 1, []int{left}},
 		{"MPI_Barrier", 0, 1, nil},
@@ -1197,10 +1200,16 @@ func f08ringCheck(t *testing.T, r *flowgraph.Rank) {
 		assert.Equal(t, c.count, n.Count, "rank %d %s of %d bytes", rank, c.name, c.bytes)
 		assert.EqualValues(t, c.count*c.bytes, n.Bytes.Total, "rank %d %s of %d bytes", rank, c.name, c.bytes)
 		assert.Equal(t, c.partners, partners(n), "rank %d %s of %d bytes", rank, c.name, c.bytes)
-		if c.name != "MPI_Waitall" { // no communicator
-			assert.Equal(t, 4, n.CommSize, "rank %d %s", rank, c.name)
-		}
+		assert.Equal(t, 4, n.CommSize, "rank %d %s", rank, c.name)
 	}
+	var waits []int64
+	for _, n := range nodesOf(g, "MPI_Waitall") {
+		waits = append(waits, n.Count)
+		assert.Zero(t, n.Bytes.Total, "rank %d MPI_Waitall", rank)
+		assert.Empty(t, n.Partners, "rank %d MPI_Waitall", rank)
+	}
+	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+	assert.Equal(t, []int64{1, 5}, waits, "rank %d MPI_Waitall", rank)
 }
 
 // f08ringOutside: under MPICH, the strided section's Send goes to MPICH's

@@ -4,7 +4,8 @@
 ! status (its source and count checked), Allreduce (MPI_IN_PLACE); then a
 ! Sendrecv (MPI_STATUS_IGNORE, which must stay untouched), an unweighted
 ! Dist_graph_create_adjacent (MPI_UNWEIGHTED) and its Comm_free, a Bcast of a
-! 2-D array from rank 1, a Send of a strided section (every other of 8
+! 2-D array from rank 1, Irecv (MPI_ANY_SOURCE) and Isend of 2 doubles with
+! a Waitall into an array of statuses, a Send of a strided section (every other of 8
 ! doubles) with its Recv, a Barrier and Finalize. ierror is given to some
 ! calls and left out of others. It checks what it receives, so its output
 ! and exit code tell whether the interposer changed anything.
@@ -13,7 +14,7 @@ program f08ring
   implicit none
   integer :: rank, nprocs, ierr, i, n, right, left, cnt
   type(MPI_Request) :: req(2)
-  type(MPI_Status) :: st, ignored
+  type(MPI_Status) :: st, ignored, sts(2)
   double precision :: buf(4), rbuf(4), s, grid(4, 3), strided(8)
   type(MPI_Comm) :: graph
   integer :: indeg, outdeg
@@ -56,6 +57,13 @@ program f08ring
   grid = rank
   call MPI_Bcast(grid, 12, MPI_DOUBLE_PRECISION, 1, MPI_COMM_WORLD)
   if (any(grid /= 1)) stop 8
+  ! Statuses of a Waitall, in an array of TYPE(MPI_Status).
+  call MPI_Irecv(rbuf, 2, MPI_DOUBLE_PRECISION, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, req(1))
+  call MPI_Isend(buf, 2, MPI_DOUBLE_PRECISION, right, 5, MPI_COMM_WORLD, req(2))
+  call MPI_Waitall(2, req, sts, ierr)
+  if (sts(1)%MPI_SOURCE /= left .or. sts(1)%MPI_TAG /= 5) stop 11
+  call MPI_Get_count(sts(1), MPI_DOUBLE_PRECISION, cnt)
+  if (cnt /= 2) stop 12
   do i = 1, 8
     strided(i) = 10 * rank + i
   end do
