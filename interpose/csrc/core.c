@@ -239,12 +239,14 @@ mf_rec *mf_thread_rec(void)
 }
 
 /* never_started says, at the end of a process that initialized MPI without
- * passing through the library's MPI_Init, that nothing was recorded: a
- * program that uses only the mpi_f08 module reaches the MPI library's
- * internals without any MPI_ symbol (interpose/README.md), and would
- * otherwise end with no profile and no word. The process of world rank 0
- * says it (by its launcher's environment; a singleton too). Destructors of
- * a preloaded library run before those of the MPI library it needs. */
+ * passing through the library's MPI_Init, MPI_Init_thread or their Fortran
+ * entry points, that nothing was recorded: a program that calls PMPI_Init,
+ * or whose binding looks MPI_Init up in the MPI library itself (ctypes,
+ * MPI.jl), or a Fortran binding whose names the library does not define,
+ * would otherwise end with no profile and no word. The process of world
+ * rank 0 says it (by its launcher's environment; a singleton too).
+ * Destructors of a preloaded library run before those of the MPI library
+ * it needs. */
 __attribute__((destructor)) static void never_started(void)
 {
 	int init = 0;
@@ -257,5 +259,6 @@ __attribute__((destructor)) static void never_started(void)
 			return; /* not rank 0 */
 	}
 	fprintf(stderr, "mpiflow: MPI was initialized without calling MPI_Init or MPI_Init_thread through mpiflow "
-			"(a program that uses only the mpi_f08 module?): nothing was recorded, no profile written\n");
+			"(PMPI_Init, or a binding that looks MPI_Init up in the MPI library itself?): nothing was recorded, "
+			"no profile written\n");
 }

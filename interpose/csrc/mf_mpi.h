@@ -8,6 +8,7 @@
 #define MPIFLOW_MF_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -268,6 +269,17 @@ MF_COUNT_HELPERS(_c, MPI_Count)
 typedef struct {
 	volatile int ready;
 	const void *bottom, *in_place, *status_ignore, *statuses_ignore;
+	/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY: Open MPI's
+	 * mpi_fortran_unweighted_, mpi_fortran_weights_empty_; MPICH's
+	 * /MPIFCMB5/ and /MPIFCMB9/. */
+	const void *unweighted, *weights_empty;
+	/* The same for `use mpi_f08`: Open MPI's module uses the above;
+	 * MPICH's has MPIR_F08_MPI_BOTTOM, MPIR_F08_MPI_IN_PLACE,
+	 * MPIR_F08_MPI_STATUS_IGNORE_OBJ, MPIR_F08_MPI_STATUSES_IGNORE_OBJ and
+	 * the module variables MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY of
+	 * mpi_f08_link_constants. */
+	const void *f08_bottom, *f08_in_place, *f08_status_ignore, *f08_statuses_ignore;
+	const void *f08_unweighted, *f08_weights_empty;
 } mf_fsentinels;
 extern mf_fsentinels mf_fsent MF_HIDDEN;
 MF_HIDDEN void mf_fsent_init(void);
@@ -302,6 +314,124 @@ static inline int mf_fstatuses_ignore(const MPI_Fint *st)
 		mf_fsent_init();
 	return (st && (const void *)st == mf_fsent.statuses_ignore) || (MPI_F_STATUSES_IGNORE && st == MPI_F_STATUSES_IGNORE);
 }
+
+/* mf_weights maps the Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY at
+ * unw and empty to the C constants. */
+static inline int *mf_weights(MPI_Fint *w, const void *unw, const void *empty)
+{
+	if (w && (const void *)w == unw)
+		return MPI_UNWEIGHTED;
+	if (w && (const void *)w == empty)
+		return MPI_WEIGHTS_EMPTY;
+	return (int *)w;
+}
+
+static inline int *mf_fweights(MPI_Fint *w)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return mf_weights(w, mf_fsent.unweighted, mf_fsent.weights_empty);
+}
+
+static inline int *mf_f08weights(MPI_Fint *w)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return mf_weights(w, mf_fsent.f08_unweighted, mf_fsent.f08_weights_empty);
+}
+
+/* ---- Fortran 2008 entry points (`use mpi_f08`) ----
+ * TYPE(MPI_Status) has the mpif.h status's layout in both MPIs (Open MPI:
+ * 6 MPI_Fint, MPICH: 5, MPI_F08_status in its mpi.h), so statuses are
+ * handled as for mpif.h, with the module's sentinels. Choice buffers: Open
+ * MPI 4.1's module passes their address (mpi_send_f08_); MPICH built with
+ * TS 29113 support declares them TYPE(*), DIMENSION(..) in procedures
+ * named mpi_send_f08ts_, which are not BIND(C): gfortran passes its own
+ * array descriptor (GCC 8 and later, libgfortran.so.5: the compiler
+ * MPICH's module was built with, which every program using the module is
+ * compiled with). MF_F08B names an entry point with a buffer. */
+#if defined(MPICH_NUMVERSION)
+#define MF_F08B(stem) stem##_f08ts_
+#define MF_F08B_STR(stem) #stem "_f08ts_"
+
+typedef struct {
+	ptrdiff_t stride; /* in units of span */
+	ptrdiff_t lower_bound, upper_bound;
+} mf_gfc_dim;
+
+/* gfortran's descriptor of an assumed-rank dummy argument. */
+typedef struct {
+	void *base_addr; /* the first element of the section */
+	size_t offset;
+	size_t elem_len;
+	int version; /* 0 */
+	signed char rank, type;
+	short attribute;
+	ptrdiff_t span; /* bytes per unit of stride */
+	mf_gfc_dim dim[15];
+} mf_gfc_desc;
+typedef mf_gfc_desc mf_f08buf;
+
+static inline void *mf_f08_addr(const mf_gfc_desc *d)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	void *p = d->base_addr;
+	if (p && p == mf_fsent.f08_in_place)
+		return MPI_IN_PLACE;
+	if (p && p == mf_fsent.f08_bottom)
+		return MPI_BOTTOM;
+	return p;
+}
+
+/* mf_f08_contig says whether the elements d describes are contiguous from
+ * its base address (a scalar, a whole array, a contiguous section; an empty
+ * or assumed-size one, whose data, if any, starts there). A descriptor it
+ * does not know counts as non-contiguous: the MPI's procedure takes it. */
+static inline int mf_f08_contig(const mf_gfc_desc *d)
+{
+	if (d->rank == 0)
+		return 1;
+	if (d->rank < 0 || d->rank > 15 || d->version != 0)
+		return 0;
+	const ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)d->elem_len;
+	ptrdiff_t want = (ptrdiff_t)d->elem_len;
+	for (int i = 0; i < d->rank; i++) {
+		const ptrdiff_t ext = d->dim[i].upper_bound - d->dim[i].lower_bound + 1;
+		if (ext <= 0)
+			return 1;
+		if (ext > 1 && d->dim[i].stride * span != want)
+			return 0;
+		want *= ext;
+	}
+	return 1;
+}
+#else
+#define MF_F08B(stem) stem##_f08_
+#define MF_F08B_STR(stem) #stem "_f08_"
+typedef void mf_f08buf;
+static inline void *mf_f08_addr(void *p) { return mf_fbuf(p); }
+static inline int mf_f08_contig(const void *p) { return 1; }
+#endif
+
+static inline int mf_f08status_ignore(const MPI_Fint *st)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return st && (const void *)st == mf_fsent.f08_status_ignore;
+}
+
+static inline int mf_f08statuses_ignore(const MPI_Fint *st)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return st && (const void *)st == mf_fsent.f08_statuses_ignore;
+}
+
+/* mf_f08_next stores in *fn the MPI's own f08 procedure name (the next
+ * definition after this library), and returns 0; or, when there is none,
+ * sets *ierror (when present) to MPI_ERR_INTERN and returns -1. */
+MF_HIDDEN int mf_f08_next(void **fn, const char *name, MPI_Fint *ierror);
 
 /* Temporary C arrays of statuses and requests for Fortran calls (never
  * NULL for n <= 0; mf_fstatuses gives MPI_STATUSES_IGNORE when out of

@@ -13828,7 +13828,7 @@ MF_EXPORT void mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint 
 {
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Comm mf_c_newcomm;
-	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, (int *)weights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
+	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, mf_fweights(weights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
 	if (mf_rc == MPI_SUCCESS) {
 		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
 	}
@@ -13842,7 +13842,7 @@ MF_EXPORT void mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *ind
 {
 	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	MPI_Comm mf_c_comm_dist_graph;
-	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, (int *)sourceweights, (int)*outdegree, (int *)destinations, (int *)destweights, PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
+	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, mf_fweights(sourceweights), (int)*outdegree, (int *)destinations, mf_fweights(destweights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
 	if (mf_rc == MPI_SUCCESS) {
 		*comm_dist_graph = PMPI_Comm_c2f(mf_c_comm_dist_graph);
 	}
@@ -14181,3 +14181,2768 @@ MF_EXPORT void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 MF_EXPORT void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 MF_EXPORT void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 MF_EXPORT void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
+
+/* ---- Fortran 2008 entry points (`use mpi_f08`) ---- */
+
+MF_EXPORT void mpi_finalize_f08_(MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Finalize(mf_site);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_init_f08_(MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Init(mf_site, NULL, NULL);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Init_thread(mf_site, NULL, NULL, (int)*required, (int *)provided);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_abort_f08_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Abort(mf_site, PMPI_Comm_f2c(*comm), (int)*errorcode);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_bsend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_bsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Bsend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_bsend_init)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_bsend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bsend_init(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_buffer_attach)(mf_f08buf *buffer, MPI_Fint *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Fint *size, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_buffer_attach), mf_ierror))
+			mf_real(buffer, size, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Buffer_attach(mf_site, mf_f08_addr(buffer), (int)*size);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ibsend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ibsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibsend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_improbe_f08_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Improbe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), (int *)flag, &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_imrecv)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_imrecv), mf_ierror))
+			mf_real(buf, count, type, message, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Imrecv(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*type), &mf_c_message, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_iprobe_f08_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Iprobe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_irecv)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_irecv), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irecv(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_irsend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_irsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irsend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_isend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_isend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_issend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_issend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Issend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_mprobe_f08_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Mprobe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_mrecv)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_mrecv), mf_ierror))
+			mf_real(buf, count, type, message, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Mrecv(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*type), &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_probe_f08_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Probe(mf_site, (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_recv_init)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_recv_init), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Recv_init(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_recv)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_recv), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Recv(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_rsend)(mf_f08buf *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(ibuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *ibuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_rsend), mf_ierror))
+			mf_real(ibuf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Rsend(mf_site, mf_f08_addr(ibuf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_rsend_init)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_rsend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rsend_init(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_send_init)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_send_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Send_init(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_send)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_send), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Send(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_sendrecv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_sendrecv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_sendrecv_replace)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_sendrecv_replace), mf_ierror))
+			mf_real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv_replace(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ssend_init)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ssend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ssend_init(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ssend)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ssend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Ssend(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_cancel_f08_(MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Cancel(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_request_free_f08_(MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Request_free(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_request_get_status_f08_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Request_get_status(mf_site, PMPI_Request_f2c(*request), (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_start_f08_(MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Start(mf_site, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_startall_f08_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	int mf_rc = mf_Startall(mf_site, (int)*count, mf_c_array_of_requests);
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_testall_f08_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_f08statuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*count);
+	int mf_rc = mf_Testall(mf_site, (int)*count, mf_c_array_of_requests, (int *)flag, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *count; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_testany_f08_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Testany(mf_site, (int)*count, mf_c_array_of_requests, (int *)index, (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*index >= 0)
+			(*index)++;
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_test_f08_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Test(mf_site, &mf_c_request, (int *)flag, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_testsome_f08_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*incount);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_f08statuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*incount);
+	int mf_rc = mf_Testsome(mf_site, (int)*incount, mf_c_array_of_requests, (int *)outcount, (int *)array_of_indices, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*outcount != MPI_UNDEFINED)
+			for (int mf_i = 0; mf_i < *outcount; mf_i++)
+				array_of_indices[mf_i]++;
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *incount; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_waitall_f08_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_f08statuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*count);
+	int mf_rc = mf_Waitall(mf_site, (int)*count, mf_c_array_of_requests, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *count; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_waitany_f08_(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*count);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Waitany(mf_site, (int)*count, mf_c_array_of_requests, (int *)index, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*index >= 0)
+			(*index)++;
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	for (int mf_i = 0; mf_i < *count; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_wait_f08_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Wait(mf_site, &mf_c_request, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_waitsome_f08_(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request *mf_c_array_of_requests = mf_freqs(*incount);
+	if (!mf_c_array_of_requests) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		mf_c_array_of_requests[mf_i] = PMPI_Request_f2c(array_of_requests[mf_i]);
+	MPI_Status *mf_c_array_of_statuses = mf_f08statuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE : mf_fstatuses(*incount);
+	int mf_rc = mf_Waitsome(mf_site, (int)*incount, mf_c_array_of_requests, (int *)outcount, (int *)array_of_indices, mf_c_array_of_statuses);
+	if (mf_rc == MPI_SUCCESS) {
+		if (*outcount != MPI_UNDEFINED)
+			for (int mf_i = 0; mf_i < *outcount; mf_i++)
+				array_of_indices[mf_i]++;
+		if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE) {
+			for (int mf_i = 0; mf_i < *incount; mf_i++)
+				PMPI_Status_c2f(&mf_c_array_of_statuses[mf_i], array_of_statuses + mf_i * MF_F_STATUS_SIZE);
+		}
+	}
+	for (int mf_i = 0; mf_i < *incount; mf_i++)
+		array_of_requests[mf_i] = PMPI_Request_c2f(mf_c_array_of_requests[mf_i]);
+	mf_ffree(mf_c_array_of_requests);
+	if (mf_c_array_of_statuses != MPI_STATUSES_IGNORE)
+		mf_ffree(mf_c_array_of_statuses);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allgather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Allgather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iallgather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iallgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallgather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allgatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allgatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Allgatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iallgatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iallgatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallgatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allreduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allreduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Allreduce(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iallreduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iallreduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallreduce(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_alltoall)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Alltoall(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ialltoall)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ialltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ialltoall(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_alltoallv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_alltoallv), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Alltoallv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ialltoallv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ialltoallv), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ialltoallv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Barrier(mf_site, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_ibarrier_f08_(MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibarrier(mf_site, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_bcast)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_bcast), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Bcast(mf_site, mf_f08_addr(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ibcast)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ibcast), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibcast(mf_site, mf_f08_addr(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_exscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_exscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Exscan(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iexscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iexscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iexscan(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_gather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_gather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Gather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_igather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_igather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Igather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_gatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_gatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Gatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_igatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_igatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Igatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_allgather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_allgather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ineighbor_allgather)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ineighbor_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_allgather(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_allgatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_allgatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_allgatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ineighbor_allgatherv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ineighbor_allgatherv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_allgatherv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_alltoall)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_alltoall(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ineighbor_alltoall)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ineighbor_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_alltoall(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_alltoallv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_alltoallv), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_alltoallv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ineighbor_alltoallv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ineighbor_alltoallv), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_alltoallv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ireduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ireduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_local)(mf_f08buf *inbuf, mf_f08buf *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(inbuf) || !mf_f08_contig(inoutbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *inbuf, mf_f08buf *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_local), mf_ierror))
+			mf_real(inbuf, inoutbuf, count, datatype, op, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_local(mf_site, mf_f08_addr(inbuf), mf_f08_addr(inoutbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_scatter)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_scatter), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcounts, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_scatter(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ireduce_scatter)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ireduce_scatter), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_scatter(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_scatter_block)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_scatter_block), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_scatter_block(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_ireduce_scatter_block)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_ireduce_scatter_block), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_scatter_block(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Scan(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscan(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scatter)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scatter), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Scatter(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iscatter)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iscatter), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscatter(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scatterv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scatterv), mf_ierror))
+			mf_real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Scatterv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_iscatterv)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_iscatterv), mf_ierror))
+			mf_real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscatterv(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_accumulate)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Accumulate(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_compare_and_swap)(mf_f08buf *origin_addr, mf_f08buf *compare_addr, mf_f08buf *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(compare_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, mf_f08buf *compare_addr, mf_f08buf *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_compare_and_swap), mf_ierror))
+			mf_real(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Compare_and_swap(mf_site, mf_f08_addr(origin_addr), mf_f08_addr(compare_addr), mf_f08_addr(result_addr), PMPI_Type_f2c(*datatype), (int)*target_rank, *target_disp, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_fetch_and_op)(mf_f08buf *origin_addr, mf_f08buf *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, mf_f08buf *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_fetch_and_op), mf_ierror))
+			mf_real(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Fetch_and_op(mf_site, mf_f08_addr(origin_addr), mf_f08_addr(result_addr), PMPI_Type_f2c(*datatype), (int)*target_rank, *target_disp, PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_get)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_get), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Get(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_get_accumulate)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_get_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Get_accumulate(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), mf_f08_addr(result_addr), (int)*result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_put)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_put), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Put(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_raccumulate)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_raccumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Raccumulate(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_rget)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_rget), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_rget_accumulate)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_rget_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget_accumulate(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), mf_f08_addr(result_addr), (int)*result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, (int)*target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_rput)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_cout, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_rput), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rput(mf_site, mf_f08_addr(origin_addr), (int)*origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, (int)*target_cout, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_win_attach)(MPI_Fint *win, mf_f08buf *base, MPI_Aint *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(base), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *win, mf_f08buf *base, MPI_Aint *size, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_win_attach), mf_ierror))
+			mf_real(win, base, size, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_attach(mf_site, PMPI_Win_f2c(*win), mf_f08_addr(base), *size);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_complete_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_complete(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_win_create)(mf_f08buf *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(base), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_win_create), mf_ierror))
+			mf_real(base, size, disp_unit, info, comm, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Win mf_c_win;
+	int mf_rc = mf_Win_create(mf_site, mf_f08_addr(base), *size, (int)*disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_create_dynamic_f08_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Win mf_c_win;
+	int mf_rc = mf_Win_create_dynamic(mf_site, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_win_detach)(MPI_Fint *win, mf_f08buf *base, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(base), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *win, mf_f08buf *base, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_win_detach), mf_ierror))
+			mf_real(win, base, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_detach(mf_site, PMPI_Win_f2c(*win), mf_f08_addr(base));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_fence_f08_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_fence(mf_site, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_flush_f08_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_flush(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_flush_all_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_flush_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_flush_local_f08_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_flush_local(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_flush_local_all_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_flush_local_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_free_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Win mf_c_win = PMPI_Win_f2c(*win);
+	int mf_rc = mf_Win_free(mf_site, &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_lock_f08_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_lock(mf_site, (int)*lock_type, (int)*rank, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_lock_all_f08_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_lock_all(mf_site, (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_post_f08_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_post(mf_site, PMPI_Group_f2c(*group), (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_start_f08_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_start(mf_site, PMPI_Group_f2c(*group), (int)*assert, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_sync_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_sync(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_test_f08_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_test(mf_site, PMPI_Win_f2c(*win), (int *)flag);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_unlock_f08_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_unlock(mf_site, (int)*rank, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_unlock_all_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_unlock_all(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_win_wait_f08_(MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Win_wait(mf_site, PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_close_f08_(MPI_Fint *fh, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_File mf_c_fh = PMPI_File_f2c(*fh);
+	int mf_rc = mf_File_close(mf_site, &mf_c_fh);
+	if (mf_rc == MPI_SUCCESS) {
+		*fh = PMPI_File_c2f(mf_c_fh);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_set_size_f08_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_set_size(mf_site, PMPI_File_f2c(*fh), *size);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_preallocate_f08_(MPI_Fint *fh, MPI_Offset *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_preallocate(mf_site, PMPI_File_f2c(*fh), *size);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_set_info_f08_(MPI_Fint *fh, MPI_Fint *info, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_set_info(mf_site, PMPI_File_f2c(*fh), PMPI_Info_f2c(*info));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_at)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_at), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_at_all)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_at_all), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_at)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_at), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_at_all)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_at_all), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iread_at)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iread_at), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iwrite_at)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iwrite_at), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_at(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iread_at_all)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iread_at_all), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iwrite_at_all)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iwrite_at_all), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_at_all(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_all)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_all), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_all(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_all)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_all), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_all(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iread)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iread), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iwrite)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iwrite), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iread_all)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iread_all), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_all(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iwrite_all)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iwrite_all), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_all(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_shared)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_shared), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_shared(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_shared)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_shared), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_shared(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iread_shared)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iread_shared), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iread_shared(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_iwrite_shared)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_iwrite_shared), mf_ierror))
+			mf_real(fh, buf, count, datatype, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_File_iwrite_shared(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_ordered)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_ordered), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_ordered(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_ordered)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_ordered), mf_ierror))
+			mf_real(fh, buf, count, datatype, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_ordered(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_seek_shared_f08_(MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_seek_shared(mf_site, PMPI_File_f2c(*fh), *offset, (int)*whence);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_at_all_begin)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_at_all_begin), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_read_at_all_begin(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_at_all_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_at_all_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_at_all_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_at_all_begin)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, MPI_Offset *offset, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_at_all_begin), mf_ierror))
+			mf_real(fh, offset, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_write_at_all_begin(mf_site, PMPI_File_f2c(*fh), *offset, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_at_all_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_at_all_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_at_all_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_all_begin)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_all_begin), mf_ierror))
+			mf_real(fh, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_read_all_begin(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_all_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_all_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_all_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_all_begin)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_all_begin), mf_ierror))
+			mf_real(fh, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_write_all_begin(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_all_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_all_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_all_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_ordered_begin)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_ordered_begin), mf_ierror))
+			mf_real(fh, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_read_ordered_begin(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_read_ordered_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_read_ordered_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_read_ordered_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_ordered_begin)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_ordered_begin), mf_ierror))
+			mf_real(fh, buf, count, datatype, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_write_ordered_begin(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_file_write_ordered_end)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(MPI_Fint *fh, mf_f08buf *buf, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_file_write_ordered_end), mf_ierror))
+			mf_real(fh, buf, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_File_write_ordered_end(mf_site, PMPI_File_f2c(*fh), mf_f08_addr(buf), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_set_atomicity_f08_(MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_set_atomicity(mf_site, PMPI_File_f2c(*fh), (int)*flag);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_file_sync_f08_(MPI_Fint *fh, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_File_sync(mf_site, PMPI_File_f2c(*fh));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_dist_graph_create_f08_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *nodes, MPI_Fint *degrees, MPI_Fint *targets, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Dist_graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*n, (int *)nodes, (int *)degrees, (int *)targets, mf_f08weights(weights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_dist_graph_create_adjacent_f08_(MPI_Fint *comm_old, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_comm_dist_graph;
+	int mf_rc = mf_Dist_graph_create_adjacent(mf_site, PMPI_Comm_f2c(*comm_old), (int)*indegree, (int *)sources, mf_f08weights(sourceweights), (int)*outdegree, (int *)destinations, mf_f08weights(destweights), PMPI_Info_f2c(*info), (int)*reorder, &mf_c_comm_dist_graph);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_dist_graph = PMPI_Comm_c2f(mf_c_comm_dist_graph);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_cart_create_f08_(MPI_Fint *old_comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_comm_cart;
+	int mf_rc = mf_Cart_create(mf_site, PMPI_Comm_f2c(*old_comm), (int)*ndims, (int *)dims, (int *)periods, (int)*reorder, &mf_c_comm_cart);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_cart = PMPI_Comm_c2f(mf_c_comm_cart);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_cart_sub_f08_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *new_comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_new_comm;
+	int mf_rc = mf_Cart_sub(mf_site, PMPI_Comm_f2c(*comm), (int *)remain_dims, &mf_c_new_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*new_comm = PMPI_Comm_c2f(mf_c_new_comm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_create_group_f08_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_create_group(mf_site, PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), (int)*tag, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_create_f08_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_create(mf_site, PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_comm = PMPI_Comm_f2c(*comm);
+	int mf_rc = mf_Comm_disconnect(mf_site, &mf_c_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm = PMPI_Comm_c2f(mf_c_comm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_dup_f08_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_dup(mf_site, PMPI_Comm_f2c(*comm), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_idup_f08_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Comm_idup(mf_site, PMPI_Comm_f2c(*comm), &mf_c_newcomm, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_dup_with_info_f08_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_dup_with_info(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_comm = PMPI_Comm_f2c(*comm);
+	int mf_rc = mf_Comm_free(mf_site, &mf_c_comm);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm = PMPI_Comm_c2f(mf_c_comm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_group_f08_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_group;
+	int mf_rc = mf_Comm_group(mf_site, PMPI_Comm_f2c(*comm), &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_join_f08_(MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_intercomm;
+	int mf_rc = mf_Comm_join(mf_site, (int)*fd, &mf_c_intercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*intercomm = PMPI_Comm_c2f(mf_c_intercomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_rank_f08_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Comm_rank(mf_site, PMPI_Comm_f2c(*comm), (int *)rank);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_remote_group_f08_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_group;
+	int mf_rc = mf_Comm_remote_group(mf_site, PMPI_Comm_f2c(*comm), &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_size_f08_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Comm_size(mf_site, PMPI_Comm_f2c(*comm), (int *)size);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_split_f08_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_split(mf_site, PMPI_Comm_f2c(*comm), (int)*color, (int)*key, &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_comm_split_type_f08_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	int mf_rc = mf_Comm_split_type(mf_site, PMPI_Comm_f2c(*comm), (int)*split_type, (int)*key, PMPI_Info_f2c(*info), &mf_c_newcomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_graph_create_f08_(MPI_Fint *comm_old, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_comm_graph;
+	int mf_rc = mf_Graph_create(mf_site, PMPI_Comm_f2c(*comm_old), (int)*nnodes, (int *)index, (int *)edges, (int)*reorder, &mf_c_comm_graph);
+	if (mf_rc == MPI_SUCCESS) {
+		*comm_graph = PMPI_Comm_c2f(mf_c_comm_graph);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_difference_f08_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_difference(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_excl_f08_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_excl(mf_site, PMPI_Group_f2c(*group), (int)*n, (int *)ranks, &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_incl_f08_(MPI_Fint *group, MPI_Fint *n, MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_incl(mf_site, PMPI_Group_f2c(*group), (int)*n, (int *)ranks, &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_intersection_f08_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_intersection(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_union_f08_(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_newgroup;
+	int mf_rc = mf_Group_union(mf_site, PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &mf_c_newgroup);
+	if (mf_rc == MPI_SUCCESS) {
+		*newgroup = PMPI_Group_c2f(mf_c_newgroup);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_intercomm_create_f08_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *bridge_comm, MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newintercomm;
+	int mf_rc = mf_Intercomm_create(mf_site, PMPI_Comm_f2c(*local_comm), (int)*local_leader, PMPI_Comm_f2c(*bridge_comm), (int)*remote_leader, (int)*tag, &mf_c_newintercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newintercomm = PMPI_Comm_c2f(mf_c_newintercomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_intercomm_merge_f08_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newintercomm;
+	int mf_rc = mf_Intercomm_merge(mf_site, PMPI_Comm_f2c(*intercomm), (int)*high, &mf_c_newintercomm);
+	if (mf_rc == MPI_SUCCESS) {
+		*newintercomm = PMPI_Comm_c2f(mf_c_newintercomm);
+	}
+	*ierr = mf_rc;
+}

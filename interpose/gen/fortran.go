@@ -34,13 +34,31 @@ type farg struct {
 	arg  string // C argument expression
 	post string // statements after a successful call
 	fin  string // statements after the call, always
+	buf  bool   // a choice buffer
 }
 
 var fparamRE = regexp.MustCompile(`^(const\s+)?([A-Za-z_]+)\s*(\*?)\s*([A-Za-z_0-9]+)\s*(\[\])?$`)
 
-// fortranArg returns the Fortran form of parameter p of f, or false when
-// the parameter has none that the generator knows.
-func fortranArg(f *Func, i int, p Param) (farg, bool) {
+// flavor is what differs between the Fortran bindings whose arguments are
+// otherwise passed alike: mpif.h and `use mpi` (f77), and `use mpi_f08`
+// (f08), which has its own sentinels under MPICH and, in MPICH built with
+// TS 29113 support, passes choice buffers as array descriptors.
+type flavor struct {
+	buf    string // C type a choice buffer arrives as (pointed to)
+	addr   string // function giving a buffer's C address (MPI_IN_PLACE ...)
+	status string // function telling MPI_STATUS_IGNORE
+	stats  string // function telling MPI_STATUSES_IGNORE
+	wts    string // function mapping MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY
+}
+
+var (
+	f77 = flavor{buf: "void", addr: "mf_fbuf", status: "mf_fstatus_ignore", stats: "mf_fstatuses_ignore", wts: "mf_fweights"}
+	f08 = flavor{buf: "mf_f08buf", addr: "mf_f08_addr", status: "mf_f08status_ignore", stats: "mf_f08statuses_ignore", wts: "mf_f08weights"}
+)
+
+// fortranArg returns the Fortran form of parameter p of f in binding fl,
+// or false when the parameter has none that the generator knows.
+func fortranArg(fl flavor, f *Func, i int, p Param) (farg, bool) {
 	m := fparamRE.FindStringSubmatch(strings.TrimSpace(p.Decl))
 	if m == nil {
 		return farg{}, false
@@ -52,9 +70,14 @@ func fortranArg(f *Func, i int, p Param) (farg, bool) {
 		if name == "baseptr" {
 			return farg{}, false
 		}
-		return farg{decl: "void *" + name, arg: "mf_fbuf(" + name + ")"}, true
+		return farg{decl: fl.buf + " *" + name, arg: fl.addr + "(" + name + ")", buf: true}, true
 	case typ == "int" && !ptr && !arr:
 		return farg{decl: "MPI_Fint *" + name, arg: "(int)*" + name}, true
+	case typ == "int" && arr && strings.HasSuffix(name, "weights"):
+		// Dist_graph_create(_adjacent): MPI_UNWEIGHTED and
+		// MPI_WEIGHTS_EMPTY are variables in Fortran, pointer constants
+		// in C; passed as they are, the graph would be weighted.
+		return farg{decl: "MPI_Fint *" + name, arg: fl.wts + "(" + name + ")"}, true
 	case typ == "int" && arr:
 		return farg{decl: "MPI_Fint *" + name, arg: "(int *)" + name}, true
 	case typ == "int" && ptr:
@@ -69,7 +92,7 @@ func fortranArg(f *Func, i int, p Param) (farg, bool) {
 		return farg{decl: "MPI_Aint *" + name, arg: name}, true
 	case typ == "MPI_Status" && ptr:
 		return farg{decl: "MPI_Fint *" + name,
-			pre:  fmt.Sprintf("\tMPI_Status %s_s, *%s = mf_fstatus_ignore(%s) ? MPI_STATUS_IGNORE : &%s_s;\n", c, c, name, c),
+			pre:  fmt.Sprintf("\tMPI_Status %s_s, *%s = %s(%s) ? MPI_STATUS_IGNORE : &%s_s;\n", c, c, fl.status, name, c),
 			arg:  c,
 			post: fmt.Sprintf("\tif (%s != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(%s, %s);\n", c, c, name)}, true
 	case typ == "MPI_Status" && arr:
@@ -78,7 +101,7 @@ func fortranArg(f *Func, i int, p Param) (farg, bool) {
 			return farg{}, false
 		}
 		return farg{decl: "MPI_Fint *" + name,
-			pre:  fmt.Sprintf("\tMPI_Status *%s = mf_fstatuses_ignore(%s) ? MPI_STATUSES_IGNORE : mf_fstatuses(*%s);\n", c, name, n),
+			pre:  fmt.Sprintf("\tMPI_Status *%s = %s(%s) ? MPI_STATUSES_IGNORE : mf_fstatuses(*%s);\n", c, fl.stats, name, n),
 			arg:  c,
 			post: fmt.Sprintf("\tif (%s != MPI_STATUSES_IGNORE) {\n\t\tfor (int mf_i = 0; mf_i < *%s; mf_i++)\n\t\t\tPMPI_Status_c2f(&%s[mf_i], %s + mf_i * MF_F_STATUS_SIZE);\n\t}\n", c, n, c, name),
 			fin:  fmt.Sprintf("\tif (%s != MPI_STATUSES_IGNORE)\n\t\tmf_ffree(%s);\n", c, c)}, true
@@ -125,8 +148,8 @@ func countParam(f *Func, i int) string {
 }
 
 // fortranFuncs returns the functions that get Fortran entry points and
-// their arguments.
-func (s *Spec) fortranFuncs() ([]*Func, [][]farg) {
+// their arguments in binding fl (the same functions in every binding).
+func (s *Spec) fortranFuncs(fl flavor) ([]*Func, [][]farg) {
 	var fs []*Func
 	var args [][]farg
 	for i := range s.Funcs {
@@ -148,7 +171,7 @@ func (s *Spec) fortranFuncs() ([]*Func, [][]farg) {
 			as = []farg{{arg: "NULL"}, {arg: "NULL"}, {decl: "MPI_Fint *required", arg: "(int)*required"}, {decl: "MPI_Fint *provided", arg: "(int *)provided"}}
 		default:
 			for j, p := range f.Params {
-				a, good := fortranArg(f, j, p)
+				a, good := fortranArg(fl, f, j, p)
 				if !good {
 					ok = false
 					break
@@ -171,7 +194,7 @@ func (s *Spec) fortranFuncs() ([]*Func, [][]farg) {
 
 // FortranNames returns the MPI functions that have Fortran entry points.
 func (s *Spec) FortranNames() []string {
-	fs, _ := s.fortranFuncs()
+	fs, _ := s.fortranFuncs(f77)
 	var n []string
 	for _, f := range fs {
 		n = append(n, "MPI_"+f.Name)
@@ -181,7 +204,7 @@ func (s *Spec) FortranNames() []string {
 
 func (s *Spec) fortran(b *bytes.Buffer) {
 	b.WriteString("\n/* ---- Fortran entry points (mpif.h and `use mpi`) ---- */\n")
-	fs, args := s.fortranFuncs()
+	fs, args := s.fortranFuncs(f77)
 	for k, f := range fs {
 		as := args[k]
 		var decl, call []string

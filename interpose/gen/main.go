@@ -204,6 +204,7 @@ func (s *Spec) C() []byte {
 		fmt.Fprintf(&b, "\n#endif /* MPI %s */\n", since)
 	}
 	s.fortran(&b)
+	s.fortran08(&b)
 	return b.Bytes()
 }
 
@@ -530,7 +531,7 @@ func (s *Spec) Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "| MPI_%s | %s | %s |\n", f.Name, by, pe)
 	}
-	fs, _ := s.fortranFuncs()
+	fs, _ := s.fortranFuncs(f77)
 	inF := map[string]bool{}
 	for _, f := range fs {
 		inF[f.Name] = true
@@ -548,8 +549,17 @@ func (s *Spec) Markdown() []byte {
 	b.WriteString(strings.Join(noF, ", "))
 	b.WriteString(". A Fortran call of these goes to the MPI's own binding: MPICH's calls the\n")
 	b.WriteString("C `MPI_` function, which is recorded (call site inside libmpichfort); Open\n")
-	b.WriteString("MPI's calls `PMPI_` and is not recorded. `use mpi_f08` is not recorded (see\n")
-	b.WriteString("README.md).\n")
+	b.WriteString("MPI's calls `PMPI_` and is not recorded.\n\n")
+	b.WriteString(wrapText(fmt.Sprintf("The same %d have `use mpi_f08` entry points: `mpi_send_f08_` "+
+		"(Open MPI; MPICH for those without a choice buffer) and `mpi_send_f08ts_` (MPICH, whose "+
+		"module passes choice buffers as array descriptors). They record the call once, with "+
+		"the Fortran caller as the call site, except that under MPICH a choice buffer that is "+
+		"a non-contiguous array section goes to MPICH's own procedure, which records it through "+
+		"the C wrapper (call site inside libmpichfort; see README.md). A `use mpi_f08` call "+
+		"of the functions without an entry point goes to the MPI's own procedure: MPICH's "+
+		"with a choice buffer (the `w` collectives) call the C `MPI_` function and are "+
+		"recorded, with the call site inside libmpichfort; MPICH's others call `PMPI_`, "+
+		"and Open MPI's go through `ompi_*_f` to `PMPI_`: not recorded.", len(fs))))
 	if len(newer) > 0 {
 		b.WriteString("\nThe functions newer than MPI-3.1 have no Fortran entry points of their own:\n")
 		b.WriteString("MPICH's Fortran binding of them (`mpi_isendrecv_` ...) calls the C `MPI_`\n")

@@ -153,3 +153,51 @@ Cancel(MPI_Request *request)
 	assert.Contains(t, body("Waitsome"), "array_of_indices, *outcount);")
 	assert.Contains(t, body("Waitsome"), "mf_statuses(incount, mf_stbuf)")
 }
+
+// TestF08Entries: the use mpi_f08 entry points decode choice buffers
+// (MPICH's descriptors), an optional ierror and the module's sentinels,
+// and exist only for functions with mpif.h ones.
+func TestF08Entries(t *testing.T) {
+	spec := `## P2P
+Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype) peer=@dest
+Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | comm=comm status=status bytes=MF_CB(count,datatype) peer=@status->MPI_SOURCE
+Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+Comm_rank(MPI_Comm comm, int *rank) | comm=comm
+File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) | comm=comm
+Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) | comm=comm_old
+## MPI-4.0 | since=4.0
+Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) | comm=comm
+`
+	s, err := Parse(strings.NewReader(spec))
+	require.NoError(t, err)
+	c := string(s.C())
+	i08 := strings.Index(c, "/* ---- Fortran 2008 entry points")
+	f77, f08 := c[:i08], c[i08:]
+	// MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables in Fortran.
+	assert.Contains(t, f77, "(int *)sources, mf_fweights(sourceweights), (int)*outdegree, (int *)destinations, mf_fweights(destweights),")
+	assert.Contains(t, f08, "(int *)sources, mf_f08weights(sourceweights), (int)*outdegree, (int *)destinations, mf_f08weights(destweights),")
+	for _, want := range []string{
+		// A choice buffer: the MPI's suffix, its descriptor or address.
+		"MF_EXPORT void MF_F08B(mpi_send)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)\n{\n" +
+			"\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n" +
+			"\tif (__builtin_expect(!mf_f08_contig(buf), 0)) {\n",
+		"if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_send), mf_ierror))\n\t\t\tmf_real(buf, count, datatype, dest, tag, comm, mf_ierror);\n\t\treturn;\n",
+		"int mf_rc = mf_Send(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));",
+		// ierror is optional.
+		"\tMPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;\n",
+		// The module's sentinels.
+		"mf_f08status_ignore(status) ? MPI_STATUS_IGNORE",
+		"mf_f08statuses_ignore(array_of_statuses) ? MPI_STATUSES_IGNORE",
+		// No buffer: the same name in both MPIs, and no fallback.
+		"MF_EXPORT void mpi_comm_rank_f08_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *mf_ierror)\n{\n\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n\tMPI_Fint mf_ierr_absent",
+		"MF_EXPORT void mpi_waitall_f08_(",
+	} {
+		assert.Contains(t, f08, want)
+	}
+	assert.Equal(t, 5, strings.Count(f08, "*ierr = mf_rc;"), "Send, Recv, Waitall, Comm_rank, Dist_graph_create_adjacent: one store each")
+	assert.Equal(t, 2, strings.Count(f08, "MF_EXPORT void MF_F08B("), "Send, Recv")
+	assert.NotContains(t, f08, "mf_fbuf(", "not mpif.h's sentinels")
+	assert.NotContains(t, f08, "mpi_file_open", "no string arguments")
+	assert.NotContains(t, f08, "isendrecv", "no MPI-4.0 functions")
+	assert.Contains(t, string(s.Markdown()), "The same 5 have `use mpi_f08` entry points")
+}

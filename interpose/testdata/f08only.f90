@@ -1,6 +1,7 @@
-! f08only: a program that uses only the mpi_f08 module, for
-! TestF08OnlyWarns. Its calls reach the MPI library without passing
-! through an MPI_ symbol, so mpiflow records nothing and must say so.
+! f08only: a program that uses only the mpi_f08 module and no choice
+! buffer, for TestApps: its calls (gfortran: mpi_init_f08_ ...) reach the
+! MPI library without passing through an MPI_ symbol, and are recorded by
+! the library's f08 entry points.
 program f08only
   use mpi_f08
   implicit none

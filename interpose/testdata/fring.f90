@@ -4,6 +4,8 @@ program fring
   integer :: rank, nprocs, ierr, i, n, right, left, req(2)
   integer :: st(MPI_STATUS_SIZE)
   double precision :: buf(4), rbuf(4), s
+  integer :: graph, indeg, outdeg
+  logical :: weighted
   n = 5
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -27,6 +29,13 @@ program fring
                     MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   if (any(MPI_STATUS_IGNORE /= 0)) stop 4
   if (rbuf(1) /= left) stop 5
+  ! MPI_UNWEIGHTED is a variable too: passed to C as it is, the graph
+  ! would be weighted.
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [left], MPI_UNWEIGHTED, 1, [right], MPI_UNWEIGHTED, &
+                                      MPI_INFO_NULL, .false., graph, ierr)
+  call MPI_Dist_graph_neighbors_count(graph, indeg, outdeg, weighted, ierr)
+  if (weighted .or. indeg /= 1 .or. outdeg /= 1) stop 6
+  call MPI_Comm_free(graph, ierr)
   if (rank == 0) print *, 'fring', n, s
   call MPI_Finalize(ierr)
 end program
