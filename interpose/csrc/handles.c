@@ -300,9 +300,9 @@ void mf_reqs_done(int n, uintptr_t *saved, const MPI_Request *reqs)
 			mf_req_done(saved[i]);
 }
 
-MPI_Status *mf_statuses(int n, MPI_Status *buf)
+MPI_Status *mf_statuses_big(int n)
 {
-	return n <= MF_SAVE_N ? buf : malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+	return malloc(sizeof(MPI_Status) * (size_t)n);
 }
 
 /* The calling thread's receives in flight (mf_mpi.h): linear probing on
@@ -311,17 +311,12 @@ MPI_Status *mf_statuses(int n, MPI_Status *buf)
  * up only by the thread that posted it. */
 __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")));
 
-static uint32_t recv_slot(uintptr_t h, uint32_t mask)
-{
-	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
 /* recv_find is the slot of h in t, or -1. */
 static int64_t recv_find(const mf_recvs *t, uintptr_t h)
 {
 	if (!t->n)
 		return -1;
-	for (uint32_t i = recv_slot(h, t->mask);; i = (i + 1) & t->mask) {
+	for (uint32_t i = mf_recv_slot(h, t->mask);; i = (i + 1) & t->mask) {
 		if (t->slot[i].h == h)
 			return i;
 		if (!t->slot[i].h)
@@ -329,13 +324,13 @@ static int64_t recv_find(const mf_recvs *t, uintptr_t h)
 	}
 }
 
-static void recv_put(mf_recvs *t, mf_recv v)
+static inline void recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 {
-	uint32_t i = recv_slot(v.h, t->mask);
-	while (t->slot[i].h && t->slot[i].h != v.h)
+	uint32_t i = mf_recv_slot(h, t->mask);
+	while (t->slot[i].h && t->slot[i].h != h)
 		i = (i + 1) & t->mask;
 	t->n += !t->slot[i].h;
-	t->slot[i] = v;
+	t->slot[i] = (mf_recv){h, node, posted};
 }
 
 static void recv_del(mf_recvs *t, uint32_t i)
@@ -343,7 +338,7 @@ static void recv_del(mf_recvs *t, uint32_t i)
 	t->n--;
 	for (uint32_t j = (i + 1) & t->mask; t->slot[j].h; j = (j + 1) & t->mask) {
 		/* an entry may fill the hole if its home slot is not in (i, j] */
-		uint32_t home = recv_slot(t->slot[j].h, t->mask);
+		uint32_t home = mf_recv_slot(t->slot[j].h, t->mask);
 		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
 			t->slot[i] = t->slot[j];
 			i = j;
@@ -352,7 +347,7 @@ static void recv_del(mf_recvs *t, uint32_t i)
 	t->slot[i].h = 0;
 }
 
-void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
+void mf_recv_track_(mf_rec *r, uintptr_t h, int64_t posted)
 {
 	/* a node keyed by its bytes keeps the posted size it was found by */
 	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || !h || h == MF_H(MPI_REQUEST_NULL))
@@ -366,39 +361,54 @@ void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
 		mf_recvs nt = {s, cap - 1, 0};
 		for (uint32_t i = 0; t->slot && i <= t->mask; i++)
 			if (t->slot[i].h)
-				recv_put(&nt, t->slot[i]);
+				recv_put(&nt, t->slot[i].h, t->slot[i].node, t->slot[i].posted);
 		free(t->slot);
 		*t = nt;
 	}
-	recv_put(t, (mf_recv){h, r->prev, posted});
+	recv_put(t, h, r->prev, posted);
 }
 
-void mf_recv_forget(uintptr_t h)
+void mf_recv_forget_(uintptr_t h)
 {
 	int64_t i = recv_find(&mf_tls_recvs, h);
 	if (i >= 0)
 		recv_del(&mf_tls_recvs, (uint32_t)i);
 }
 
-void mf_recv_done(mf_rec *r, uintptr_t h, const MPI_Status *st)
+/* status_bytes is the bytes a completed receive's status says it got, 0
+ * if it was cancelled (MPICH leaves the count as it was then), -1 if
+ * unknown: read from the fields of the MPIs whose layout is known (as
+ * their MPI_Get_count with MPI_BYTE and MPI_Test_cancelled do: the two
+ * calls cost as much as the rest of the completion), else by those calls
+ * (MPI_BYTE: whatever the receive's datatype, which the program may have
+ * freed since). */
+static int64_t status_bytes(const MPI_Status *st)
+{
+#if defined(OPEN_MPI)
+	return st->_cancelled ? 0 : (int64_t)st->_ucount;
+#elif defined(MPICH_NUMVERSION)
+	if (st->count_hi_and_cancelled & 1)
+		return 0;
+	return (int64_t)((uint64_t)(unsigned)st->count_lo | (uint64_t)(unsigned)st->count_hi_and_cancelled >> 1 << 32);
+#else
+	int got = MPI_UNDEFINED, cancelled = 0;
+	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+		return 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED)
+		return -1;
+	return got;
+#endif
+}
+
+void mf_recv_done_(mf_rec *r, uintptr_t h, const MPI_Status *st)
 {
 	int64_t i = recv_find(&mf_tls_recvs, h);
 	if (i < 0)
 		return;
 	mf_recv v = mf_tls_recvs.slot[i];
 	recv_del(&mf_tls_recvs, (uint32_t)i);
-	if (!st)
-		return;
-	int got = MPI_UNDEFINED, cancelled = 0;
-	/* MPI_BYTE: the bytes received whatever the receive's datatype, which
-	 * the program may have freed since. A cancelled receive got nothing
-	 * (MPICH leaves the count as it was). */
-	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
-		got = 0;
-	else if (PMPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS)
-		got = MPI_UNDEFINED;
-	if (got != MPI_UNDEFINED)
-		mf_node_got(r, v.node, v.posted, got);
+	if (st)
+		mf_node_got(r, v.node, v.posted, status_bytes(st));
 }
 
 void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs, const MPI_Status *st,
