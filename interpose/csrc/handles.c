@@ -305,110 +305,71 @@ MPI_Status *mf_statuses_big(int n)
 	return malloc(sizeof(MPI_Status) * (size_t)n);
 }
 
-/* The calling thread's receives in flight (mf_mpi.h): linear probing on
- * the handle, at most half full, deletion by moving back the entries of
- * the cluster that follows. Per thread, so no lock: a receive is looked
- * up only by the thread that posted it. */
+/* The calling thread's receives in flight (mf_mpi.h). Beyond the near
+ * ones: linear probing on the handle, at most half full, deletion by
+ * moving back the entries of the cluster that follows. Per thread, so no
+ * lock: a receive is looked up only by the thread that posted it. */
 __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")));
 
-/* recv_find is the slot of h in t, or -1. */
-static int64_t recv_find(const mf_recvs *t, uintptr_t h)
+static uint32_t recv_slot(uintptr_t h, uint32_t mask)
 {
-	if (!t->n)
-		return -1;
-	for (uint32_t i = mf_recv_slot(h, t->mask);; i = (i + 1) & t->mask) {
-		if (t->slot[i].h == h)
-			return i;
-		if (!t->slot[i].h)
-			return -1;
-	}
+	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-static inline void recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
+static void recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 {
-	uint32_t i = mf_recv_slot(h, t->mask);
+	uint32_t i = recv_slot(h, t->mask);
 	while (t->slot[i].h && t->slot[i].h != h)
 		i = (i + 1) & t->mask;
-	t->n += !t->slot[i].h;
+	if (!t->slot[i].h) {
+		t->nslot++;
+		t->n++;
+	}
 	t->slot[i] = (mf_recv){h, node, posted};
 }
 
-static void recv_del(mf_recvs *t, uint32_t i)
+void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted)
 {
+	mf_recvs *t = &mf_tls_recvs;
+	if (!t->slot || 2 * (t->nslot + 1) > t->mask + 1) {
+		uint32_t cap = t->slot ? 2 * (t->mask + 1) : 64;
+		mf_recv *s = calloc(cap, sizeof(mf_recv));
+		if (!s)
+			return; /* the receive keeps its posted size */
+		mf_recv *old = t->slot;
+		uint32_t oldcap = old ? t->mask + 1 : 0;
+		t->n -= t->nslot;
+		t->nslot = 0;
+		t->slot = s;
+		t->mask = cap - 1;
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (old[i].h)
+				recv_put(t, old[i].h, old[i].node, old[i].posted);
+		free(old);
+	}
+	recv_put(t, h, node, posted);
+}
+
+int mf_recv_take_(uintptr_t h, mf_recv *v)
+{
+	mf_recvs *t = &mf_tls_recvs;
+	uint32_t i = recv_slot(h, t->mask);
+	for (; t->slot[i].h != h; i = (i + 1) & t->mask)
+		if (!t->slot[i].h)
+			return 0;
+	*v = t->slot[i];
+	t->nslot--;
 	t->n--;
 	for (uint32_t j = (i + 1) & t->mask; t->slot[j].h; j = (j + 1) & t->mask) {
 		/* an entry may fill the hole if its home slot is not in (i, j] */
-		uint32_t home = mf_recv_slot(t->slot[j].h, t->mask);
+		uint32_t home = recv_slot(t->slot[j].h, t->mask);
 		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
 			t->slot[i] = t->slot[j];
 			i = j;
 		}
 	}
 	t->slot[i].h = 0;
-}
-
-void mf_recv_track_(mf_rec *r, uintptr_t h, int64_t posted)
-{
-	/* a node keyed by its bytes keeps the posted size it was found by */
-	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || !h || h == MF_H(MPI_REQUEST_NULL))
-		return;
-	mf_recvs *t = &mf_tls_recvs;
-	if (2 * (t->n + 1) > t->mask + 1 || !t->slot) {
-		uint32_t cap = t->slot ? 2 * (t->mask + 1) : 64;
-		mf_recv *s = calloc(cap, sizeof(mf_recv));
-		if (!s)
-			return; /* the receive keeps its posted size */
-		mf_recvs nt = {s, cap - 1, 0};
-		for (uint32_t i = 0; t->slot && i <= t->mask; i++)
-			if (t->slot[i].h)
-				recv_put(&nt, t->slot[i].h, t->slot[i].node, t->slot[i].posted);
-		free(t->slot);
-		*t = nt;
-	}
-	recv_put(t, h, r->prev, posted);
-}
-
-void mf_recv_forget_(uintptr_t h)
-{
-	int64_t i = recv_find(&mf_tls_recvs, h);
-	if (i >= 0)
-		recv_del(&mf_tls_recvs, (uint32_t)i);
-}
-
-/* status_bytes is the bytes a completed receive's status says it got, 0
- * if it was cancelled (MPICH leaves the count as it was then), -1 if
- * unknown: read from the fields of the MPIs whose layout is known (as
- * their MPI_Get_count with MPI_BYTE and MPI_Test_cancelled do: the two
- * calls cost as much as the rest of the completion), else by those calls
- * (MPI_BYTE: whatever the receive's datatype, which the program may have
- * freed since). */
-static int64_t status_bytes(const MPI_Status *st)
-{
-#if defined(OPEN_MPI)
-	return st->_cancelled ? 0 : (int64_t)st->_ucount;
-#elif defined(MPICH_NUMVERSION)
-	if (st->count_hi_and_cancelled & 1)
-		return 0;
-	return (int64_t)((uint64_t)(unsigned)st->count_lo | (uint64_t)(unsigned)st->count_hi_and_cancelled >> 1 << 32);
-#else
-	int got = MPI_UNDEFINED, cancelled = 0;
-	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
-		return 0;
-	if (PMPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED)
-		return -1;
-	return got;
-#endif
-}
-
-void mf_recv_done_(mf_rec *r, uintptr_t h, const MPI_Status *st)
-{
-	int64_t i = recv_find(&mf_tls_recvs, h);
-	if (i < 0)
-		return;
-	mf_recv v = mf_tls_recvs.slot[i];
-	recv_del(&mf_tls_recvs, (uint32_t)i);
-	if (st)
-		mf_node_got(r, v.node, v.posted, status_bytes(st));
+	return 1;
 }
 
 void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs, const MPI_Status *st,

@@ -107,66 +107,108 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
  * is all the completion calls look at while none are in flight. A receive
  * completed by another thread keeps its posted size; the calls that make
  * other requests forget theirs (mf_recv_forget), so that a handle reused
- * after such a completion is not taken for the receive. */
+ * after such a completion is not taken for the receive.
+ *
+ * The latest MF_RECV_NEAR receives are kept in near, searched inline (a
+ * halo exchange's few receives, completed soon: a hash table's probes and
+ * calls cost as much as the rest of recording an Irecv and its Wait, and
+ * two ranks in step pay both ranks' costs); the others in an
+ * open-addressing table on the handle (slot, handles.c). */
 typedef struct {
 	uintptr_t h; /* 0: empty slot */
 	int32_t node;
 	int64_t posted;
 } mf_recv;
+#define MF_RECV_NEAR 4
 typedef struct {
+	uint32_t n;     /* receives in flight */
+	uint32_t nslot; /* of them in slot */
+	mf_recv near[MF_RECV_NEAR];
 	mf_recv *slot;
-	uint32_t mask, n;
+	uint32_t mask;
 } mf_recvs;
 extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
-MF_HIDDEN void mf_recv_track_(mf_rec *r, uintptr_t h, int64_t posted);
-MF_HIDDEN void mf_recv_forget_(uintptr_t h);
-MF_HIDDEN void mf_recv_done_(mf_rec *r, uintptr_t h, const MPI_Status *st);
+MF_HIDDEN void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted);
+MF_HIDDEN int mf_recv_take_(uintptr_t h, mf_recv *v);
 
-/* mf_recv_slot is where the table's search for h starts. */
-static inline __attribute__((always_inline)) uint32_t mf_recv_slot(uintptr_t h, uint32_t mask)
+/* mf_recv_take removes h from the receives in flight into *v, if there. */
+static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_recv *v)
 {
-	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-/* mf_recv_maybe says whether h may be in the table: no when the slot its
- * search starts at is empty, which spares the requests that are not
- * receives (a send completed, a new request made) a call. */
-static inline __attribute__((always_inline)) int mf_recv_maybe(uintptr_t h)
-{
-	const mf_recvs *t = &mf_tls_recvs;
-	return t->n && t->slot[mf_recv_slot(h, t->mask)].h;
+	mf_recvs *t = &mf_tls_recvs;
+	if (!h) /* an empty slot's */
+		return 0;
+	for (int k = 0; k < MF_RECV_NEAR; k++)
+		if (t->near[k].h == h) {
+			*v = t->near[k];
+			t->near[k].h = 0;
+			t->n--;
+			return 1;
+		}
+	return t->nslot && mf_recv_take_(h, v);
 }
 
 /* mf_recv_track remembers receive request h of the node just recorded,
- * which posted posted bytes: in the slot its search starts at when that is
- * free and the table has room (inline: a receive costs ~50 ns), else by
- * mf_recv_track_. */
+ * which posted posted bytes (replacing a receive of the same handle that
+ * another thread completed). */
 static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
 {
+	/* a node keyed by its bytes keeps the posted size it was found by */
+	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL)
+		return;
 	mf_recvs *t = &mf_tls_recvs;
-	if (t->slot && 2 * (t->n + 1) <= t->mask + 1 && !r->failed && r->nevents && !(r->keyflags & MF_KEY_BYTES) &&
-	    h != (uintptr_t)MPI_REQUEST_NULL) {
-		mf_recv *s = &t->slot[mf_recv_slot(h, t->mask)];
-		if (!s->h) {
-			*s = (mf_recv){h, r->prev, posted};
+	mf_recv old;
+	if (t->n)
+		mf_recv_take(h, &old);
+	for (int k = 0; k < MF_RECV_NEAR; k++)
+		if (!t->near[k].h) {
+			t->near[k] = (mf_recv){h, r->prev, posted};
 			t->n++;
 			return;
 		}
-	}
-	mf_recv_track_(r, h, posted);
+	mf_recv_put_(h, r->prev, posted);
 }
 
 static inline __attribute__((always_inline)) void mf_recv_forget(uintptr_t h)
 {
-	if (mf_recv_maybe(h))
-		mf_recv_forget_(h);
+	mf_recv v;
+	if (mf_tls_recvs.n)
+		mf_recv_take(h, &v);
 }
 
+/* mf_status_bytes is the bytes a completed receive's status says it got, 0
+ * if it was cancelled (MPICH leaves the count as it was then), -1 if
+ * unknown: read from the fields of the MPIs whose layout is known, as
+ * their MPI_Get_count with MPI_BYTE and MPI_Test_cancelled do (the two
+ * calls cost as much as the rest of a completion), else by those calls
+ * (MPI_BYTE: whatever the receive's datatype, which the program may have
+ * freed since). */
+static inline int64_t mf_status_bytes(const MPI_Status *st)
+{
+#if defined(OPEN_MPI)
+	return st->_cancelled ? 0 : (int64_t)st->_ucount;
+#elif defined(MPICH_NUMVERSION)
+	if (st->count_hi_and_cancelled & 1)
+		return 0;
+	return (int64_t)((uint64_t)(unsigned)st->count_lo | (uint64_t)(unsigned)st->count_hi_and_cancelled >> 1 << 32);
+#else
+	int got = MPI_UNDEFINED, cancelled = 0;
+	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && cancelled)
+		return 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED)
+		return -1;
+	return got;
+#endif
+}
+
+/* mf_recv_done corrects the receive of request h, if it is one in flight,
+ * to what status st says it got (st NULL: the call failed; forgotten). */
 static inline __attribute__((always_inline)) void mf_recv_done(mf_rec *r, uintptr_t h, const MPI_Status *st)
 {
-	if (mf_recv_maybe(h))
-		mf_recv_done_(r, h, st);
+	mf_recv v;
+	if (mf_tls_recvs.n && mf_recv_take(h, &v) && st)
+		mf_node_got(r, v.node, v.posted, mf_status_bytes(st));
 }
+
 /* mf_recvs_done is mf_recv_done for the completed requests of an array
  * (reqs, as saved before the call): all of them (idx NULL, statuses st[i])
  * or those of idx[0..nidx) (statuses st[k]). st may be NULL. */
