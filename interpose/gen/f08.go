@@ -78,24 +78,6 @@ func (s *Spec) fortran08(b *bytes.Buffer) {
 		// ierror is optional: a local stands in for an absent one, so the
 		// conversions below write through ierr as in the mpif.h entries.
 		b.WriteString("\tMPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;\n")
-		for _, a := range as {
-			b.WriteString(a.pre)
-		}
-		sep := ""
-		if len(call) > 0 {
-			sep = ", "
-		}
-		fmt.Fprintf(b, "\tint mf_rc = mf_%s(mf_site%s%s);\n", f.Name, sep, strings.Join(call, ", "))
-		var post strings.Builder
-		for _, a := range as {
-			post.WriteString(a.post)
-		}
-		if post.Len() > 0 {
-			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS) {\n%s\t}\n", indent(post.String()))
-		}
-		for _, a := range as {
-			b.WriteString(a.fin)
-		}
-		b.WriteString("\t*ierr = mf_rc;\n}\n")
+		fortranCall(b, f, as, call)
 	}
 }

@@ -218,29 +218,36 @@ func (s *Spec) fortran(b *bytes.Buffer) {
 		lower := "mpi_" + strings.ToLower(f.Name)
 		fmt.Fprintf(b, "\nMF_EXPORT void %s_(%s)\n{\n", lower, strings.Join(decl, ", "))
 		fmt.Fprintf(b, "\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n")
-		for _, a := range as {
-			b.WriteString(a.pre)
-		}
-		sep := ""
-		if len(call) > 0 {
-			sep = ", "
-		}
-		fmt.Fprintf(b, "\tint mf_rc = mf_%s(mf_site%s%s);\n", f.Name, sep, strings.Join(call, ", "))
-		var post strings.Builder
-		for _, a := range as {
-			post.WriteString(a.post)
-		}
-		if post.Len() > 0 {
-			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS) {\n%s\t}\n", indent(post.String()))
-		}
-		for _, a := range as {
-			b.WriteString(a.fin)
-		}
-		b.WriteString("\t*ierr = mf_rc;\n}\n")
+		fortranCall(b, f, as, call)
 		for _, alias := range []string{lower + "__", lower, strings.ToUpper(lower)} {
 			fmt.Fprintf(b, "MF_EXPORT void %s(%s) __attribute__((alias(\"%s_\")));\n", alias, strings.Join(decl, ", "), lower)
 		}
 	}
+}
+
+// fortranCall writes the end of a Fortran entry point, from the
+// conversions before the recording body's call (arguments call) to the
+// store of its result in *ierr.
+func fortranCall(b *bytes.Buffer, f *Func, as []farg, call []string) {
+	for _, a := range as {
+		b.WriteString(a.pre)
+	}
+	sep := ""
+	if len(call) > 0 {
+		sep = ", "
+	}
+	fmt.Fprintf(b, "\tint mf_rc = mf_%s(mf_site%s%s);\n", f.Name, sep, strings.Join(call, ", "))
+	var post strings.Builder
+	for _, a := range as {
+		post.WriteString(a.post)
+	}
+	if post.Len() > 0 {
+		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS) {\n%s\t}\n", indent(post.String()))
+	}
+	for _, a := range as {
+		b.WriteString(a.fin)
+	}
+	b.WriteString("\t*ierr = mf_rc;\n}\n")
 }
 
 func indent(s string) string {
