@@ -359,22 +359,42 @@ MF_COUNT_HELPERS(_c, MPI_Count)
  * their addresses, looked up once with dlsym (mf_fsent_init): a program
  * that is not Fortran has none of them. */
 typedef struct {
-	volatile int ready;
 	const void *bottom, *in_place, *status_ignore, *statuses_ignore;
 	/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY: Open MPI's
 	 * mpi_fortran_unweighted_, mpi_fortran_weights_empty_; MPICH's
 	 * /MPIFCMB5/ and /MPIFCMB9/. */
 	const void *unweighted, *weights_empty;
-	/* The same for `use mpi_f08`: Open MPI's module uses the above;
+} mf_fsentset;
+typedef struct {
+	volatile int ready;
+	/* f08: the same for `use mpi_f08`: Open MPI's module uses mpif.h's;
 	 * MPICH's has MPIR_F08_MPI_BOTTOM, MPIR_F08_MPI_IN_PLACE,
 	 * MPIR_F08_MPI_STATUS_IGNORE_OBJ, MPIR_F08_MPI_STATUSES_IGNORE_OBJ and
 	 * the module variables MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY of
 	 * mpi_f08_link_constants. */
-	const void *f08_bottom, *f08_in_place, *f08_status_ignore, *f08_statuses_ignore;
-	const void *f08_unweighted, *f08_weights_empty;
+	mf_fsentset f77, f08;
 } mf_fsentinels;
 extern mf_fsentinels mf_fsent MF_HIDDEN;
 MF_HIDDEN void mf_fsent_init(void);
+
+/* mf_fsents is the sentinels of mpif.h (f08 0) or of mpi_f08 (1), looked
+ * up at the first use. */
+static inline const mf_fsentset *mf_fsents(int f08)
+{
+	if (__builtin_expect(!mf_fsent.ready, 0))
+		mf_fsent_init();
+	return f08 ? &mf_fsent.f08 : &mf_fsent.f77;
+}
+
+/* mf_fsent_buf maps the Fortran MPI_IN_PLACE and MPI_BOTTOM of s to C's. */
+static inline void *mf_fsent_buf(const mf_fsentset *s, void *p)
+{
+	if (p && p == s->in_place)
+		return MPI_IN_PLACE;
+	if (p && p == s->bottom)
+		return MPI_BOTTOM;
+	return p;
+}
 
 #ifndef MPI_F_STATUS_SIZE
 #define MF_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
@@ -382,55 +402,32 @@ MF_HIDDEN void mf_fsent_init(void);
 #define MF_F_STATUS_SIZE MPI_F_STATUS_SIZE
 #endif
 
-static inline void *mf_fbuf(void *p)
-{
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	if (p && p == mf_fsent.in_place)
-		return MPI_IN_PLACE;
-	if (p && p == mf_fsent.bottom)
-		return MPI_BOTTOM;
-	return p;
-}
+static inline void *mf_fbuf(void *p) { return mf_fsent_buf(mf_fsents(0), p); }
 
 static inline int mf_fstatus_ignore(const MPI_Fint *st)
 {
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return (st && (const void *)st == mf_fsent.status_ignore) || (MPI_F_STATUS_IGNORE && st == MPI_F_STATUS_IGNORE);
+	return (st && (const void *)st == mf_fsents(0)->status_ignore) || (MPI_F_STATUS_IGNORE && st == MPI_F_STATUS_IGNORE);
 }
 
 static inline int mf_fstatuses_ignore(const MPI_Fint *st)
 {
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return (st && (const void *)st == mf_fsent.statuses_ignore) || (MPI_F_STATUSES_IGNORE && st == MPI_F_STATUSES_IGNORE);
+	return (st && (const void *)st == mf_fsents(0)->statuses_ignore) ||
+	       (MPI_F_STATUSES_IGNORE && st == MPI_F_STATUSES_IGNORE);
 }
 
-/* mf_weights maps the Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY at
- * unw and empty to the C constants. */
-static inline int *mf_weights(MPI_Fint *w, const void *unw, const void *empty)
+/* mf_weights maps the Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of s
+ * to the C constants. */
+static inline int *mf_weights(MPI_Fint *w, const mf_fsentset *s)
 {
-	if (w && (const void *)w == unw)
+	if (w && (const void *)w == s->unweighted)
 		return MPI_UNWEIGHTED;
-	if (w && (const void *)w == empty)
+	if (w && (const void *)w == s->weights_empty)
 		return MPI_WEIGHTS_EMPTY;
 	return (int *)w;
 }
 
-static inline int *mf_fweights(MPI_Fint *w)
-{
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return mf_weights(w, mf_fsent.unweighted, mf_fsent.weights_empty);
-}
-
-static inline int *mf_f08weights(MPI_Fint *w)
-{
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return mf_weights(w, mf_fsent.f08_unweighted, mf_fsent.f08_weights_empty);
-}
+static inline int *mf_fweights(MPI_Fint *w) { return mf_weights(w, mf_fsents(0)); }
+static inline int *mf_f08weights(MPI_Fint *w) { return mf_weights(w, mf_fsents(1)); }
 
 /* ---- Fortran 2008 entry points (`use mpi_f08`) ----
  * TYPE(MPI_Status) has the mpif.h status's layout in both MPIs (Open MPI:
@@ -464,17 +461,7 @@ typedef struct {
 } mf_gfc_desc;
 typedef mf_gfc_desc mf_f08buf;
 
-static inline void *mf_f08_addr(const mf_gfc_desc *d)
-{
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	void *p = d->base_addr;
-	if (p && p == mf_fsent.f08_in_place)
-		return MPI_IN_PLACE;
-	if (p && p == mf_fsent.f08_bottom)
-		return MPI_BOTTOM;
-	return p;
-}
+static inline void *mf_f08_addr(const mf_gfc_desc *d) { return mf_fsent_buf(mf_fsents(1), d->base_addr); }
 
 /* mf_f08_contig says whether the elements d describes are contiguous from
  * its base address (a scalar, a whole array, a contiguous section; an empty
@@ -502,22 +489,18 @@ static inline int mf_f08_contig(const mf_gfc_desc *d)
 #define MF_F08B(stem) stem##_f08_
 #define MF_F08B_STR(stem) #stem "_f08_"
 typedef void mf_f08buf;
-static inline void *mf_f08_addr(void *p) { return mf_fbuf(p); }
+static inline void *mf_f08_addr(void *p) { return mf_fsent_buf(mf_fsents(1), p); }
 static inline int mf_f08_contig(const void *p) { return 1; }
 #endif
 
 static inline int mf_f08status_ignore(const MPI_Fint *st)
 {
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return st && (const void *)st == mf_fsent.f08_status_ignore;
+	return st && (const void *)st == mf_fsents(1)->status_ignore;
 }
 
 static inline int mf_f08statuses_ignore(const MPI_Fint *st)
 {
-	if (__builtin_expect(!mf_fsent.ready, 0))
-		mf_fsent_init();
-	return st && (const void *)st == mf_fsent.f08_statuses_ignore;
+	return st && (const void *)st == mf_fsents(1)->statuses_ignore;
 }
 
 /* mf_f08_next stores in *fn the MPI's own f08 procedure name (the next
