@@ -1,18 +1,22 @@
 /* microbench: time per MPI call for the overhead benchmark (make
- * bench-overhead). Run with 2 ranks. Each test runs in BLOCKS blocks that
- * alternate between the MPI_ functions (which a preloaded library
- * intercepts) and the PMPI_ ones (which it does not), so the difference is
- * what the library adds, measured within the same process and the same few
- * milliseconds: a shared machine's speed changes between runs (2-core
- * virtual machines here run ping-pong 3x faster now and then) but hardly
- * between neighboring blocks.
+ * bench-overhead). Run with 2 ranks: microbench ITERS MINWRAP.so. Each test
+ * runs in BLOCKS blocks that cycle, in a changing order, through three
+ * ways to call the same functions: the MPI_ ones (which a preloaded
+ * library intercepts), the PMPI_ ones (which it does not) and the MPI_
+ * ones of the minimal wrapper MINWRAP.so, opened with dlopen(RTLD_LOCAL)
+ * so that it intercepts nothing else. The differences to PMPI_ are what
+ * each library adds, measured side by side within the same process and
+ * the same few milliseconds: a shared machine's speed changes between
+ * runs (2-core virtual machines here run ping-pong 3x faster now and
+ * then) but hardly between neighboring blocks.
  *
  * Rank 0 prints, one a line:
  *   tests NAME...             the tests, first, so that a missing row shows
  *   sym MPI_X OBJ PMPI_OBJ    for each function the tests call, the object
  *                             the MPI_ and the PMPI_ name resolve to, so the
  *                             caller can check what intercepted them
- *   row NAME MPI_NS PMPI_NS   per test, ns per call, the medians over its
+ *   row NAME MPI_NS PMPI_NS MINWRAP_NS
+ *                             per test, ns per call, the medians over its
  *                             blocks
  * and it ends the job (MPI_Abort) when a pending request completes during
  * its test. */
@@ -24,7 +28,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define BLOCKS 40 /* even: as many blocks of each kind */
+#define BLOCKS 60 /* a multiple of 3: as many blocks of each kind */
 
 static double now(void)
 {
@@ -71,9 +75,15 @@ static int ranks[NSITES], order[2 * NSITES], norder;
 	SITE(P, 0) SITE(P, 1) SITE(P, 2) SITE(P, 3) SITE(P, 4) SITE(P, 5) SITE(P, 6) SITE(P, 7) \
 	SITE(P, 8) SITE(P, 9) SITE(P, 10) SITE(P, 11) SITE(P, 12) SITE(P, 13) SITE(P, 14) SITE(P, 15)
 
+/* The minimal wrapper's functions (dlsym of MINWRAP.so), called as
+ * mw_MPI_X. */
+#define MW(f) static __typeof__(PMPI_##f) *mw_MPI_##f;
+MW(Comm_rank) MW(Test) MW(Testany) MW(Send) MW(Recv) MW(Isend) MW(Irecv) MW(Waitall) MW(Allreduce)
+
 /* TESTS(P, V) defines the tests <name>_V, each running m iterations
- * through the P##MPI_ functions (P empty or P) and returning the number of
- * calls per iteration, or -1 when a pending request completed. */
+ * through the P##MPI_ functions (P empty, P or mw_) and returning the
+ * number of calls per iteration, or -1 when a pending request
+ * completed. */
 #define TESTS(P, V)                                                                                  \
 	static int comm_rank_##V(int m)                                                             \
 	{                                                                                           \
@@ -139,6 +149,7 @@ static int ranks[NSITES], order[2 * NSITES], norder;
 	}
 TESTS(, mpi)
 TESTS(P, pmpi)
+TESTS(mw_, mw)
 
 /* The functions the tests call through MPI_ (the setups too). */
 static const char *const called[] = {
@@ -181,7 +192,7 @@ static void pending_complete(void)
 
 struct test {
 	const char *name;
-	int (*wrapped)(int), (*pmpi)(int);
+	int (*wrapped)(int), (*pmpi)(int), (*mw)(int);
 	int div; /* iterations per block: n / BLOCKS / div */
 	void (*setup)(void), (*teardown)(void);
 };
@@ -196,6 +207,25 @@ static void object(const char *name, char *out)
 		snprintf(out, PATH_MAX, "none");
 }
 
+/* load_minwrap opens the minimal wrapper at path and finds its
+ * functions, or says why it cannot. */
+static int load_minwrap(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "microbench: %s\n", dlerror());
+		return -1;
+	}
+#define MWLOAD(f)                                                                       \
+	if (!(*(void **)&mw_MPI_##f = dlsym(h, "MPI_" #f))) {                            \
+		fprintf(stderr, "microbench: %s has no MPI_%s\n", path, #f);              \
+		return -1;                                                              \
+	}
+	MWLOAD(Comm_rank) MWLOAD(Test) MWLOAD(Testany) MWLOAD(Send) MWLOAD(Recv) MWLOAD(Isend) MWLOAD(Irecv)
+	MWLOAD(Waitall) MWLOAD(Allreduce)
+	return 0;
+}
+
 static void completed(const char *test)
 {
 	fprintf(stderr, "microbench: rank %d: %s: a pending request completed during the test\n", rank, test);
@@ -204,7 +234,13 @@ static void completed(const char *test)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 100000, size;
+	if (argc != 3) {
+		fprintf(stderr, "usage: microbench ITERS MINWRAP.so\n");
+		return 2;
+	}
+	int n = atoi(argv[1]), size;
+	if (load_minwrap(argv[2]))
+		return 1;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -216,14 +252,14 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	struct test tests[] = {
-		{"comm_rank", comm_rank_mpi, comm_rank_pmpi, 1, NULL, NULL},
-		{"comm_rank_16sites", sites_mpi, sites_pmpi, NSITES, sites_in_order, NULL},
-		{"comm_rank_16sites_zigzag", sites_mpi, sites_pmpi, 2 * NSITES, sites_zigzag, NULL},
-		{"test_pending", test_pending_mpi, test_pending_pmpi, 1, pending_post, pending_complete},
-		{"testany_pending", testany_pending_mpi, testany_pending_pmpi, 1, pending_post, pending_complete},
-		{"pingpong", pingpong_mpi, pingpong_pmpi, 10, NULL, NULL},
-		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, 10, NULL, NULL},
-		{"allreduce", allreduce_mpi, allreduce_pmpi, 10, NULL, NULL},
+		{"comm_rank", comm_rank_mpi, comm_rank_pmpi, comm_rank_mw, 1, NULL, NULL},
+		{"comm_rank_16sites", sites_mpi, sites_pmpi, sites_mw, NSITES, sites_in_order, NULL},
+		{"comm_rank_16sites_zigzag", sites_mpi, sites_pmpi, sites_mw, 2 * NSITES, sites_zigzag, NULL},
+		{"test_pending", test_pending_mpi, test_pending_pmpi, test_pending_mw, 1, pending_post, pending_complete},
+		{"testany_pending", testany_pending_mpi, testany_pending_pmpi, testany_pending_mw, 1, pending_post, pending_complete},
+		{"pingpong", pingpong_mpi, pingpong_pmpi, pingpong_mw, 10, NULL, NULL},
+		{"isend_irecv_waitall", isend_irecv_waitall_mpi, isend_irecv_waitall_pmpi, isend_irecv_waitall_mw, 10, NULL, NULL},
+		{"allreduce", allreduce_mpi, allreduce_pmpi, allreduce_mw, 10, NULL, NULL},
 	};
 	const size_t ntests = sizeof tests / sizeof tests[0];
 	if (rank == 0) {
@@ -246,37 +282,40 @@ int main(int argc, char **argv)
 		int m = n / BLOCKS / tt->div;
 		if (m < 1)
 			m = 1;
-		double w[BLOCKS / 2], p[BLOCKS / 2];
+		double t_[3][BLOCKS / 3];
+		int (*run[3])(int) = {tt->wrapped, tt->pmpi, tt->mw};
 		if (tt->setup)
 			tt->setup();
-		/* warm up both paths for 50 ms at least (the ranks agree when to
+		/* warm up all paths for 50 ms at least (the ranks agree when to
 		 * stop), as a long run would: a profiler may adapt (mpiflow
 		 * times fast repeats only in part after 16 ms of the thread
 		 * running without a break) */
 		double t0 = now();
 		for (int done = 0; !done;) {
-			if (tt->wrapped(m) < 0 || tt->pmpi(m) < 0)
-				completed(tt->name);
+			for (int k = 0; k < 3; k++)
+				if (run[k](m) < 0)
+					completed(tt->name);
 			int mine = now() - t0 >= 0.05;
 			PMPI_Allreduce(&mine, &done, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 		}
+		/* each round of three blocks in one of the six orders, so that
+		 * no way always follows the same one */
+		static const int order3[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
 		for (int b = 0; b < BLOCKS; b++) {
-			int wrapped = b % 2 == 0;
+			int kind = order3[b / 3 % 6][b % 3];
 			PMPI_Barrier(MPI_COMM_WORLD);
 			double t = now();
-			int calls = wrapped ? tt->wrapped(m) : tt->pmpi(m);
+			int calls = run[kind](m);
 			double ns = (now() - t) * 1e9 / ((double)m * calls);
 			if (calls < 0)
 				completed(tt->name);
-			if (wrapped)
-				w[b / 2] = ns;
-			else
-				p[b / 2] = ns;
+			t_[kind][b / 3] = ns;
 		}
 		if (tt->teardown)
 			tt->teardown();
 		if (rank == 0) {
-			printf("row %s %.1f %.1f\n", tt->name, median(w, BLOCKS / 2), median(p, BLOCKS / 2));
+			printf("row %s %.1f %.1f %.1f\n", tt->name, median(t_[0], BLOCKS / 3), median(t_[1], BLOCKS / 3),
+			       median(t_[2], BLOCKS / 3));
 			fflush(stdout);
 		}
 	}

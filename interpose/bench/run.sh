@@ -1,16 +1,19 @@
 #!/bin/sh
 # run.sh LIBDIR ITERS MPI...: the overhead benchmark, one table per MPI
 # (openmpi: mpirun; mpich: mpiexec.mpich). For each MPI it runs
-# LIBDIR/bench/microbench-MPI with 2 ranks without a library, with the
-# minimal wrapper (LIBDIR/bench/libminwrap-MPI.so: two clock_gettime stamps
-# per call) and with libmpiflow (LIBDIR/libmpiflow-MPI.so), alternating,
-# ROUNDS times (default 15). Each run measures, in alternating blocks, the
-# MPI_ functions (intercepted) and the PMPI_ ones (not), so "added" is what
-# the library costs per call, taken within one process; the table shows the
-# medians over the rounds: the PMPI_ time, the ns added by each
-# configuration (about 0 without a library) and the ratio mpiflow /
-# minimal. Target: at most 1.5. MPIFLOW_PAPI is passed on (to measure with
-# counters requested).
+# LIBDIR/bench/microbench-MPI with 2 ranks, alternately without a library
+# and with libmpiflow (LIBDIR/libmpiflow-MPI.so) preloaded, ROUNDS times
+# (default 15). Each run times, in blocks that alternate within one
+# process, the MPI_ functions (intercepted by a preloaded library), the
+# PMPI_ ones (not) and those of the minimal wrapper
+# (LIBDIR/bench/libminwrap-MPI.so, two clock_gettime stamps per call,
+# opened by microbench itself), so what each library adds per call is
+# measured side by side. The table shows the medians over the rounds: the
+# PMPI_ time, the ns added without a library (about 0: the method's zero),
+# by the minimal wrapper and by libmpiflow (the runs with it), and the
+# ratio mpiflow / minimal (the median of each run's ratio). Target: at
+# most 1.5. MPIFLOW_PAPI is passed on (to measure with counters
+# requested).
 #
 # It fails (exit 1, naming the MPI, configuration and round) when a run
 # exits non-zero or takes more than RUN_TIMEOUT seconds (default 300), when
@@ -37,7 +40,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # run MPI CONFIG PRELOAD ROUND runs the microbenchmark once and appends
-# "CONFIG TEST MPI_NS PMPI_NS" per test to $OUT/results.MPI.
+# "CONFIG TEST MPI_NS PMPI_NS MINWRAP_NS" per test to $OUT/results.MPI.
 run() {
 	mpi=$1 cfg=$2 preload=$3 what="$1 $2 (round $4)"
 	case $mpi in
@@ -52,7 +55,7 @@ run() {
 	esac
 	rm -rf "$OUT/prof" && mkdir "$OUT/prof"
 	rc=0
-	timeout "$RUN_TIMEOUT" "$@" "$LIB/bench/microbench-$mpi" "$ITERS" >"$OUT/out" 2>"$OUT/err" || rc=$?
+	timeout "$RUN_TIMEOUT" "$@" "$LIB/bench/microbench-$mpi" "$ITERS" "$LIB/bench/libminwrap-$mpi.so" >"$OUT/out" 2>"$OUT/err" || rc=$?
 	if [ $rc -ne 0 ]; then
 		[ $rc -ne 124 ] || echo "bench-overhead: $what: timed out after $RUN_TIMEOUT s" >&2
 		echo "bench-overhead: $what: $1 exited with status $rc; the end of its output:" >&2
@@ -71,7 +74,7 @@ run() {
 		want = lib == "" ? $4 : lib
 		if ($3 != want) fail($2 " resolves to " $3 ", not " want ": not intercepted")
 	}
-	$1 == "row" { got[$2] = 1; print cfg, $2, $3, $4 >>rows }
+	$1 == "row" { got[$2] = 1; print cfg, $2, $3, $4, $5 >>rows }
 	END {
 		if (!nsym) fail("no sym lines in the output")
 		n = split(tests, t, " ")
@@ -88,7 +91,7 @@ run() {
 
 # table MPI prints the medians per test, in the order of the tests line.
 table() {
-	echo "$1: ns per call, medians of $ROUNDS rounds, $ITERS calls a test"
+	echo "$1: ns per call, medians of $ROUNDS rounds, $ITERS calls a test (a third of them through each way)"
 	awk -v tests="$(cat "$OUT/tests.$1")" '
 	function median(key, n, i, j, v) { # of x[key, 1..n]
 		for (i = 1; i <= n; i++) {
@@ -99,18 +102,25 @@ table() {
 		}
 		return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 	}
-	{ x[$1 " " $2, ++cnt[$1 " " $2]] = $3 - $4; x["pmpi " $2, ++cnt["pmpi " $2]] = $4 }
+	function add(key, v) { x[key, ++cnt[key]] = v }
+	{
+		add($1 " " $2, $3 - $4)
+		add("pmpi " $2, $4)
+		if ($1 == "mpiflow") {
+			add("minimal " $2, $5 - $4)
+			# a run whose minimal wrapper added nothing measurable has no ratio
+			if ($5 - $4 > 0) add("ratio " $2, ($3 - $4) / ($5 - $4))
+		}
+	}
 	END {
 		printf "%-26s %10s %10s %10s %10s %7s\n", "test (ns/call)", "PMPI", "+none", "+minimal", "+mpiflow", "ratio"
 		n = split(tests, t, " ")
 		for (k = 2; k <= n; k++) {
-			m = median("minimal " t[k], cnt["minimal " t[k]])
-			f = median("mpiflow " t[k], cnt["mpiflow " t[k]])
-			# No comparison inside printf: mawk reads ">" there as a redirection.
 			ratio = "-"
-			if (m > 0) ratio = sprintf("%.2f", f / m)
+			if (cnt["ratio " t[k]]) ratio = sprintf("%.2f", median("ratio " t[k], cnt["ratio " t[k]]))
 			printf "%-26s %10.1f %10.1f %10.1f %10.1f %7s\n", t[k], median("pmpi " t[k], cnt["pmpi " t[k]]),
-				median("none " t[k], cnt["none " t[k]]), m, f, ratio
+				median("none " t[k], cnt["none " t[k]]), median("minimal " t[k], cnt["minimal " t[k]]),
+				median("mpiflow " t[k], cnt["mpiflow " t[k]]), ratio
 		}
 	}' "$OUT/results.$1"
 }
@@ -119,11 +129,10 @@ for mpi in "$@"; do
 	for f in "bench/microbench-$mpi" "bench/libminwrap-$mpi.so" "libmpiflow-$mpi.so"; do
 		[ -f "$LIB/$f" ] || die "$mpi: $LIB/$f is missing (make bench-overhead builds it)"
 	done
-	echo "bench-overhead: $mpi, $ROUNDS rounds of none, minimal, mpiflow" >&2
+	echo "bench-overhead: $mpi, $ROUNDS rounds without a library and with mpiflow (and the minimal wrapper in each)" >&2
 	i=1
 	while [ $i -le "$ROUNDS" ]; do
 		run "$mpi" none "" $i
-		run "$mpi" minimal "$LIB/bench/libminwrap-$mpi.so" $i
 		run "$mpi" mpiflow "$LIB/libmpiflow-$mpi.so" $i
 		i=$((i + 1))
 	done
