@@ -638,3 +638,75 @@ func genPollsWith(rng *rand.Rand, rounds int, gap, dur func(*rand.Rand) int64) [
 	add(5, 0x4000, 10, 10)
 	return evs
 }
+
+// TestRecorderUntimedRepeatsDeferred: untimed repeats leave their node's
+// and edge's counts and byte total to the next timed event (mf_settle),
+// and update the node at once only for what their run's cache does not
+// cover (a byte count outside the node's range, a larger communicator, a
+// partner). A partial file written while some wait, and the graph at the
+// end, count every event as recording each in full does: counts, bytes,
+// partners, communicator sizes and sequence numbers.
+func TestRecorderUntimedRepeatsDeferred(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	evs := genPollsWith(rng, 60, func(r *rand.Rand) int64 { return 100 + r.Int64N(40) },
+		func(r *rand.Rand) int64 { return 30 + r.Int64N(50) })
+	for i := range evs {
+		if evs[i].Call != 4 {
+			continue
+		}
+		evs[i].Bytes = 8
+		switch k := rng.IntN(100); {
+		case k < 3:
+			evs[i].Bytes = rng.Int64N(8) // below the range so far
+		case k < 6:
+			evs[i].Bytes = 8 + rng.Int64N(1000) // above it
+		case k < 8:
+			evs[i].Partner = rng.IntN(4)
+		case k < 9:
+			evs[i].CommSize = 4 + rng.IntN(8)
+		}
+	}
+	tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+	r, err := newRecorderBudget("call,site", tb, 0)
+	require.NoError(t, err)
+	defer r.free()
+	r.fastRepeats(true)
+	dir := t.TempDir()
+	partials := 0
+	for i, e := range evs {
+		r.add(e)
+		if r.pending() < 5 || partials >= 5 || i%13 != 0 {
+			continue
+		}
+		partials++
+		path, err := r.writePartial(baseInfo(0, 1, 0), dir)
+		require.NoError(t, err)
+		_, rk := readPartial(t, path)
+		want := builderGraphBudget(evs[:i+1], r.keyFlags(), tb, 0)
+		assertSameCounts(t, &want, &rk.Graph, fmt.Sprintf("partial after event %d, %d waiting", i, r.pending()))
+	}
+	assert.Equal(t, 5, partials, "partial files written while untimed repeats wait")
+	r.settle()
+	got := r.graph(testNames)
+	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+	assertSameCounts(t, &want, &got, "at the end")
+}
+
+// assertSameCounts checks that got counts what want does: per node the
+// count, bytes, partners and communicator size, per edge the count and
+// sequence numbers.
+func assertSameCounts(t *testing.T, want, got *flowgraph.Graph, what string) {
+	t.Helper()
+	require.Equal(t, want.NumEvents, got.NumEvents, what)
+	require.Equal(t, len(want.Nodes), len(got.Nodes), what)
+	for i := range want.Nodes {
+		w, g := want.Nodes[i], got.Nodes[i]
+		assert.Equal(t, []any{w.Key, w.Count, w.Bytes, w.Partners, w.OtherPartners, w.CommSize},
+			[]any{g.Key, g.Count, g.Bytes, g.Partners, g.OtherPartners, g.CommSize}, "%s: node %d", what, i)
+	}
+	require.Equal(t, len(want.Edges), len(got.Edges), what)
+	for i := range want.Edges {
+		w, g := want.Edges[i], got.Edges[i]
+		assert.Equal(t, []any{w.Src, w.Dst, w.Count, w.Seq}, []any{g.Src, g.Dst, g.Count, g.Seq}, "%s: edge %d", what, i)
+	}
+}

@@ -215,7 +215,9 @@ mf_rec *mf_thread_rec(void)
 {
 	if (!G.threads || !G.active)
 		return NULL;
-	mf_thr *t = calloc(1, sizeof *t);
+	mf_thr *t = aligned_alloc(_Alignof(mf_thr), sizeof *t); /* the recorder's hot cache line */
+	if (t)
+		memset(t, 0, sizeof *t);
 	if (!t || mf_rec_init(&t->rec, G.keyflags, G.timing_bytes, G.max_intervals)) {
 		free(t);
 		return NULL;

@@ -375,16 +375,10 @@ int mf_recv_take_(uintptr_t h, mf_recv *v)
 void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs, const MPI_Status *st,
 		   const int *idx, int nidx)
 {
-	if (idx) { /* Waitsome, Testsome (st[k] for idx[k]), Waitany, Testany */
-		nidx = nidx < n ? nidx : n;
-		for (int k = 0; k < nidx; k++)
-			if (idx[k] >= 0 && idx[k] < n && reqs[idx[k]] == MPI_REQUEST_NULL)
-				mf_recv_done(r, saved[idx[k]], st ? &st[k] : NULL);
-		return;
-	}
-	for (int i = 0; i < n; i++) /* Waitall, Testall: st[i] for reqs[i] */
-		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != MF_H(MPI_REQUEST_NULL))
-			mf_recv_done(r, saved[i], st ? &st[i] : NULL);
+	nidx = nidx < n ? nidx : n;
+	for (int k = 0; k < nidx; k++)
+		if (idx[k] >= 0 && idx[k] < n && reqs[idx[k]] == MPI_REQUEST_NULL)
+			mf_recv_done(r, saved[idx[k]], st ? &st[k] : NULL);
 }
 
 int mf_outdeg(mf_ginfo *g, MPI_Comm c)

@@ -109,21 +109,22 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
  * other requests forget theirs (mf_recv_forget), so that a handle reused
  * after such a completion is not taken for the receive.
  *
- * The latest MF_RECV_NEAR receives are kept in near, searched inline (a
- * halo exchange's few receives, completed soon: a hash table's probes and
- * calls cost as much as the rest of recording an Irecv and its Wait, and
- * two ranks in step pay both ranks' costs); the others in an
+ * Most are in near, a direct-mapped table searched inline at the slot
+ * the handle hashes to (a halo exchange's few receives, completed soon: a
+ * search of a few slots or a hash table's probes and calls cost as much as
+ * the rest of recording an Irecv and its Wait, and two ranks in step pay
+ * both ranks' costs); a receive whose slot is taken goes to an
  * open-addressing table on the handle (slot, handles.c). */
 typedef struct {
 	uintptr_t h; /* 0: empty slot */
 	int32_t node;
 	int64_t posted;
 } mf_recv;
-#define MF_RECV_NEAR 4
+#define MF_RECV_NEAR_BITS 4
 typedef struct {
 	uint32_t n;     /* receives in flight */
 	uint32_t nslot; /* of them in slot */
-	mf_recv near[MF_RECV_NEAR];
+	mf_recv near[1 << MF_RECV_NEAR_BITS];
 	mf_recv *slot;
 	uint32_t mask;
 } mf_recvs;
@@ -131,20 +132,24 @@ extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")))
 MF_HIDDEN void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted);
 MF_HIDDEN int mf_recv_take_(uintptr_t h, mf_recv *v);
 
+/* mf_recv_near is the slot of near that h maps to. */
+static inline mf_recv *mf_recv_near(mf_recvs *t, uintptr_t h)
+{
+	return &t->near[((uint64_t)h * 0x9e3779b97f4a7c15ull) >> (64 - MF_RECV_NEAR_BITS)];
+}
+
 /* mf_recv_take removes h from the receives in flight into *v, if there. */
 static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_recv *v)
 {
 	mf_recvs *t = &mf_tls_recvs;
-	if (!h) /* an empty slot's */
-		return 0;
-	for (int k = 0; k < MF_RECV_NEAR; k++)
-		if (t->near[k].h == h) {
-			*v = t->near[k];
-			t->near[k].h = 0;
-			t->n--;
-			return 1;
-		}
-	return t->nslot && mf_recv_take_(h, v);
+	mf_recv *s = mf_recv_near(t, h);
+	if (s->h == h && h) {
+		*v = *s;
+		s->h = 0;
+		t->n--;
+		return 1;
+	}
+	return t->nslot && h && mf_recv_take_(h, v);
 }
 
 /* mf_recv_track remembers receive request h of the node just recorded,
@@ -153,18 +158,17 @@ static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_re
 static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
 {
 	/* a node keyed by its bytes keeps the posted size it was found by */
-	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL)
+	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
 	mf_recvs *t = &mf_tls_recvs;
-	mf_recv old;
-	if (t->n)
-		mf_recv_take(h, &old);
-	for (int k = 0; k < MF_RECV_NEAR; k++)
-		if (!t->near[k].h) {
-			t->near[k] = (mf_recv){h, r->prev, posted};
-			t->n++;
-			return;
-		}
+	mf_recv *s = mf_recv_near(t, h), old;
+	if (s->h != h && t->nslot)
+		mf_recv_take_(h, &old);
+	if (!s->h || s->h == h) {
+		t->n += !s->h;
+		*s = (mf_recv){h, r->prev, posted};
+		return;
+	}
 	mf_recv_put_(h, r->prev, posted);
 }
 
@@ -209,9 +213,22 @@ static inline __attribute__((always_inline)) void mf_recv_done(mf_rec *r, uintpt
 		mf_node_got(r, v.node, v.posted, mf_status_bytes(st));
 }
 
-/* mf_recvs_done is mf_recv_done for the completed requests of an array
- * (reqs, as saved before the call): all of them (idx NULL, statuses st[i])
- * or those of idx[0..nidx) (statuses st[k]). st may be NULL. */
+/* mf_recvs_all is mf_recv_done for the completed requests of an array
+ * (reqs, as saved before the call), whose statuses are st[i] (st may be
+ * NULL): Waitall, Testall. Inline, and done once no receive is left in
+ * flight: an Irecv, Isend and Waitall of 2 cost twice as much with a call
+ * that looked at every request. */
+static inline __attribute__((always_inline)) void mf_recvs_all(mf_rec *r, int n, const uintptr_t *saved,
+								const MPI_Request *reqs, const MPI_Status *st)
+{
+	for (int i = 0; i < n && mf_tls_recvs.n; i++)
+		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != (uintptr_t)MPI_REQUEST_NULL)
+			mf_recv_done(r, saved[i], st ? &st[i] : NULL);
+}
+
+/* mf_recvs_done is mf_recv_done for the completed requests idx[0..nidx)
+ * of an array (reqs, as saved before the call), whose statuses are st[k]
+ * (st may be NULL): Waitany, Testany, Waitsome, Testsome. */
 MF_HIDDEN void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs,
 			     const MPI_Status *st, const int *idx, int nidx);
 MF_HIDDEN MPI_Status *mf_statuses_big(int n);

@@ -277,11 +277,14 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 		mp_key(o, "comm");
 		mp_int(o, n->kcomm);
 		mp_key(o, "n");
-		mp_int(o, n->count);
+		mp_int(o, mf_rec_node_count(r, i));
 		mp_key(o, "time");
 		mp_stat(o, &n->time);
 		mp_key(o, "bytes");
-		mp_stat(o, &n->bytes);
+		mf_stat b = n->bytes;
+		if (i == r->prev)
+			b.total += r->pend_bytes; /* untimed repeats' (mf_record_rep) */
+		mp_stat(o, &b);
 		mp_key(o, "partners");
 		int32_t np = n->partners ? n->npartners : 0;
 		if (np == 0) {

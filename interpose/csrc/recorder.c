@@ -538,12 +538,20 @@ void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n)
 	r->bk_edge = -1;
 }
 
+/* edge_pending is how many untimed repeats along e wait for mf_settle
+ * (they go along prev's self-loop). */
+static int64_t edge_pending(const mf_rec *r, const mf_edge *e)
+{
+	return r->pending > 0 && r->prev >= 0 && e == &r->edges[r->nodes[r->prev].succ_edge] ? r->pending : 0;
+}
+
 mf_seqv mf_rec_seq(const mf_rec *r, const mf_edge *e)
 {
 	if (r->bk_edge >= 0 && &r->edges[r->bk_edge] == e)
 		return (mf_seqv){.a = e->terms, .na = r->bk_from, .b = r->bk + r->bk_from, .nb = r->bk_n - r->bk_from,
 				 .ostart = r->bk_ostart, .ostride = r->bk_ostride, .ocount = r->bk_ocount};
-	return (mf_seqv){.a = e->terms, .na = e->nterms, .ostart = e->ostart, .ostride = e->ostride, .ocount = e->ocount};
+	return (mf_seqv){.a = e->terms, .na = e->nterms, .ostart = e->ostart, .ostride = e->ostride,
+			 .ocount = e->ocount + edge_pending(r, e)};
 }
 
 /* mf_seqv_term is the k-th term of v (k < na + nb). */
@@ -622,6 +630,21 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank)
 	n->other_partners++;
 }
 
+void mf_rep_node(mf_rec *r, mf_node *n, int64_t bytes, int32_t partner, int32_t commsize)
+{
+	if (bytes != 0 || n->bytes.min != 0) {
+		if (bytes < n->bytes.min)
+			n->bytes.min = bytes;
+		if (bytes > n->bytes.max)
+			n->bytes.max = bytes;
+	}
+	if (commsize > n->commsize)
+		n->commsize = commsize;
+	if (partner >= 0)
+		mf_node_partner(r, n, partner);
+	mf_rep_cache(r, n, bytes);
+}
+
 /* stat_addn adds k > 0 values v to s, which holds some already. */
 static void stat_addn(mf_stat *s, int64_t v, int64_t k)
 {
@@ -648,10 +671,15 @@ static void stat_addn(mf_stat *s, int64_t v, int64_t k)
 void mf_settle(mf_rec *r, int64_t enter)
 {
 	int64_t j = r->pending;
-	r->pending = 0;
 	mf_node *n = &r->nodes[r->prev];
 	int32_t ei = n->succ_edge;
 	mf_edge *e = &r->edges[ei];
+	/* the counts the untimed repeats left to this (mf_record_rep) */
+	n->count += j;
+	n->bytes.total += r->pend_bytes;
+	e->count += j;
+	e->ocount += j;
+	r->pending = r->pend_bytes = 0;
 	double md, mg;
 	if (r->tight_ok) {
 		md = (double)n->tdur;
@@ -1538,10 +1566,11 @@ static int64_t seq_len(const mf_rec *r, const mf_edge *e)
 
 int64_t mf_rec_edge_count(const mf_rec *r, const mf_edge *e)
 {
+	int64_t c = e->count + edge_pending(r, e);
 	if (!r->failed)
-		return e->count;
+		return c;
 	int64_t s = seq_len(r, e);
-	return s < e->count ? s : e->count;
+	return s < c ? s : c;
 }
 
 /* A recorder that failed stopped inside one event: a new node or edge may

@@ -70,6 +70,10 @@ typedef struct {
 	 * touches nothing else of it) */
 	int64_t count;
 	mf_stat time, bytes;
+	/* nonblocking receives recorded with their posted size and corrected
+	 * at completion (mf_node_got): how many, and the largest received
+	 * (next to bytes, which the correction updates too) */
+	int64_t gotn, gotmax;
 	/* timing: raw sum in the open interval (0 unless tstamp ==
 	 * mf_rec.tm_gen) */
 	int64_t tsum, tstamp;
@@ -101,9 +105,6 @@ typedef struct {
 	 * unusual excess in it, and the part of that in the calls */
 	int64_t tspan, tlall, tlcall;
 	int64_t tquiet; /* all timed before this index (after an unusual time) */
-	/* nonblocking receives recorded with their posted size and corrected
-	 * at completion (mf_node_got): how many, and the largest received */
-	int64_t gotn, gotmax;
 } mf_node;
 
 typedef struct {
@@ -151,7 +152,7 @@ typedef struct {
 
 typedef struct mf_rec {
 	/* Hot: what a repeat reads and writes (mf_repeat, mf_record_rep)
-	 * comes first, in two cache lines.
+	 * comes first, the untimed ones' in the first cache line.
 	 *
 	 * Repeats: once the events repeat node prev along its self-loop
 	 * (MF_REP_TIMED times), the wrappers record the next ones through
@@ -159,16 +160,27 @@ typedef struct mf_rec {
 	 * sampling (MPIFLOW_SAMPLE > 1) only some of them are timed: the event
 	 * sample_at, the one after it, and those that start a timing
 	 * interval; the time the others took is split over them at the next
-	 * timed event (mf_settle). */
+	 * timed event (mf_settle). The untimed ones touch only the first
+	 * cache line: their node's and edge's counts and byte total wait in
+	 * pending and pend_bytes until mf_settle (each cache line more cost a
+	 * polling loop 1-2 ns a call with 2 ranks in step, whose MPI calls
+	 * evict it), and only a byte count other than rep_bytes, a larger
+	 * communicator than rep_csize or a partner update the node at once
+	 * (mf_rep_node). */
 	int32_t rep_call;     /* prev's call while its repeats take mf_record_rep, else -1 */
-	int32_t rep_lean;     /* neither sampled nor traced: mf_repeat gives 1 or 2 */
+	int32_t rep_csize;    /* prev's largest communicator size */
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t nevents;
-	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
 	/* fast repeats (mf_tight_set): while prev's repeats come faster than
 	 * MF_TIGHT_NS, only those whose index has no bit of tight_mask set
 	 * are timed; the others are settled (mf_settle). 0: all timed. */
 	int64_t tight_mask;
+	int64_t pending;      /* untimed repeats since the last timed event */
+	int64_t pend_bytes;   /* their bytes */
+	int64_t rep_bytes;    /* a byte count within prev's range */
+	int32_t rep_lean;     /* neither sampled nor traced: mf_repeat gives 1 or 2 */
+	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
+	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
@@ -178,7 +190,6 @@ typedef struct mf_rec {
 	 * leaves it off (INT64_MAX, NULL). */
 	int64_t ckpt_next;
 	void (*ckpt)(struct mf_rec *r);
-	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
 	int32_t prev;
 	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
@@ -187,7 +198,6 @@ typedef struct mf_rec {
 	uint32_t *tm_open[2];
 	int64_t tm_nopen[2];
 	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
-	int64_t pending;      /* untimed repeats since the last timed event */
 	int64_t sample_mask;  /* sample - 1; 0: every event timed */
 	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
 	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
@@ -272,7 +282,7 @@ typedef struct mf_rec {
 	uint8_t *tbuf;
 	size_t tlen, tcap;
 	int64_t tprev_exit;
-} mf_rec;
+} __attribute__((aligned(64))) mf_rec;
 
 /* mf_rec_init sets up an empty recorder whose timing takes at most
  * timing_bytes (0: MF_TIMING_BYTES; clamped to MF_TIMING_MIN..MAX) in at
@@ -559,6 +569,14 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 	mf_tight_set(r, n);
 }
 
+/* mf_rep_cache keeps in r what an untimed repeat of node n compares its
+ * bytes (b, a value in the node's range) and communicator size with. */
+static inline void mf_rep_cache(mf_rec *r, const mf_node *n, int64_t b)
+{
+	r->rep_bytes = b;
+	r->rep_csize = n->commsize;
+}
+
 /* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
 static inline void mf_record_(mf_rec *r, const mf_event *ev)
 {
@@ -653,6 +671,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 			/* valid until the next mf_record_, the only place
 			 * that grows the tables */
 			r->rep_edge = e;
+			mf_rep_cache(r, n, ev->bytes);
 			r->rep_lean = !r->sample_mask && r->trace_fd < 0;
 			mf_tight_set(r, n);
 			r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
@@ -697,6 +716,11 @@ static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
 }
 
+/* mf_rep_node adds to node n the statistics of an untimed repeat with
+ * bytes, partner and commsize other than its run's cache has (its count
+ * and byte total wait for mf_settle). */
+void mf_rep_node(mf_rec *r, mf_node *n, int64_t bytes, int32_t partner, int32_t commsize);
+
 /* mf_record_rep adds an event that mf_repeat found to repeat node prev
  * along its self-loop (how = mf_repeat's answer), from enter to exit,
  * with bytes, partner (-1: none) and commsize. An untimed one counts, and
@@ -710,24 +734,32 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	const int64_t idx = r->nevents;
-	mf_node *n = r->prev_node;
-	mf_edge *e = r->rep_edge;
-	/* mf_node_record; a node that has seen only 0 bytes (the calls
-	 * without bytes) keeps its byte statistics at another 0 */
-	if (bytes != 0 || n->bytes.min != 0)
-		mf_stat_add(&n->bytes, bytes, 1);
-	n->count++;
-	if (commsize > n->commsize)
-		n->commsize = commsize;
-	if (partner >= 0)
-		mf_node_partner(r, n, partner);
-	e->count++;
-	e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 	r->nevents = idx + 1;
-	if (how == 1 || how == 4) {
+	if (how == 2 || how == 3) { /* untimed: r's first cache line */
+		r->pending++;
+		r->pend_bytes += bytes;
+		if (__builtin_expect(bytes != r->rep_bytes || commsize > r->rep_csize || partner >= 0, 0))
+			mf_rep_node(r, r->prev_node, bytes, partner, commsize);
+		if (how == 3)
+			mf_trace_event(r, r->prev, enter, exit);
+	} else {
 		const int64_t untimed = r->pending, span = exit - r->last_exit;
 		if (untimed)
 			mf_settle(r, enter);
+		mf_node *n = r->prev_node;
+		mf_edge *e = r->rep_edge;
+		/* mf_node_record; a node that has seen only 0 bytes (the
+		 * calls without bytes) keeps its byte statistics at another 0 */
+		if (bytes != 0 || n->bytes.min != 0)
+			mf_stat_add(&n->bytes, bytes, 1);
+		n->count++;
+		if (commsize > n->commsize)
+			n->commsize = commsize;
+		if (partner >= 0)
+			mf_node_partner(r, n, partner);
+		mf_rep_cache(r, n, bytes);
+		e->count++;
+		e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 		const int64_t dur = exit - enter, gap = enter - r->last_exit;
 		mf_rep_time(r, n, e, idx, dur, gap);
 		r->last_exit = exit;
@@ -736,10 +768,6 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 		else if (r->tight_ok)
 			mf_tight_sample(r, n, dur, span, untimed);
 		if (how == 4 && r->trace_fd >= 0)
-			mf_trace_event(r, r->prev, enter, exit);
-	} else {
-		r->pending++;
-		if (how == 3)
 			mf_trace_event(r, r->prev, enter, exit);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -752,6 +780,13 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, const mf_event *ev, int how)
 {
 	mf_record_rep(r, how, ev->enter, ev->exit, ev->bytes, ev->partner, ev->commsize);
+}
+
+/* mf_rec_node_count is node ni's count with the untimed repeats that
+ * wait for mf_settle. */
+static inline int64_t mf_rec_node_count(const mf_rec *r, int32_t ni)
+{
+	return r->nodes[ni].count + (ni == r->prev ? r->pending : 0);
 }
 
 /* mf_node_got corrects node ni, whose event was recorded with posted
@@ -770,8 +805,10 @@ static inline void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t go
 	if (got < n->bytes.min)
 		n->bytes.min = got;
 	n->gotmax = n->gotn++ == 0 || got > n->gotmax ? got : n->gotmax;
-	if (n->gotn == n->count)
+	if (n->gotn == mf_rec_node_count(r, ni))
 		n->bytes.max = n->gotmax;
+	if (ni == r->prev) /* not a node of a run of repeats (another call completes it), but the cache would follow */
+		mf_rep_cache(r, n, n->bytes.min);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->busy = 0;
 }

@@ -1501,7 +1501,7 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n)
-			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, NULL, 0);
+			mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
 		if (mf_nreq)
 			mf_reqs_done(count, mf_saved, array_of_requests);
 		MF_SAVE_FREE(mf_saved, mf_sbuf);
@@ -1676,7 +1676,7 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n)
-			mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL, NULL, 0);
+			mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
 		if (mf_nreq)
 			mf_reqs_done(count, mf_saved, array_of_requests);
 		MF_SAVE_FREE(mf_saved, mf_sbuf);
