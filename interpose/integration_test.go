@@ -138,6 +138,9 @@ func buildAll() buildResult {
 		for _, src := range appSources() {
 			ext := filepath.Ext(src)
 			name := strings.TrimSuffix(filepath.Base(src), ext)
+			if mpichOnly[name] && m.name != "mpich" {
+				continue
+			}
 			cc, flags := m.cc, []string{"-g", "-O1", "-o", filepath.Join(adir, name), src, "-lm"}
 			switch ext {
 			case ".c":
@@ -161,6 +164,10 @@ func buildAll() buildResult {
 	}
 	return buildResult{dir: dir}
 }
+
+// mpichOnly are the test programs that only MPICH's MPI-4.0 headers and
+// modules compile.
+var mpichOnly = map[string]bool{"f08mpi4": true, "fmpi4": true}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -1663,6 +1670,20 @@ func TestMPIIO(t *testing.T) {
 	})
 }
 
+// needMPICH returns the build directory and MPICH, or skips the test
+// with why when MPICH is not installed.
+func needMPICH(t *testing.T, why string) (string, mpiImpl) {
+	t.Helper()
+	dir := needMPI(t)
+	for _, a := range available() {
+		if a.name == "mpich" {
+			return dir, a
+		}
+	}
+	t.Skip(why)
+	return "", mpiImpl{}
+}
+
 // TestMPI4Calls runs testdata/mpi4.c (MPI-4.0: Isendrecv, a persistent
 // Allreduce, Send_c/Recv_c, Alltoallv_c with MPI_Count counts, partitioned
 // Psend_init/Precv_init with Pready, Pready_range, Pready_list, Parrived)
@@ -1670,16 +1691,7 @@ func TestMPIIO(t *testing.T) {
 // count, bytes and partner, and the program's output and exit code are
 // unchanged. Open MPI 4.1 (MPI-3.1) has no such functions.
 func TestMPI4Calls(t *testing.T) {
-	dir := needMPI(t)
-	var m mpiImpl
-	for _, a := range available() {
-		if a.name == "mpich" {
-			m = a
-		}
-	}
-	if m.name == "" {
-		t.Skip("needs MPICH 4 (MPI-4.0 mpi.h)")
-	}
+	dir, m := needMPICH(t, "needs MPICH 4 (MPI-4.0 mpi.h)")
 	lib := filepath.Join(dir, "lib", "libmpiflow-mpich.so")
 	app := filepath.Join(dir, m.name, "mpi4")
 	out := t.TempDir()
@@ -1767,6 +1779,90 @@ func TestMPI4Calls(t *testing.T) {
 			assert.Equal(t, []int{pair}, partners(pr))
 		}
 	}})
+}
+
+// TestFortranMPI4Calls runs testdata/f08mpi4.f90 (MPI-4.0 procedures
+// through use mpi_f08: Isendrecv, a persistent Barrier_init, a large-count
+// Send and Recv, partitioned Psend_init/Precv_init with Pready,
+// Pready_range, Pready_list and Parrived) and fmpi4.f90 (Isendrecv and
+// Barrier_init through use mpi) under MPICH: every call is recorded once,
+// at its call site in the program, with its count, bytes and partner
+// (MPICH's own f08 procedures of Barrier_init, Pready and Parrived call
+// PMPI_: none of them was recorded; its others were recorded with a call
+// site inside libmpichfort), and the program's output and exit code are
+// unchanged.
+func TestFortranMPI4Calls(t *testing.T) {
+	dir, m := needMPICH(t, "needs MPICH 4 (MPI-4.0 mpi_f08 module)")
+	lib := filepath.Join(dir, "lib", "libmpiflow-mpich.so")
+	run := func(t *testing.T, name string, check func(t *testing.T, r *flowgraph.Rank)) {
+		app := filepath.Join(dir, m.name, name)
+		if _, err := os.Stat(app); err != nil {
+			t.Skipf("%s was not built (no Fortran compiler?)", name)
+		}
+		out := t.TempDir()
+		plain := mpirun(t, m, out, nil, nil, app)
+		require.Equal(t, 0, plain.code, "%s fails without the library: %s", name, plain.stderr)
+		assert.Equal(t, name+": 4 ranks, 0 errors\n", plain.stdout)
+		rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+		assert.Equal(t, plain.code, rec.code, "exit code unchanged: %s", rec.stderr)
+		checkJob(t, m, jobFile(t, out), appCase{app: name, src: name + ".f90", funcs: []string{"MAIN__", name}, check: check})
+	}
+	t.Run("fmpi4", func(t *testing.T) {
+		run(t, "fmpi4", func(t *testing.T, r *flowgraph.Rank) {
+			calls := map[string]int64{}
+			for _, n := range r.Graph.Nodes {
+				calls[n.Key.Call] += n.Count
+			}
+			assert.Equal(t, map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 4,
+				"MPI_Barrier_init": 1, "MPI_Start": 1, "MPI_Request_free": 1, "MPI_Allreduce": 1, "MPI_Finalize": 1}, calls, "rank %d", r.Rank)
+			isr := nodeWith(t, &r.Graph, "MPI_Isendrecv", 2*4*8)
+			assert.Equal(t, []int{(r.Rank + 1) % 4}, partners(isr), "rank %d", r.Rank)
+		})
+	})
+	t.Run("f08mpi4", func(t *testing.T) {
+		run(t, "f08mpi4", func(t *testing.T, r *flowgraph.Rank) {
+			rank, g := r.Rank, &r.Graph
+			right, pair := (rank+1)%4, rank^1
+			calls := map[string]int64{}
+			for _, n := range g.Nodes {
+				calls[n.Key.Call] += n.Count
+			}
+			want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 6,
+				"MPI_Barrier_init": 1, "MPI_Start": 3, "MPI_Request_free": 2, "MPI_Allreduce": 1, "MPI_Finalize": 1}
+			type p2p struct {
+				call  string
+				bytes int64
+			}
+			var pt []p2p
+			if rank%2 == 0 {
+				for _, c := range []string{"MPI_Send_c", "MPI_Psend_init", "MPI_Pready", "MPI_Pready_range", "MPI_Pready_list"} {
+					want[c] = 1
+				}
+				pt = []p2p{{"MPI_Send_c", 3 * 8}, {"MPI_Psend_init", 4 * 2 * 8}}
+			} else {
+				want["MPI_Recv_c"], want["MPI_Precv_init"] = 1, 1
+				// Parrived polls until the last partition is there.
+				assert.GreaterOrEqual(t, calls["MPI_Parrived"], int64(1), "rank %d", rank)
+				delete(calls, "MPI_Parrived")
+				pt = []p2p{{"MPI_Recv_c", 3 * 8}, {"MPI_Precv_init", 4 * 2 * 8}}
+			}
+			assert.Equal(t, want, calls, "rank %d", rank)
+			for _, c := range pt {
+				n := nodeWith(t, g, c.call, c.bytes)
+				assert.Equal(t, []int{pair}, partners(n), "rank %d %s", rank, c.call)
+			}
+			isr := nodeWith(t, g, "MPI_Isendrecv", 2*4*8)
+			assert.Equal(t, []int{right}, partners(isr), "rank %d", rank)
+			assert.EqualValues(t, 3*2*4*8, isr.Bytes.Total)
+			for _, c := range []string{"MPI_Barrier_init", "MPI_Pready", "MPI_Pready_range", "MPI_Pready_list", "MPI_Parrived"} {
+				for _, n := range nodesOf(g, c) {
+					assert.Zero(t, n.Bytes.Total, "rank %d %s", rank, c)
+					assert.Empty(t, n.Partners, "rank %d %s", rank, c)
+				}
+			}
+		})
+	})
 }
 
 // TestReceivedSizes runs testdata/irecv.c (4 ranks in a ring post

@@ -459,6 +459,9 @@ static inline int *mf_f08weights(MPI_Fint *w) { return mf_weights(w, mf_fsents(1
 #if defined(MPICH_NUMVERSION)
 #define MF_F08B(stem) stem##_f08ts_
 #define MF_F08B_STR(stem) #stem "_f08ts_"
+/* MF_F08L names the large-count form (MPI-4.0) of one with a buffer. */
+#define MF_F08L(stem) stem##_f08ts_large_
+#define MF_F08L_STR(stem) #stem "_f08ts_large_"
 
 typedef struct {
 	ptrdiff_t stride; /* in units of span */

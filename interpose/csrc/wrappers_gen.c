@@ -14182,6 +14182,402 @@ MF_EXPORT void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fi
 MF_EXPORT void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 MF_EXPORT void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 
+#if MPI_VERSION >= 4
+
+MF_EXPORT void mpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_isendrecv__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_")));
+MF_EXPORT void mpi_isendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_")));
+MF_EXPORT void MPI_ISENDRECV(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_")));
+
+MF_EXPORT void mpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv_replace(mf_site, mf_fbuf(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_isendrecv_replace__(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_replace_")));
+MF_EXPORT void mpi_isendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_replace_")));
+MF_EXPORT void MPI_ISENDRECV_REPLACE(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_isendrecv_replace_")));
+
+MF_EXPORT void mpi_psend_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Psend_init(mf_site, mf_fbuf(buf), (int)*partitions, *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_psend_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_psend_init_")));
+MF_EXPORT void mpi_psend_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_psend_init_")));
+MF_EXPORT void MPI_PSEND_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_psend_init_")));
+
+MF_EXPORT void mpi_precv_init_(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Precv_init(mf_site, mf_fbuf(buf), (int)*partitions, *count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_precv_init__(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_precv_init_")));
+MF_EXPORT void mpi_precv_init(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_precv_init_")));
+MF_EXPORT void MPI_PRECV_INIT(void *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_precv_init_")));
+
+MF_EXPORT void mpi_pready_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Pready(mf_site, (int)*partition, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_pready__(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_")));
+MF_EXPORT void mpi_pready(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_")));
+MF_EXPORT void MPI_PREADY(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_")));
+
+MF_EXPORT void mpi_pready_range_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Pready_range(mf_site, (int)*partition_low, (int)*partition_high, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_pready_range__(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_range_")));
+MF_EXPORT void mpi_pready_range(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_range_")));
+MF_EXPORT void MPI_PREADY_RANGE(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_range_")));
+
+MF_EXPORT void mpi_pready_list_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Pready_list(mf_site, (int)*length, (int *)array_of_partitions, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_pready_list__(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_list_")));
+MF_EXPORT void mpi_pready_list(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_list_")));
+MF_EXPORT void MPI_PREADY_LIST(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_pready_list_")));
+
+MF_EXPORT void mpi_parrived_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	int mf_rc = mf_Parrived(mf_site, PMPI_Request_f2c(*request), (int)*partition, (int *)flag);
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_parrived__(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_parrived_")));
+MF_EXPORT void mpi_parrived(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_parrived_")));
+MF_EXPORT void MPI_PARRIVED(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr) __attribute__((alias("mpi_parrived_")));
+
+MF_EXPORT void mpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allgather_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allgather_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_init_")));
+MF_EXPORT void mpi_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_init_")));
+MF_EXPORT void MPI_ALLGATHER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgather_init_")));
+
+MF_EXPORT void mpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allgatherv_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allgatherv_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_init_")));
+MF_EXPORT void mpi_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_init_")));
+MF_EXPORT void MPI_ALLGATHERV_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allgatherv_init_")));
+
+MF_EXPORT void mpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allreduce_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_allreduce_init__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_init_")));
+MF_EXPORT void mpi_allreduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_init_")));
+MF_EXPORT void MPI_ALLREDUCE_INIT(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_allreduce_init_")));
+
+MF_EXPORT void mpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Alltoall_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_alltoall_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_init_")));
+MF_EXPORT void mpi_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_init_")));
+MF_EXPORT void MPI_ALLTOALL_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoall_init_")));
+
+MF_EXPORT void mpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Alltoallv_init(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_alltoallv_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_init_")));
+MF_EXPORT void mpi_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_init_")));
+MF_EXPORT void MPI_ALLTOALLV_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_alltoallv_init_")));
+
+MF_EXPORT void mpi_barrier_init_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Barrier_init(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_barrier_init__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_init_")));
+MF_EXPORT void mpi_barrier_init(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_init_")));
+MF_EXPORT void MPI_BARRIER_INIT(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_barrier_init_")));
+
+MF_EXPORT void mpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bcast_init(mf_site, mf_fbuf(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_bcast_init__(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_init_")));
+MF_EXPORT void mpi_bcast_init(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_init_")));
+MF_EXPORT void MPI_BCAST_INIT(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_bcast_init_")));
+
+MF_EXPORT void mpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Exscan_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_exscan_init__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_init_")));
+MF_EXPORT void mpi_exscan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_init_")));
+MF_EXPORT void MPI_EXSCAN_INIT(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_exscan_init_")));
+
+MF_EXPORT void mpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Gather_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_gather_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gather_init_")));
+MF_EXPORT void mpi_gather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gather_init_")));
+MF_EXPORT void MPI_GATHER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gather_init_")));
+
+MF_EXPORT void mpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Gatherv_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_gatherv_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_init_")));
+MF_EXPORT void mpi_gatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_init_")));
+MF_EXPORT void MPI_GATHERV_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_gatherv_init_")));
+
+MF_EXPORT void mpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_allgather_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_allgather_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_init_")));
+MF_EXPORT void mpi_neighbor_allgather_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_init_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLGATHER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgather_init_")));
+
+MF_EXPORT void mpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_allgatherv_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_allgatherv_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_init_")));
+MF_EXPORT void mpi_neighbor_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_init_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLGATHERV_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_allgatherv_init_")));
+
+MF_EXPORT void mpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_alltoall_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_alltoall_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_init_")));
+MF_EXPORT void mpi_neighbor_alltoall_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_init_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLTOALL_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoall_init_")));
+
+MF_EXPORT void mpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_alltoallv_init(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_neighbor_alltoallv_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_init_")));
+MF_EXPORT void mpi_neighbor_alltoallv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_init_")));
+MF_EXPORT void MPI_NEIGHBOR_ALLTOALLV_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_neighbor_alltoallv_init_")));
+
+MF_EXPORT void mpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_init__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_init_")));
+MF_EXPORT void mpi_reduce_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_init_")));
+MF_EXPORT void MPI_REDUCE_INIT(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_init_")));
+
+MF_EXPORT void mpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_scatter_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_scatter_init__(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_init_")));
+MF_EXPORT void mpi_reduce_scatter_init(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_init_")));
+MF_EXPORT void MPI_REDUCE_SCATTER_INIT(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_init_")));
+
+MF_EXPORT void mpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_scatter_block_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_reduce_scatter_block_init__(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_init_")));
+MF_EXPORT void mpi_reduce_scatter_block_init(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_init_")));
+MF_EXPORT void MPI_REDUCE_SCATTER_BLOCK_INIT(void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_reduce_scatter_block_init_")));
+
+MF_EXPORT void mpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scan_init(mf_site, mf_fbuf(sendbuf), mf_fbuf(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scan_init__(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scan_init_")));
+MF_EXPORT void mpi_scan_init(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scan_init_")));
+MF_EXPORT void MPI_SCAN_INIT(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scan_init_")));
+
+MF_EXPORT void mpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scatter_init(mf_site, mf_fbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scatter_init__(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_init_")));
+MF_EXPORT void mpi_scatter_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_init_")));
+MF_EXPORT void MPI_SCATTER_INIT(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatter_init_")));
+
+MF_EXPORT void mpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scatterv_init(mf_site, mf_fbuf(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_fbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_scatterv_init__(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_init_")));
+MF_EXPORT void mpi_scatterv_init(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_init_")));
+MF_EXPORT void MPI_SCATTERV_INIT(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_scatterv_init_")));
+
+MF_EXPORT void mpi_comm_idup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Comm mf_c_newcomm;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Comm_idup_with_info(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_newcomm, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_comm_idup_with_info__(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_with_info_")));
+MF_EXPORT void mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_with_info_")));
+MF_EXPORT void MPI_COMM_IDUP_WITH_INFO(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr) __attribute__((alias("mpi_comm_idup_with_info_")));
+
+#endif /* MPI 4.0 */
+
 /* ---- Fortran 2008 entry points (`use mpi_f08`) ---- */
 
 MF_EXPORT void mpi_finalize_f08_(MPI_Fint *mf_ierror)
@@ -16946,3 +17342,1850 @@ MF_EXPORT void mpi_intercomm_merge_f08_(MPI_Fint *intercomm, MPI_Fint *high, MPI
 	}
 	*ierr = mf_rc;
 }
+
+#if MPI_VERSION >= 4
+
+MF_EXPORT void MF_F08B(mpi_isendrecv)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_isendrecv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_isendrecv_replace)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_isendrecv_replace), mf_ierror))
+			mf_real(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv_replace(mf_site, mf_f08_addr(buf), (int)*count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_psend_init)(mf_f08buf *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_psend_init), mf_ierror))
+			mf_real(buf, partitions, count, datatype, dest, tag, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Psend_init(mf_site, mf_f08_addr(buf), (int)*partitions, *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_precv_init)(mf_f08buf *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Fint *partitions, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_precv_init), mf_ierror))
+			mf_real(buf, partitions, count, datatype, source, tag, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Precv_init(mf_site, mf_f08_addr(buf), (int)*partitions, *count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_pready_f08_(MPI_Fint *partition, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Pready(mf_site, (int)*partition, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_pready_range_f08_(MPI_Fint *partition_low, MPI_Fint *partition_high, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Pready_range(mf_site, (int)*partition_low, (int)*partition_high, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_pready_list_f08_(MPI_Fint *length, MPI_Fint *array_of_partitions, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Pready_list(mf_site, (int)*length, (int *)array_of_partitions, PMPI_Request_f2c(*request));
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_parrived_f08_(MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Parrived(mf_site, PMPI_Request_f2c(*request), (int)*partition, (int *)flag);
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allgather_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allgather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allgather_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allgatherv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allgatherv_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allgatherv_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_allreduce_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_allreduce_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allreduce_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_alltoall_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_alltoall_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Alltoall_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_alltoallv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_alltoallv_init), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Alltoallv_init(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_barrier_init_f08_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Barrier_init(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_bcast_init)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_bcast_init), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bcast_init(mf_site, mf_f08_addr(buffer), (int)*count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_exscan_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_exscan_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Exscan_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_gather_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_gather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Gather_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_gatherv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_gatherv_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Gatherv_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_allgather_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_allgather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_allgather_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_allgatherv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_allgatherv_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_allgatherv_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_alltoall_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_alltoall_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_alltoall_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_neighbor_alltoallv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_neighbor_alltoallv_init), mf_ierror))
+			mf_real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_alltoallv_init(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)sdispls, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int *)recvcounts, (int *)rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_scatter_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_scatter_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_scatter_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_reduce_scatter_block_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_reduce_scatter_block_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_scatter_block_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scan_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scan_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scan_init(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scatter_init)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scatter_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scatter_init(mf_site, mf_f08_addr(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void MF_F08B(mpi_scatterv_init)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08B_STR(mpi_scatterv_init), mf_ierror))
+			mf_real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scatterv_init(mf_site, mf_f08_addr(sendbuf), (int *)sendcounts, (int *)displs, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_bsend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_bsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Bsend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_bsend_init)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_bsend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bsend_init_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_buffer_attach)(mf_f08buf *buffer, MPI_Count *size, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Count *size, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_buffer_attach), mf_ierror))
+			mf_real(buffer, size, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Buffer_attach_c(mf_site, mf_f08_addr(buffer), *size);
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ibsend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ibsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibsend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_imrecv)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_imrecv), mf_ierror))
+			mf_real(buf, count, datatype, message, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Request mf_c_request = PMPI_Request_f2c(*request);
+	int mf_rc = mf_Imrecv_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), &mf_c_message, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_irecv)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_irecv), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irecv_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_irsend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_irsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Irsend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_isend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_isend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_issend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_issend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Issend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_mrecv)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_mrecv), mf_ierror))
+			mf_real(buf, count, datatype, message, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Message mf_c_message = PMPI_Message_f2c(*message);
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Mrecv_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), &mf_c_message, mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		*message = PMPI_Message_c2f(mf_c_message);
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_recv_init)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_recv_init), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Recv_init_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_recv)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_recv), mf_ierror))
+			mf_real(buf, count, datatype, source, tag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Recv_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*source, (int)*tag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_rsend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_rsend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Rsend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_rsend_init)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_rsend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rsend_init_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_send_init)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_send_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Send_init_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_send)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_send), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Send_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_sendrecv)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_sendrecv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_sendrecv_replace)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_sendrecv_replace), mf_ierror))
+			mf_real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Status mf_c_status_s, *mf_c_status = mf_f08status_ignore(status) ? MPI_STATUS_IGNORE : &mf_c_status_s;
+	int mf_rc = mf_Sendrecv_replace_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), mf_c_status);
+	if (mf_rc == MPI_SUCCESS) {
+		if (mf_c_status != MPI_STATUS_IGNORE)
+			PMPI_Status_c2f(mf_c_status, status);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ssend_init)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ssend_init), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ssend_init_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ssend)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ssend), mf_ierror))
+			mf_real(buf, count, datatype, dest, tag, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Ssend_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*tag, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_isendrecv)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_isendrecv), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), (int)*dest, (int)*sendtag, mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_isendrecv_replace)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_isendrecv_replace), mf_ierror))
+			mf_real(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Isendrecv_replace_c(mf_site, mf_f08_addr(buf), *count, PMPI_Type_f2c(*datatype), (int)*dest, (int)*sendtag, (int)*source, (int)*recvtag, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_allgather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Allgather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_allgather_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_allgather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allgather_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_iallgather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_iallgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallgather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_allreduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_allreduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Allreduce_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_allreduce_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_allreduce_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Allreduce_init_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_iallreduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_iallreduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iallreduce_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_alltoall)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Alltoall_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_alltoall_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_alltoall_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Alltoall_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ialltoall)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ialltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ialltoall_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_bcast)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_bcast), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Bcast_c(mf_site, mf_f08_addr(buffer), *count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_bcast_init)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_bcast_init), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Bcast_init_c(mf_site, mf_f08_addr(buffer), *count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ibcast)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(buffer), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ibcast), mf_ierror))
+			mf_real(buffer, count, datatype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ibcast_c(mf_site, mf_f08_addr(buffer), *count, PMPI_Type_f2c(*datatype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_exscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_exscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Exscan_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_exscan_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_exscan_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Exscan_init_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_iexscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_iexscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iexscan_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_gather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_gather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Gather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_gather_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_gather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Gather_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_igather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_igather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Igather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_neighbor_allgather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_neighbor_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_allgather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ineighbor_allgather)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ineighbor_allgather), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_allgather_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_neighbor_allgather_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_neighbor_allgather_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_allgather_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_neighbor_alltoall)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_neighbor_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Neighbor_alltoall_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ineighbor_alltoall)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ineighbor_alltoall), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ineighbor_alltoall_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_neighbor_alltoall_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_neighbor_alltoall_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Neighbor_alltoall_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_reduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_reduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ireduce)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ireduce), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_reduce_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_reduce_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_init_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_reduce_local)(mf_f08buf *inbuf, mf_f08buf *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(inbuf) || !mf_f08_contig(inoutbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *inbuf, mf_f08buf *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_reduce_local), mf_ierror))
+			mf_real(inbuf, inoutbuf, count, datatype, op, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_local_c(mf_site, mf_f08_addr(inbuf), mf_f08_addr(inoutbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_reduce_scatter_block)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_reduce_scatter_block), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Reduce_scatter_block_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_ireduce_scatter_block)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_ireduce_scatter_block), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Ireduce_scatter_block_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_reduce_scatter_block_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_reduce_scatter_block_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Reduce_scatter_block_init_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_scan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_scan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Scan_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_iscan)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_iscan), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscan_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_scan_init)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, mf_f08buf *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_scan_init), mf_ierror))
+			mf_real(sendbuf, recvbuf, count, datatype, op, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scan_init_c(mf_site, mf_f08_addr(sendbuf), mf_f08_addr(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_scatter)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_scatter), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Scatter_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_iscatter)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_iscatter), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Iscatter_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_scatter_init)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(sendbuf) || !mf_f08_contig(recvbuf), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, mf_f08buf *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_scatter_init), mf_ierror))
+			mf_real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Scatter_init_c(mf_site, mf_f08_addr(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), mf_f08_addr(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_accumulate)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Accumulate_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_get)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_get), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Get_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_get_accumulate)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_get_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Get_accumulate_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), mf_f08_addr(result_addr), *result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_put)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_put), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	int mf_rc = mf_Put_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_raccumulate)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_raccumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Raccumulate_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_rget)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_rget), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_rget_accumulate)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr) || !mf_f08_contig(result_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, mf_f08buf *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_rget_accumulate), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rget_accumulate_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), mf_f08_addr(result_addr), *result_count, PMPI_Type_f2c(*result_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_rput)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(origin_addr), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_rput), mf_ierror))
+			mf_real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Rput_c(mf_site, mf_f08_addr(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), (int)*target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+#ifdef MF_F08L
+MF_EXPORT void MF_F08L(mpi_win_create)(mf_f08buf *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	if (__builtin_expect(!mf_f08_contig(base), 0)) {
+		/* A section only the MPI can describe: its own procedure. */
+		static void (*mf_real)(mf_f08buf *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *mf_ierror);
+		if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_win_create), mf_ierror))
+			mf_real(base, size, disp_unit, info, comm, win, mf_ierror);
+		return;
+	}
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Win mf_c_win;
+	int mf_rc = mf_Win_create_c(mf_site, mf_f08_addr(base), *size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &mf_c_win);
+	if (mf_rc == MPI_SUCCESS) {
+		*win = PMPI_Win_c2f(mf_c_win);
+	}
+	*ierr = mf_rc;
+}
+#endif
+
+MF_EXPORT void mpi_comm_idup_with_info_f08_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Comm mf_c_newcomm;
+	MPI_Request mf_c_request;
+	int mf_rc = mf_Comm_idup_with_info(mf_site, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &mf_c_newcomm, &mf_c_request);
+	if (mf_rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(mf_c_newcomm);
+		*request = PMPI_Request_c2f(mf_c_request);
+	}
+	*ierr = mf_rc;
+}
+
+#endif /* MPI 4.0 */

@@ -31,25 +31,44 @@ import (
 
 // f08Name is the C expression of the f08 entry point's name of f:
 // MF_F08B(stem) for procedures with a choice buffer (mf_mpi.h picks the
-// MPI's suffix), stem_f08_ for the others.
-func f08Name(f *Func, as []farg) (name string, buffers []string) {
-	stem := "mpi_" + strings.ToLower(f.Name)
+// MPI's suffix), MF_F08L(stem) for their large-count forms (f.Name ends
+// in _c; MPICH: stem_f08ts_large_), stem_f08_ for the others. macro is
+// the macro used ("" for none).
+func f08Name(f *Func, as []farg) (name, macro, stem string, buffers []string) {
+	base, large := strings.CutSuffix(f.Name, "_c")
+	stem = "mpi_" + strings.ToLower(base)
 	for _, a := range as {
 		if a.buf {
 			buffers = append(buffers, strings.TrimPrefix(a.decl, f08.buf+" *"))
 		}
 	}
-	if len(buffers) > 0 {
-		return "MF_F08B(" + stem + ")", buffers
+	switch {
+	case large && len(buffers) > 0 && !strings.HasPrefix(f.Name, "File_"):
+		macro = "MF_F08L"
+	case large:
+		// No such procedure that the generator knows (MPICH 4.0's
+		// module has no large-count MPI-IO).
+		return "", "", "", nil
+	case len(buffers) > 0:
+		macro = "MF_F08B"
+	default:
+		return stem + "_f08_", "", stem, nil
 	}
-	return stem + "_f08_", nil
+	return macro + "(" + stem + ")", macro, stem, buffers
 }
 
 func (s *Spec) fortran08(b *bytes.Buffer) {
 	b.WriteString("\n/* ---- Fortran 2008 entry points (`use mpi_f08`) ---- */\n")
 	fs, args := s.fortranFuncs(f08)
+	var g versionGuard
+	defer g.end(b)
 	for k, f := range fs {
 		as := args[k]
+		name, macro, stem, bufs := f08Name(f, as)
+		if name == "" {
+			continue
+		}
+		g.set(b, f.Since)
 		var decl, call, pass []string
 		for _, a := range as {
 			if a.decl != "" {
@@ -60,7 +79,9 @@ func (s *Spec) fortran08(b *bytes.Buffer) {
 		}
 		decl = append(decl, "MPI_Fint *mf_ierror")
 		pass = append(pass, "mf_ierror")
-		name, bufs := f08Name(f, as)
+		if macro == "MF_F08L" { // only where the MPI has them
+			fmt.Fprintf(b, "\n#ifdef MF_F08L")
+		}
 		fmt.Fprintf(b, "\nMF_EXPORT void %s(%s)\n{\n", name, strings.Join(decl, ", "))
 		fmt.Fprintf(b, "\tuint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n")
 		if len(bufs) > 0 {
@@ -68,16 +89,18 @@ func (s *Spec) fortran08(b *bytes.Buffer) {
 			for _, n := range bufs {
 				conds = append(conds, "!mf_f08_contig("+n+")")
 			}
-			stem := strings.TrimSuffix(strings.TrimPrefix(name, "MF_F08B("), ")")
 			fmt.Fprintf(b, "\tif (__builtin_expect(%s, 0)) {\n", strings.Join(conds, " || "))
 			fmt.Fprintf(b, "\t\t/* A section only the MPI can describe: its own procedure. */\n")
 			fmt.Fprintf(b, "\t\tstatic void (*mf_real)(%s);\n", strings.Join(decl, ", "))
-			fmt.Fprintf(b, "\t\tif (!mf_f08_next((void **)&mf_real, MF_F08B_STR(%s), mf_ierror))\n", stem)
+			fmt.Fprintf(b, "\t\tif (!mf_f08_next((void **)&mf_real, %s_STR(%s), mf_ierror))\n", macro, stem)
 			fmt.Fprintf(b, "\t\t\tmf_real(%s);\n\t\treturn;\n\t}\n", strings.Join(pass, ", "))
 		}
 		// ierror is optional: a local stands in for an absent one, so the
 		// conversions below write through ierr as in the mpif.h entries.
 		b.WriteString("\tMPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;\n")
 		fortranCall(b, f, as, call)
+		if macro == "MF_F08L" {
+			b.WriteString("#endif\n")
+		}
 	}
 }

@@ -154,11 +154,8 @@ func (s *Spec) fortranFuncs(fl flavor) ([]*Func, [][]farg) {
 	var args [][]farg
 	for i := range s.Funcs {
 		f := &s.Funcs[i]
-		if f.Since != "" {
-			// Newer than MPI-3.1 (compiled only against a newer mpi.h):
-			// MPICH's Fortran binding calls the C MPI_ function, which is
-			// recorded; no entry point of its own.
-			continue
+		if f.Since != "" && fl == f77 && strings.HasSuffix(f.Name, "_c") {
+			continue // large counts exist only in mpi_f08
 		}
 		var as []farg
 		ok := true
@@ -205,7 +202,10 @@ func (s *Spec) FortranNames() []string {
 func (s *Spec) fortran(b *bytes.Buffer) {
 	b.WriteString("\n/* ---- Fortran entry points (mpif.h and `use mpi`) ---- */\n")
 	fs, args := s.fortranFuncs(f77)
+	var g versionGuard
+	defer g.end(b)
 	for k, f := range fs {
+		g.set(b, f.Since)
 		as := args[k]
 		var decl, call []string
 		for _, a := range as {
@@ -223,6 +223,32 @@ func (s *Spec) fortran(b *bytes.Buffer) {
 			fmt.Fprintf(b, "MF_EXPORT void %s(%s) __attribute__((alias(\"%s_\")));\n", alias, strings.Join(decl, ", "), lower)
 		}
 	}
+}
+
+// versionGuard writes the #if around the entry points of functions newer
+// than MPI-3.1 (compiled only against an mpi.h that declares them: MPICH
+// 4's, whose Fortran bindings would otherwise call the C MPI_ function
+// from inside libmpichfort, or in mpi_f08 call PMPI_ and go unrecorded).
+type versionGuard struct{ since string }
+
+// set opens the guard of since (closing the one open) if it changes.
+func (g *versionGuard) set(b *bytes.Buffer, since string) {
+	if since == g.since {
+		return
+	}
+	g.end(b)
+	if since != "" {
+		fmt.Fprintf(b, "\n#if %s\n", versionCond(since))
+	}
+	g.since = since
+}
+
+// end closes the open guard.
+func (g *versionGuard) end(b *bytes.Buffer) {
+	if g.since != "" {
+		fmt.Fprintf(b, "\n#endif /* MPI %s */\n", g.since)
+	}
+	g.since = ""
 }
 
 // fortranCall writes the end of a Fortran entry point, from the

@@ -25,8 +25,8 @@ type Func struct {
 	Dir    map[string]string // directives
 	// Since is the MPI version that introduced the function ("4.0"), from
 	// its group's or its own since= directive; empty for MPI-3.1 and
-	// older. Its wrapper is compiled only against an mpi.h of that
-	// version or newer, and it has no Fortran entry point.
+	// older. Its wrappers (C and Fortran) are compiled only against an
+	// mpi.h of that version or newer.
 	Since string
 }
 
@@ -179,17 +179,9 @@ func (s *Spec) C() []byte {
 	}
 	b.WriteString("};\n")
 	fmt.Fprintf(&b, "const int mf_ncalls = %d;\n", len(s.Funcs))
-	since := ""
+	var g versionGuard
 	for i, f := range s.Funcs {
-		if f.Since != since {
-			if since != "" {
-				fmt.Fprintf(&b, "\n#endif /* MPI %s */\n", since)
-			}
-			since = f.Since
-			if since != "" {
-				fmt.Fprintf(&b, "\n#if %s\n", versionCond(since))
-			}
-		}
+		g.set(&b, f.Since)
 		b.WriteString("\n")
 		switch f.Name {
 		case "Init", "Init_thread":
@@ -200,9 +192,7 @@ func (s *Spec) C() []byte {
 			s.cWrapper(&b, i, &f)
 		}
 	}
-	if since != "" {
-		fmt.Fprintf(&b, "\n#endif /* MPI %s */\n", since)
-	}
+	g.end(&b)
 	s.fortran(&b)
 	s.fortran08(&b)
 	return b.Bytes()
@@ -533,16 +523,30 @@ func (s *Spec) Markdown() []byte {
 	}
 	fs, _ := s.fortranFuncs(f77)
 	inF := map[string]bool{}
+	n31 := 0
 	for _, f := range fs {
 		inF[f.Name] = true
-	}
-	var noF []string
-	for _, f := range s.Funcs {
-		if !inF[f.Name] && f.Since == "" {
-			noF = append(noF, "MPI_"+f.Name)
+		if f.Since == "" {
+			n31++
 		}
 	}
-	fmt.Fprintf(&b, "\n### Fortran\n\n%d of these also have Fortran entry points (`mpi_send_`, `mpi_send__`,\n", len(fs))
+	var noF, newF []string
+	for _, f := range s.Funcs {
+		switch {
+		case !inF[f.Name] && f.Since == "":
+			noF = append(noF, "MPI_"+f.Name)
+		case inF[f.Name] && f.Since != "":
+			newF = append(newF, "MPI_"+f.Name)
+		}
+	}
+	var large []string
+	f8, a8 := s.fortranFuncs(f08)
+	for k, f := range f8 {
+		if name, _, _, _ := f08Name(f, a8[k]); name != "" && strings.HasSuffix(f.Name, "_c") {
+			large = append(large, "MPI_"+f.Name)
+		}
+	}
+	fmt.Fprintf(&b, "\n### Fortran\n\n%d of these also have Fortran entry points (`mpi_send_`, `mpi_send__`,\n", n31)
 	b.WriteString("`mpi_send`, `MPI_SEND`) for programs using `mpif.h` or `use mpi`; they record\n")
 	b.WriteString("the call once, with the Fortran caller as the call site. Without one (string,\n")
 	b.WriteString("datatype-array or address arguments): ")
@@ -559,12 +563,17 @@ func (s *Spec) Markdown() []byte {
 		"of the functions without an entry point goes to the MPI's own procedure: MPICH's "+
 		"with a choice buffer (the `w` collectives) call the C `MPI_` function and are "+
 		"recorded, with the call site inside libmpichfort; MPICH's others call `PMPI_`, "+
-		"and Open MPI's go through `ompi_*_f` to `PMPI_`: not recorded.", len(fs))))
+		"and Open MPI's go through `ompi_*_f` to `PMPI_`: not recorded.", n31)))
 	if len(newer) > 0 {
-		b.WriteString("\nThe functions newer than MPI-3.1 have no Fortran entry points of their own:\n")
-		b.WriteString("MPICH's Fortran binding of them (`mpi_isendrecv_` ...) calls the C `MPI_`\n")
-		b.WriteString("function, so a Fortran call is recorded by the C wrapper, with its call site\n")
-		b.WriteString("inside libmpichfort.\n")
+		b.WriteString("\n")
+		b.WriteString(wrapText(fmt.Sprintf("Of the functions newer than MPI-3.1, %d have both kinds "+
+			"of entry point, and %d of the large-count ones have `use mpi_f08` entry points "+
+			"(`mpi_send_f08ts_large_`), compiled, like their C wrappers, only against an `mpi.h` "+
+			"that declares them (MPICH 4's), and recording the same way: %s; large count: %s. "+
+			"The others (string arguments, arrays of `MPI_Count`) go to MPICH's binding, which "+
+			"calls the C `MPI_` function (recorded, with the call site inside libmpichfort) or, "+
+			"in `mpi_f08` without a choice buffer, `PMPI_` (not recorded).",
+			len(newF), len(large), strings.Join(newF, ", "), strings.Join(large, ", "))))
 	}
 	b.WriteString("\n### Not wrapped\n\nThese record nothing useful (local calls) or are not MPI communication:\n\n")
 	reasons := map[string][]string{}

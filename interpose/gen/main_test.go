@@ -91,14 +91,27 @@ Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) | comm=comm sin
 	b := strings.Index(c, "MF_EXPORT int MPI_Barrier(")
 	assert.True(t, b > close4, "MPI-3.1 group after the MPI-4.0 one is not conditional")
 	assert.Contains(t, c, "#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)\n")
-	assert.Less(t, strings.Count(c, "#if "), 3)
-	assert.Equal(t, strings.Count(c, "#if "), strings.Count(c, "#endif"))
 	// Call numbers follow the spec in every build.
 	assert.Contains(t, c, ".call = 1,")
-	// No Fortran entry points for the newer functions.
-	assert.Contains(t, c, "mpi_send_(")
-	assert.NotContains(t, c, "mpi_send_c_(")
-	assert.NotContains(t, c, "mpi_pready_(")
+	// The Fortran entry points of the newer functions are as conditional
+	// (C, mpif.h, mpi_f08: 2 blocks each), large counts only in mpi_f08
+	// and only where mf_mpi.h names them (MF_F08L).
+	assert.Equal(t, 6, strings.Count(c, "#if "))
+	assert.Equal(t, strings.Count(c, "#if ")+strings.Count(c, "#ifdef "), strings.Count(c, "#endif"))
+	f77, f08, ok := strings.Cut(c[strings.Index(c, "/* ---- Fortran entry points"):], "/* ---- Fortran 2008 entry points")
+	require.True(t, ok)
+	for _, fc := range []struct{ code, entry string }{{f77, "MF_EXPORT void mpi_pready_("}, {f08, "MF_EXPORT void mpi_pready_f08_("}, {f08, "MF_EXPORT void MF_F08L(mpi_send)("}} {
+		i, open := strings.Index(fc.code, fc.entry), strings.Index(fc.code, "#if MPI_VERSION >= 4\n")
+		require.Positive(t, i, fc.entry)
+		assert.True(t, open >= 0 && open < i && i < strings.Index(fc.code, "#endif /* MPI 4.0 */"), "%s inside #if", fc.entry)
+	}
+	assert.Contains(t, f08, "#ifdef MF_F08L\nMF_EXPORT void MF_F08L(mpi_send)(mf_f08buf *buf, MPI_Count *count,")
+	assert.Contains(t, f08, "if (!mf_f08_next((void **)&mf_real, MF_F08L_STR(mpi_send), mf_ierror))")
+	assert.Contains(t, f08, "int mf_rc = mf_Send_c(mf_site, mf_f08_addr(buf), *count,")
+	assert.Contains(t, f77, "mpi_send_(")
+	assert.NotContains(t, f77, "mpi_send_c", "no large counts in mpif.h")
+	assert.Less(t, strings.Index(f77, "MF_EXPORT void mpi_barrier_("), strings.Index(f77, "#if MPI_VERSION > 4"))
+	assert.Contains(t, f77, "MF_EXPORT void mpi_barrier_init_(")
 	g, err := s.Go()
 	require.NoError(t, err)
 	assert.Regexp(t, `"MPI_Send_c":\s+"4.0"`, string(g))
@@ -108,7 +121,8 @@ Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) | comm=comm sin
 	assert.Contains(t, md, "### MPI-4.0: large count\n")
 	assert.Contains(t, md, "### Later\n")
 	assert.Contains(t, md, "(2 of MPI-3.1, 2 added by\nMPI-4.0, 1 added by MPI-4.1)")
-	assert.NotContains(t, md, "MPI_Pready,", "not listed among the functions without Fortran entry point")
+	assert.Contains(t, md, "datatype-array or address arguments): . ", "none of MPI-3.1 without one")
+	assert.Contains(t, md, "recording the same way: MPI_Pready, MPI_Barrier_init; large\ncount: MPI_Send_c.")
 }
 
 func TestSinceErrors(t *testing.T) {
@@ -156,7 +170,8 @@ Cancel(MPI_Request *request)
 
 // TestF08Entries: the use mpi_f08 entry points decode choice buffers
 // (MPICH's descriptors), an optional ierror and the module's sentinels,
-// and exist only for functions with mpif.h ones.
+// and exist for the functions with mpif.h ones (and their large-count
+// forms).
 func TestF08Entries(t *testing.T) {
 	spec := `## P2P
 Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype) peer=@dest
@@ -194,10 +209,12 @@ Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, i
 	} {
 		assert.Contains(t, f08, want)
 	}
-	assert.Equal(t, 5, strings.Count(f08, "*ierr = mf_rc;"), "Send, Recv, Waitall, Comm_rank, Dist_graph_create_adjacent: one store each")
-	assert.Equal(t, 2, strings.Count(f08, "MF_EXPORT void MF_F08B("), "Send, Recv")
+	assert.Equal(t, 6, strings.Count(f08, "*ierr = mf_rc;"), "Send, Recv, Waitall, Comm_rank, Dist_graph_create_adjacent, Isendrecv: one store each")
+	assert.Equal(t, 3, strings.Count(f08, "MF_EXPORT void MF_F08B("), "Send, Recv, Isendrecv")
 	assert.NotContains(t, f08, "mf_fbuf(", "not mpif.h's sentinels")
 	assert.NotContains(t, f08, "mpi_file_open", "no string arguments")
-	assert.NotContains(t, f08, "isendrecv", "no MPI-4.0 functions")
-	assert.Contains(t, string(s.Markdown()), "The same 5 have `use mpi_f08` entry points")
+	assert.Contains(t, f08, "#if MPI_VERSION >= 4\n\nMF_EXPORT void MF_F08B(mpi_isendrecv)(mf_f08buf *sendbuf,", "MPI-4.0 functions where mpi.h has them")
+	md := string(s.Markdown())
+	assert.Contains(t, md, "The same 5 have `use mpi_f08` entry points")
+	assert.Contains(t, md, "Of the functions newer than MPI-3.1, 1 have both kinds of entry point, and 0 of\nthe")
 }
