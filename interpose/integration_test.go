@@ -394,10 +394,7 @@ func init() {
 	appCases = append(appCases,
 		appCase{app: "threads", args: []string{"20"}, threads: 5, funcs: []string{"main", "worker"}, check: func(t *testing.T, r *flowgraph.Rank) {
 			g := &r.Graph
-			calls := map[string]int64{}
-			for _, n := range g.Nodes {
-				calls[n.Key.Call] += n.Count
-			}
+			calls := callCounts(g)
 			if r.Thread == 0 {
 				assert.Equal(t, map[string]int64{"MPI_Init_thread": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Comm_dup": 4,
 					"MPI_Comm_free": 4, "MPI_Allreduce": 1, "MPI_Finalize": 1}, calls, "main thread")
@@ -1343,10 +1340,7 @@ func partialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, ckpt 
 	ranks := map[int]bool{}
 	for _, r := range partials {
 		ranks[r.Rank] = true
-		calls := map[string]int64{}
-		for _, n := range r.Graph.Nodes {
-			calls[n.Key.Call] += n.Count
-		}
+		calls := callCounts(&r.Graph)
 		assert.EqualValues(t, 1, calls["MPI_Init"])
 		// All ranks entered the 5th barrier before any stopped;
 		// a rank stopped by the launcher may still be in it.
@@ -1629,10 +1623,7 @@ func TestMPIIO(t *testing.T) {
 		const block = 256 * 4 // bytes a call moves
 		checkJob(t, m, jobFile(t, out), appCase{app: "mpiio", check: func(t *testing.T, r *flowgraph.Rank) {
 			g := &r.Graph
-			calls := map[string]int64{}
-			for _, n := range g.Nodes {
-				calls[n.Key.Call] += n.Count
-			}
+			calls := callCounts(g)
 			want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_File_open": 1,
 				"MPI_File_write_at": 1, "MPI_File_write_at_all": 1, "MPI_File_write": 1, "MPI_File_iwrite_at": 1,
 				"MPI_Wait": 2, "MPI_File_seek_shared": 2, "MPI_File_write_ordered": 1, "MPI_File_write_shared": 1,
@@ -1668,6 +1659,15 @@ func TestMPIIO(t *testing.T) {
 			}
 		}})
 	})
+}
+
+// callCounts is the number of events of each call in g.
+func callCounts(g *flowgraph.Graph) map[string]int64 {
+	calls := map[string]int64{}
+	for _, n := range g.Nodes {
+		calls[n.Key.Call] += n.Count
+	}
+	return calls
 }
 
 // needMPICH returns the build directory and MPICH, or skips the test
@@ -1708,10 +1708,7 @@ func TestMPI4Calls(t *testing.T) {
 	checkJob(t, m, jobFile(t, out), appCase{app: "mpi4", check: func(t *testing.T, r *flowgraph.Rank) {
 		rank, g := r.Rank, &r.Graph
 		right, pair := (rank+1)%4, rank^1
-		calls := map[string]int64{}
-		for _, n := range g.Nodes {
-			calls[n.Key.Call] += n.Count
-		}
+		calls := callCounts(g)
 		want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 9,
 			"MPI_Allreduce_init": 1, "MPI_Start": 6, "MPI_Request_free": 2, "MPI_Send_c": 3, "MPI_Recv_c": 3,
 			"MPI_Alltoallv_c": 3, "MPI_Reduce": 1, "MPI_Finalize": 1}
@@ -1810,10 +1807,7 @@ func TestFortranMPI4Calls(t *testing.T) {
 	}
 	t.Run("fmpi4", func(t *testing.T) {
 		run(t, "fmpi4", func(t *testing.T, r *flowgraph.Rank) {
-			calls := map[string]int64{}
-			for _, n := range r.Graph.Nodes {
-				calls[n.Key.Call] += n.Count
-			}
+			calls := callCounts(&r.Graph)
 			assert.Equal(t, map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 4,
 				"MPI_Barrier_init": 1, "MPI_Start": 1, "MPI_Request_free": 1, "MPI_Allreduce": 1, "MPI_Finalize": 1}, calls, "rank %d", r.Rank)
 			isr := nodeWith(t, &r.Graph, "MPI_Isendrecv", 2*4*8)
@@ -1824,10 +1818,7 @@ func TestFortranMPI4Calls(t *testing.T) {
 		run(t, "f08mpi4", func(t *testing.T, r *flowgraph.Rank) {
 			rank, g := r.Rank, &r.Graph
 			right, pair := (rank+1)%4, rank^1
-			calls := map[string]int64{}
-			for _, n := range g.Nodes {
-				calls[n.Key.Call] += n.Count
-			}
+			calls := callCounts(g)
 			want := map[string]int64{"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Isendrecv": 3, "MPI_Wait": 6,
 				"MPI_Barrier_init": 1, "MPI_Start": 3, "MPI_Request_free": 2, "MPI_Allreduce": 1, "MPI_Finalize": 1}
 			type p2p struct {

@@ -216,8 +216,8 @@ static inline __attribute__((always_inline)) void mf_recv_done(mf_rec *r, uintpt
 /* mf_recvs_all is mf_recv_done for the completed requests of an array
  * (reqs, as saved before the call), whose statuses are st[i] (st may be
  * NULL): Waitall, Testall. Inline, and done once no receive is left in
- * flight: an Irecv, Isend and Waitall of 2 cost twice as much with a call
- * that looked at every request. */
+ * flight (at once if none was): an Irecv, Isend and Waitall of 2 cost
+ * twice as much with a call that looked at every request. */
 static inline __attribute__((always_inline)) void mf_recvs_all(mf_rec *r, int n, const uintptr_t *saved,
 								const MPI_Request *reqs, const MPI_Status *st)
 {

@@ -1500,8 +1500,7 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_saved) {
-		if (mf_tls_recvs.n)
-			mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
+		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
 		if (mf_nreq)
 			mf_reqs_done(count, mf_saved, array_of_requests);
 		MF_SAVE_FREE(mf_saved, mf_sbuf);
@@ -1675,8 +1674,7 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 		mf_record(mf_r, &mf_ev);
 	}
 	if (mf_saved) {
-		if (mf_tls_recvs.n)
-			mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
+		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
 		if (mf_nreq)
 			mf_reqs_done(count, mf_saved, array_of_requests);
 		MF_SAVE_FREE(mf_saved, mf_sbuf);

@@ -318,7 +318,7 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		fmt.Fprintf(b, "\tif (mf_saved) {\n")
 		switch rd := strings.Split(d["recvd"], ","); len(rd) {
 		case 1: // Waitall, Testall
-			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n)\n\t\t\tmf_recvs_all(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL);\n", n, arr, rd[0])
+			fmt.Fprintf(b, "\t\tmf_recvs_all(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL);\n", n, arr, rd[0])
 		case 2: // Waitany, Testany: a poll that completes nothing calls nothing
 			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s >= 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, 1);\n", rd[1], n, arr, rd[0], rd[1])
 		case 3: // Waitsome, Testsome
