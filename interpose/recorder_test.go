@@ -710,3 +710,77 @@ func assertSameCounts(t *testing.T, want, got *flowgraph.Graph, what string) {
 		assert.Equal(t, []any{w.Src, w.Dst, w.Count, w.Seq}, []any{g.Src, g.Dst, g.Count, g.Seq}, "%s: edge %d", what, i)
 	}
 }
+
+// TestRecorderNodeGot corrects receives recorded with their posted size for
+// what they got (mf_node_got, as the completion calls do), each after the
+// next call or all at the end, and between other calls or back to back (a
+// run of repeats, whose counts wait for mf_settle): the node's total and
+// minimum are of what was received, and so is its maximum once every receive
+// is corrected; a size it cannot have got (negative, over the posted one)
+// leaves the posted size.
+func TestRecorderNodeGot(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		posted, got []int64
+		late        bool // correct all at the end, not after the next call
+		backToBack  bool // no other call between the receives
+		total       int64
+		min, max    int64
+	}{
+		{name: "all as posted", posted: []int64{100, 80, 60}, got: []int64{100, 80, 60}, total: 240, min: 60, max: 100},
+		{name: "largest shrinks, rest as posted", posted: []int64{100, 80, 60}, got: []int64{50, 80, 60}, total: 190, min: 50, max: 80},
+		{name: "the last shrinks", posted: []int64{100, 80, 60}, got: []int64{100, 80, 30}, total: 210, min: 30, max: 100},
+		{name: "all shrink", posted: []int64{100, 80, 60}, got: []int64{10, 30, 20}, total: 60, min: 10, max: 30},
+		{name: "late, largest shrinks", posted: []int64{60, 100, 80}, got: []int64{60, 70, 80}, late: true, total: 210, min: 60, max: 80},
+		{name: "impossible sizes keep the posted", posted: []int64{100, 80}, got: []int64{-1, 81}, total: 180, min: 80, max: 100},
+		{name: "larger posted after a correction", posted: []int64{100, 200}, got: []int64{100, 150}, total: 250, min: 100, max: 150},
+		{name: "back to back, one shrinks", posted: repeatSizes(40, 64), got: append(repeatSizes(39, 64), 16), backToBack: true, late: true, total: 39*64 + 16, min: 16, max: 64},
+		{name: "back to back, the last exact", posted: repeatSizes(40, 64), got: append(repeatSizes(39, 32), 64), backToBack: true, late: true, total: 39*32 + 64, min: 32, max: 64},
+		{name: "back to back, all shrink", posted: repeatSizes(40, 64), got: repeatSizes(40, 48), backToBack: true, late: true, total: 40 * 48, min: 48, max: 48},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := newRecorder("call,site", 0, 0)
+			require.NoError(t, err)
+			defer r.free()
+			r.fastRepeats(true)
+			now := int64(1000)
+			add := func(call int, bytes int64) {
+				r.add(recEvent{Call: call, Site: uint64(0x100 + call), Bytes: bytes, Partner: -1, Comm: -1, Enter: now, Exit: now + 50})
+				now += 100
+			}
+			add(0, 0)
+			node := -1
+			for i, p := range tc.posted {
+				add(2, p)
+				node = r.prevNode()
+				if !tc.backToBack {
+					add(4, 0)
+				}
+				if !tc.late {
+					r.got(node, p, tc.got[i])
+				}
+			}
+			if tc.late {
+				for i, p := range tc.posted {
+					r.got(node, p, tc.got[i])
+				}
+			}
+			add(5, 0)
+			r.settle()
+			g := r.graph(testNames)
+			n := g.Nodes[node]
+			require.Equal(t, "MPI_Recv", n.Key.Call)
+			assert.Equal(t, int64(len(tc.posted)), n.Count)
+			assert.Equal(t, flowgraph.Stat{Total: tc.total, Min: tc.min, Max: tc.max}, n.Bytes)
+		})
+	}
+}
+
+// repeatSizes is n times size.
+func repeatSizes(n int, size int64) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = size
+	}
+	return s
+}

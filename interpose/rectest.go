@@ -144,6 +144,15 @@ func (r *recorder) sample(k int) { r.r.sample_mask = C.int64_t(k - 1) }
 // path and are still to be settled.
 func (r *recorder) pending() int64 { return int64(r.r.pending) }
 
+// prevNode is the node of the event recorded last.
+func (r *recorder) prevNode() int { return int(r.r.prev) }
+
+// got corrects node ni, whose event was recorded with posted bytes, for the
+// got bytes it received (mf_node_got, as the completion calls do).
+func (r *recorder) got(ni int, posted, got int64) {
+	C.mf_node_got(r.r, C.int32_t(ni), C.int64_t(posted), C.int64_t(got))
+}
+
 // settle ends the recording as MPI_Finalize does.
 func (r *recorder) settle() {
 	if r.r.pending > 0 {

@@ -328,9 +328,10 @@ static void recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 	t->slot[i] = (mf_recv){h, node, posted};
 }
 
-void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted)
+/* recv_spill puts a receive whose near slot is taken into slot, grown to
+ * stay at most half full. */
+static void recv_spill(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 {
-	mf_recvs *t = &mf_tls_recvs;
 	if (!t->slot || 2 * (t->nslot + 1) > t->mask + 1) {
 		uint32_t cap = t->slot ? 2 * (t->mask + 1) : 64;
 		mf_recv *s = calloc(cap, sizeof(mf_recv));
@@ -348,6 +349,20 @@ void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted)
 		free(old);
 	}
 	recv_put(t, h, node, posted);
+}
+
+void mf_recv_track_(uintptr_t h, int32_t node, int64_t posted)
+{
+	mf_recvs *t = &mf_tls_recvs;
+	mf_recv *s = mf_recv_near(t, h), old;
+	if (s->h != h && t->nslot)
+		mf_recv_take_(h, &old);
+	if (!s->h || s->h == h) {
+		t->n += !s->h;
+		*s = (mf_recv){h, node, posted};
+		return;
+	}
+	recv_spill(t, h, node, posted);
 }
 
 int mf_recv_take_(uintptr_t h, mf_recv *v)

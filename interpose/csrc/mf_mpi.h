@@ -129,7 +129,6 @@ typedef struct {
 	uint32_t mask;
 } mf_recvs;
 extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
-MF_HIDDEN void mf_recv_put_(uintptr_t h, int32_t node, int64_t posted);
 MF_HIDDEN int mf_recv_take_(uintptr_t h, mf_recv *v);
 
 /* mf_recv_near is the slot of near that h maps to. */
@@ -152,24 +151,25 @@ static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_re
 	return t->nslot && h && mf_recv_take_(h, v);
 }
 
-/* mf_recv_track remembers receive request h of the node just recorded,
- * which posted posted bytes (replacing a receive of the same handle that
- * another thread completed). */
+/* mf_recv_track remembers receive request h of the node just recorded
+ * (none if recording failed: mf_node_got ignores it), which posted posted
+ * bytes; inline where its slot is free and no receive spilled, else
+ * mf_recv_track_ (which replaces a receive of the same handle that another
+ * thread completed). */
+MF_HIDDEN void mf_recv_track_(uintptr_t h, int32_t node, int64_t posted);
 static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
 {
 	/* a node keyed by its bytes keeps the posted size it was found by */
-	if (r->failed || !r->nevents || (r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
+	if ((r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
 	mf_recvs *t = &mf_tls_recvs;
-	mf_recv *s = mf_recv_near(t, h), old;
-	if (s->h != h && t->nslot)
-		mf_recv_take_(h, &old);
-	if (!s->h || s->h == h) {
-		t->n += !s->h;
+	mf_recv *s = mf_recv_near(t, h);
+	if (__builtin_expect(!s->h && !t->nslot, 1)) {
+		t->n++;
 		*s = (mf_recv){h, r->prev, posted};
 		return;
 	}
-	mf_recv_put_(h, r->prev, posted);
+	mf_recv_track_(h, r->prev, posted);
 }
 
 static inline __attribute__((always_inline)) void mf_recv_forget(uintptr_t h)

@@ -72,6 +72,26 @@ void mf_tight_probe(mf_rec *r, int64_t now)
 	r->cpu_time = cpu;
 }
 
+void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
+{
+	if (r->failed || ni < 0 || ni >= r->nnodes || got < 0 || got > posted)
+		return;
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_node *n = &r->nodes[ni];
+	n->bytes.total += got - posted;
+	if (got < n->bytes.min)
+		n->bytes.min = got;
+	if (got > n->gotmax)
+		n->gotmax = got;
+	if (++n->gotn == mf_rec_node_count(r, ni))
+		n->bytes.max = n->gotmax;
+	if (ni == r->prev) /* not a node of a run of repeats (another call completes it), but the cache would follow */
+		mf_rep_cache(r, n, n->bytes.min);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
+}
+
 int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals)
 {
 	memset(r, 0, sizeof(*r));

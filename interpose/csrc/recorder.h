@@ -793,24 +793,24 @@ static inline int64_t mf_rec_node_count(const mf_rec *r, int32_t ni)
  * bytes, for the got bytes it moved in the end (a nonblocking receive at
  * its completion, got <= posted): the total exactly, the minimum where got
  * is below it, and the maximum once every event of the node has been
- * corrected (before, a posted size may still be the largest). */
-static inline void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
+ * corrected (before, a posted size may still be the largest). A receive
+ * that got what it posted (the usual case) changes only the maximum's
+ * bookkeeping, inline; mf_node_got_ does the rest. */
+void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got);
+static inline __attribute__((always_inline)) void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 {
-	if (r->failed || ni < 0 || ni >= r->nnodes || got < 0 || got > posted)
+	if (__builtin_expect(got != posted || r->failed || (uint32_t)ni >= (uint32_t)r->nnodes, 0)) {
+		mf_node_got_(r, ni, posted, got);
 		return;
-	r->busy = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 	mf_node *n = &r->nodes[ni];
-	n->bytes.total += got - posted;
-	if (got < n->bytes.min)
-		n->bytes.min = got;
-	n->gotmax = n->gotn++ == 0 || got > n->gotmax ? got : n->gotmax;
-	if (n->gotn == mf_rec_node_count(r, ni))
+	if (got > n->gotmax)
+		n->gotmax = got;
+	if (++n->gotn == mf_rec_node_count(r, ni)) {
 		n->bytes.max = n->gotmax;
-	if (ni == r->prev) /* not a node of a run of repeats (another call completes it), but the cache would follow */
-		mf_rep_cache(r, n, n->bytes.min);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	r->busy = 0;
+		if (ni == r->prev) /* the cache must stay within the range */
+			mf_rep_cache(r, n, n->bytes.min);
+	}
 }
 
 /* mf_record adds one event, marking the recorder busy meanwhile so that a
