@@ -577,16 +577,21 @@ static inline void mf_rep_cache(mf_rec *r, const mf_node *n, int64_t b)
 	r->rep_csize = n->commsize;
 }
 
+/* mf_node_is tells whether node c, whose call is ev's, is ev's node under
+ * key flags kf. */
+static inline int mf_node_is(const mf_node *c, uint32_t kf, const mf_event *ev)
+{
+	return c->site == ((kf & MF_KEY_SITE) ? ev->site : 0) && c->kbytes == ((kf & MF_KEY_BYTES) ? ev->bytes : 0) &&
+	       c->kpartner == ((kf & MF_KEY_PARTNER) ? ev->partner : -1) &&
+	       c->kcomm == ((kf & MF_KEY_COMM) ? ev->comm : -1);
+}
+
 /* mf_record_ adds one event. Mirrors flowgraph.Builder.Add. */
 static inline void mf_record_(mf_rec *r, const mf_event *ev)
 {
 	if (__builtin_expect(r->failed, 0))
 		return;
 	const uint32_t kf = r->keyflags;
-	const uint64_t site = (kf & MF_KEY_SITE) ? ev->site : 0;
-	const int64_t kbytes = (kf & MF_KEY_BYTES) ? ev->bytes : 0;
-	const int32_t kpartner = (kf & MF_KEY_PARTNER) ? ev->partner : -1;
-	const int32_t kcomm = (kf & MF_KEY_COMM) ? ev->comm : -1;
 	if (r->pending)
 		mf_settle(r, ev->enter);
 	const int64_t idx = r->nevents;
@@ -599,8 +604,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		int32_t s = p->succ_node;
 		if (s >= 0) {
 			mf_node *c = &r->nodes[s];
-			if (c->call == ev->call && c->site == site && c->kbytes == kbytes &&
-			    c->kpartner == kpartner && c->kcomm == kcomm) {
+			/* the default key (call and site): the other fields of
+			 * every node's key are 0 and -1 */
+			if (c->call == ev->call &&
+			    (kf == MF_KEY_SITE ? c->site == ev->site : mf_node_is(c, kf, ev))) {
 				ni = s;
 				ei = p->succ_edge;
 				n = c;
@@ -608,6 +615,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		}
 	}
 	if (ni < 0) {
+		const uint64_t site = (kf & MF_KEY_SITE) ? ev->site : 0;
+		const int64_t kbytes = (kf & MF_KEY_BYTES) ? ev->bytes : 0;
+		const int32_t kpartner = (kf & MF_KEY_PARTNER) ? ev->partner : -1;
+		const int32_t kcomm = (kf & MF_KEY_COMM) ? ev->comm : -1;
 		ni = mf_node_lookup(r, ev, site, kbytes, kpartner, kcomm);
 		if (ni < 0)
 			return; /* out of memory, r->failed is set */
