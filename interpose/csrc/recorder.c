@@ -82,10 +82,7 @@ void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 	n->bytes.total += got - posted;
 	if (got < n->bytes.min)
 		n->bytes.min = got;
-	if (got > n->gotmax)
-		n->gotmax = got;
-	if (++n->gotn == mf_rec_node_count(r, ni))
-		n->bytes.max = n->gotmax;
+	mf_node_got_max(r, n, ni, got);
 	if (ni == r->prev) /* not a node of a run of repeats (another call completes it), but the cache would follow */
 		mf_rep_cache(r, n, n->bytes.min);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

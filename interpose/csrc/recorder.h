@@ -808,6 +808,20 @@ static inline int64_t mf_rec_node_count(const mf_rec *r, int32_t ni)
  * that got what it posted (the usual case) changes only the maximum's
  * bookkeeping, inline; mf_node_got_ does the rest. */
 void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got);
+
+/* mf_node_got_max counts got among the corrected events of node ni (n)
+ * and sets its maximum once all its events are; it returns whether it
+ * did. */
+static inline int mf_node_got_max(const mf_rec *r, mf_node *n, int32_t ni, int64_t got)
+{
+	if (got > n->gotmax)
+		n->gotmax = got;
+	if (++n->gotn != mf_rec_node_count(r, ni))
+		return 0;
+	n->bytes.max = n->gotmax;
+	return 1;
+}
+
 static inline __attribute__((always_inline)) void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 {
 	if (__builtin_expect(got != posted || r->failed || (uint32_t)ni >= (uint32_t)r->nnodes, 0)) {
@@ -815,13 +829,8 @@ static inline __attribute__((always_inline)) void mf_node_got(mf_rec *r, int32_t
 		return;
 	}
 	mf_node *n = &r->nodes[ni];
-	if (got > n->gotmax)
-		n->gotmax = got;
-	if (++n->gotn == mf_rec_node_count(r, ni)) {
-		n->bytes.max = n->gotmax;
-		if (ni == r->prev) /* the cache must stay within the range */
-			mf_rep_cache(r, n, n->bytes.min);
-	}
+	if (mf_node_got_max(r, n, ni, got) && ni == r->prev) /* the cache must stay within the range */
+		mf_rep_cache(r, n, n->bytes.min);
 }
 
 /* mf_record_fast is mf_record_ for the usual event, in fewer steps (the
