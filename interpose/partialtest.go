@@ -48,6 +48,7 @@ static int pt_drop_last_seq(mf_rec *r) {
 		if (--e->ocount == 0)
 			e->ostart = e->ostride = 0;
 		r->failed = 1;
+		mf_rec_mode(r);
 		return 0;
 	}
 	return -1;
@@ -181,7 +182,10 @@ func (r *recorder) dropLastSeq() error {
 }
 
 // setFailed marks r as out of memory, as mf_record's slow paths do.
-func (r *recorder) setFailed() { r.r.failed = 1 }
+func (r *recorder) setFailed() {
+	r.r.failed = 1
+	C.mf_rec_mode(r.r)
+}
 
 // recT0 is the recorder's clock at event 0.
 func (r *recorder) recT0() int64 { return int64(r.r.t0) }

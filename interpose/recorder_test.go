@@ -789,27 +789,30 @@ func repeatSizes(n int, size int64) []int64 {
 // intervals are far apart, take mf_record_fast (the successor cache of the
 // previous node, no repeat): values that change only now and then (a larger
 // communicator, other byte counts, a partner that is or is not the node's
-// last) must reach the graph as they do through the general path.
+// last) must reach the graph as they do through the general path, and
+// counters, which that path does not read, must keep every event off it.
 func TestRecorderSuccessorPath(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		change func(i int, e *recEvent)
+		name      string
+		change    func(i int, e *recEvent)
+		ncounters int
 	}{
-		{"larger communicator once", func(i int, e *recEvent) {
+		{name: "larger communicator once", change: func(i int, e *recEvent) {
 			if i == 2500 && e.Call == 2 {
 				e.CommSize = 16
 			}
 		}},
-		{"byte counts", func(i int, e *recEvent) {
+		{name: "byte counts", change: func(i int, e *recEvent) {
 			if e.Call == 3 {
 				e.Bytes = int64(8 * (1 + i%7))
 			}
 		}},
-		{"partners", func(i int, e *recEvent) {
+		{name: "partners", change: func(i int, e *recEvent) {
 			if e.Call == 1 {
 				e.Partner = i / 1000 % 3
 			}
 		}},
+		{name: "counters", change: func(i int, e *recEvent) {}, ncounters: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var evs []recEvent
@@ -817,20 +820,24 @@ func TestRecorderSuccessorPath(t *testing.T) {
 			for i := range 3000 {
 				for call := 1; call <= 3; call++ {
 					e := recEvent{Call: call, Site: uint64(0x100 * call), Bytes: 8, Partner: -1, Comm: 0, CommSize: 4, Enter: now + 10, Exit: now + 30}
+					if tc.ncounters > 0 { // counts of the compute phase (now..Enter) and of the call
+						e.CountersEnter = []int64{now + 7, 2 * now}
+						e.CountersExit = []int64{now + 12, 2*now + 3}
+					}
 					tc.change(i, &e)
 					evs = append(evs, e)
 					now += 40
 				}
 			}
 			tb := flowgraph.TimingBudget{Intervals: 4}
-			r, err := newRecorderBudget("call,site", tb, 0)
+			r, err := newRecorderBudget("call,site", tb, tc.ncounters)
 			require.NoError(t, err)
 			defer r.free()
 			for _, e := range evs {
 				r.add(e)
 			}
 			got := r.graph(testNames)
-			assert.Equal(t, builderGraphBudget(evs, r.keyFlags(), tb, 0), got)
+			assert.Equal(t, builderGraphBudget(evs, r.keyFlags(), tb, tc.ncounters), got)
 		})
 	}
 }

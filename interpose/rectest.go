@@ -81,6 +81,7 @@ func newRecorderBudget(key string, tb flowgraph.TimingBudget, ncounters int) (*r
 		return nil, errors.New("out of memory")
 	}
 	r.ncounters = C.int32_t(ncounters)
+	C.mf_rec_mode(r)
 	return &recorder{r: r}, nil
 }
 

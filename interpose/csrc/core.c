@@ -201,6 +201,7 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.trace = tr && !strcmp(tr, "1");
 	open_trace(&G.main);
 	G.main.rec.ncounters = mf_papi_start();
+	mf_rec_mode(&G.main.rec);
 	G.init_mono = init_mono;
 	G.init_real = init_real;
 	G.threads = provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE;
@@ -234,6 +235,7 @@ mf_rec *mf_thread_rec(void)
 	}
 	/* PAPI counts per thread: this one gets its own event set. */
 	t->rec.ncounters = mf_papi_thread(t->index);
+	mf_rec_mode(&t->rec);
 	open_trace(t);
 	mf_start_checkpoints(t);
 	mf_tls_rec = &t->rec;

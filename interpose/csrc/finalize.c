@@ -221,6 +221,7 @@ void mf_finish(void)
 	 * freed and recording stopped, the structs stay. */
 	for (int i = 0; i < G.nthr; i++) {
 		G.thr[i]->rec.failed = 1;
+		mf_rec_mode(&G.thr[i]->rec);
 		mf_rec_free(&G.thr[i]->rec);
 	}
 	mf_free_caches();

@@ -123,6 +123,7 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 		return -1;
 	}
 	tm_publish(r);
+	mf_rec_mode(r);
 	return 0;
 }
 
@@ -221,6 +222,7 @@ static void fail(mf_rec *r)
 {
 	r->failed = 1;
 	r->rep_call = -1; /* no more repeats either */
+	mf_rec_mode(r);
 }
 
 /* tm_grow reallocs *p to n elements of size elem; it returns -1 (and
@@ -1476,6 +1478,7 @@ int mf_trace_open(mf_rec *r, int fd, int rank)
 	r->tlen = 16;
 	r->tprev_exit = 0;
 	r->trace_fd = fd;
+	mf_rec_mode(r);
 	return 0;
 }
 
@@ -1508,6 +1511,7 @@ int mf_trace_close(mf_rec *r, const char *const *names, int ncalls)
 	if (close(r->trace_fd) && !err)
 		err = errno;
 	r->trace_fd = -1;
+	mf_rec_mode(r);
 	if (err) {
 		errno = err;
 		return -1;

@@ -193,6 +193,10 @@ typedef struct mf_rec {
 	int32_t prev;
 	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
 	int failed; /* out of memory: recording stopped, the graph is incomplete */
+	/* failed, a key other than the default, counters or a full trace:
+	 * mf_record_fast's checks of what seldom changes, in one (kept by
+	 * mf_rec_mode) */
+	int unusual;
 	/* ids (2*node, 2*edge+1) of the open timing interval, nodes [0] and
 	 * edges [1], each in order of first touch */
 	uint32_t *tm_open[2];
@@ -368,6 +372,13 @@ static inline void mf_tm_touch(mf_rec *r, int64_t *sum, int64_t *stamp, uint32_t
 		*stamp = r->tm_gen;
 		r->tm_open[id & 1][r->tm_nopen[id & 1]++] = id;
 	}
+}
+
+/* mf_rec_mode sets r->unusual from what it sums up; whatever changes
+ * failed, keyflags, ncounters or trace_fd calls it. */
+static inline void mf_rec_mode(mf_rec *r)
+{
+	r->unusual = r->failed || r->keyflags != MF_KEY_SITE || r->ncounters || r->trace_fd >= 0;
 }
 
 static inline void mf_stat_add(mf_stat *s, int64_t v, int64_t before)
@@ -839,34 +850,37 @@ static inline __attribute__((always_inline)) void mf_node_got(mf_rec *r, int32_t
  * the default key, not a self-loop, and the event needs nothing else: no
  * counters, full trace or untimed repeats to settle, no timing interval
  * ends, its edge's run of sequence numbers goes on, its partner is none or
- * the node's last. It returns 0, having changed nothing, for any other. */
-static inline int mf_record_fast(mf_rec *r, const mf_event *ev)
+ * the node's last. It returns 0, having changed nothing, for any other.
+ * It takes the event's fields it reads as values, call and partner in cp
+ * (mf_cp), because an mf_event would be stored by every wrapper only to
+ * be read back here. */
+__attribute__((noinline)) static int mf_record_fast(mf_rec *r, uint64_t site, int64_t bytes, int64_t enter,
+						     int64_t exit, uint64_t cp, int32_t commsize)
 {
 	const int64_t idx = r->nevents;
-	if (__builtin_expect(r->failed || r->keyflags != MF_KEY_SITE || r->ncounters || r->pending || r->trace_fd >= 0 ||
-				     !(idx & r->spacing_mask),
-			     0))
+	if (__builtin_expect(r->unusual || r->pending || !(idx & r->spacing_mask), 0))
 		return 0; /* idx 0 too: no previous node */
 	mf_node *p = r->prev_node;
 	const int32_t ni = p->succ_node, ei = p->succ_edge;
 	if (ni < 0 || ni == r->prev)
 		return 0;
 	mf_node *n = &r->nodes[ni];
-	if (n->call != ev->call || n->site != ev->site)
+	const int32_t call = (int32_t)(uint32_t)cp, partner = (int32_t)(cp >> 32);
+	if (n->call != call || n->site != site)
 		return 0;
 	mf_edge *e = &r->edges[ei];
 	if (e->ocount != 1 && idx != e->ostart + e->ocount * e->ostride)
 		return 0;
 	const int32_t lp = n->last_partner;
-	if (ev->partner >= 0 && (lp < 0 || n->partners[lp].rank != ev->partner))
+	if (partner >= 0 && (lp < 0 || n->partners[lp].rank != partner))
 		return 0;
-	const int64_t dur = ev->exit - ev->enter, gap = ev->enter - r->last_exit;
+	const int64_t dur = exit - enter, gap = enter - r->last_exit;
 	mf_stat_add(&n->time, dur, n->count);
-	mf_stat_add(&n->bytes, ev->bytes, n->count);
+	mf_stat_add(&n->bytes, bytes, n->count);
 	n->count++;
-	if (ev->commsize > n->commsize)
-		n->commsize = ev->commsize;
-	if (ev->partner >= 0)
+	if (commsize > n->commsize)
+		n->commsize = commsize;
+	if (partner >= 0)
 		n->partners[lp].count++;
 	mf_stat_add(&e->time, gap, e->count);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, gap);
@@ -878,7 +892,7 @@ static inline int mf_record_fast(mf_rec *r, const mf_event *ev)
 		e->ocount++;
 	}
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)ni, dur);
-	r->last_exit = ev->exit;
+	r->last_exit = exit;
 	r->prev = ni;
 	r->prev_node = n;
 	r->nevents = idx + 1;
@@ -887,19 +901,47 @@ static inline int mf_record_fast(mf_rec *r, const mf_event *ev)
 	return 1;
 }
 
-/* mf_record adds one event, marking the recorder busy meanwhile so that a
- * partial file written from a signal handler (partial.h) knows the tables
- * may be mid-update. */
-static inline void mf_record(mf_rec *r, const mf_event *ev)
+/* mf_cp packs a call and a partner for mf_record_fast. */
+static inline uint64_t mf_cp(int32_t call, int32_t partner)
+{
+	return (uint64_t)(uint32_t)call | (uint64_t)(uint32_t)partner << 32;
+}
+
+/* mf_record_slow is mf_record_ for the events mf_record_fast declines,
+ * out of line so that each wrapper holds only the call. */
+__attribute__((noinline)) static void mf_record_slow(mf_rec *r, int32_t call, int32_t partner, int32_t comm,
+						      int32_t commsize, uint64_t site, int64_t bytes, int64_t enter,
+						      int64_t exit, const int64_t *cin, const int64_t *cout)
+{
+	const mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site,
+			     .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
+	mf_record_(r, &ev);
+}
+
+/* mf_record_call adds one event given as values (the wrappers' way: the
+ * usual event never makes an mf_event), marking the recorder busy
+ * meanwhile so that a partial file written from a signal handler
+ * (partial.h) knows the tables may be mid-update. */
+static inline void mf_record_call(mf_rec *r, int32_t call, int32_t partner, int32_t comm,
+								 int32_t commsize, uint64_t site, int64_t bytes,
+								 int64_t enter, int64_t exit, const int64_t *cin,
+								 const int64_t *cout)
 {
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (!mf_record_fast(r, ev))
-		mf_record_(r, ev);
+	if (!mf_record_fast(r, site, bytes, enter, exit, mf_cp(call, partner), commsize))
+		mf_record_slow(r, call, partner, comm, commsize, site, bytes, enter, exit, cin, cout);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->busy = 0;
-	if (__builtin_expect(ev->exit >= r->ckpt_next, 0))
+	if (__builtin_expect(exit >= r->ckpt_next, 0))
 		r->ckpt(r);
+}
+
+/* mf_record adds one event (mf_record_call). */
+static inline void mf_record(mf_rec *r, const mf_event *ev)
+{
+	mf_record_call(r, ev->call, ev->partner, ev->comm, ev->commsize, ev->site, ev->bytes, ev->enter, ev->exit,
+		       ev->cin, ev->cout);
 }
 
 #ifdef __cplusplus

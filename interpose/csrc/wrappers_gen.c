@@ -480,8 +480,7 @@ static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 4, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 4, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -511,8 +510,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 5, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 5, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -544,8 +542,7 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 6, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 6, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -575,8 +572,7 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 7, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 7, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -606,8 +602,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 8, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 8, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -644,8 +639,7 @@ static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, in
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 9, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 9, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -675,8 +669,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 10, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 10, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
@@ -713,8 +706,7 @@ static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 11, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 11, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -744,8 +736,7 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 12, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 12, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -779,8 +770,7 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 13, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 13, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -812,8 +802,7 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 14, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 14, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -845,8 +834,7 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 15, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 15, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -883,8 +871,7 @@ static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 16, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 16, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -919,8 +906,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 17, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 17, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -955,8 +941,7 @@ static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 18, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 18, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -986,8 +971,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 19, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 19, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -1026,8 +1010,7 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 20, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 20, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1057,8 +1040,7 @@ static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 21, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 21, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1088,8 +1070,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 22, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 22, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1121,8 +1102,7 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 23, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 23, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1154,8 +1134,7 @@ static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 24, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 24, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1190,8 +1169,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 25, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 25, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1226,8 +1204,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 26, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 26, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1257,8 +1234,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 27, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 27, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1290,8 +1266,7 @@ static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 28, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 28, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1321,8 +1296,7 @@ static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 29, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 29, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1354,8 +1328,7 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 30, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 30, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1396,8 +1369,7 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 31, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 31, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1429,8 +1401,7 @@ static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 32, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 32, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1460,8 +1431,7 @@ static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, i
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 33, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 33, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1496,8 +1466,7 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 34, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 34, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
@@ -1541,8 +1510,7 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 35, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 35, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1586,8 +1554,7 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 36, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 36, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1626,8 +1593,7 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 37, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 37, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *outcount > 0)
@@ -1670,8 +1636,7 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 38, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 38, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
@@ -1715,8 +1680,7 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 39, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 39, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1760,8 +1724,7 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 40, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 40, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1800,8 +1763,7 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 41, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 41, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *outcount > 0)
@@ -1839,8 +1801,7 @@ static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 42, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 42, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1870,8 +1831,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 43, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 43, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1903,8 +1863,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 44, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 44, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1934,8 +1893,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 45, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 45, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1967,8 +1925,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 46, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 46, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1998,8 +1955,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 47, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 47, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2031,8 +1987,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 48, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 48, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2062,8 +2017,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 49, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 49, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2095,8 +2049,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 50, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 50, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2126,8 +2079,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 51, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 51, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2159,8 +2111,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 52, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 52, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2190,8 +2141,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 53, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 53, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2223,8 +2173,7 @@ static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MP
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 54, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 54, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2254,8 +2203,7 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 55, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 55, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2287,8 +2235,7 @@ static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 56, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 56, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2318,8 +2265,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 57, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 57, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2351,8 +2297,7 @@ static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 58, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 58, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2382,8 +2327,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 59, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 59, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2415,8 +2359,7 @@ static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 60, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 60, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2446,8 +2389,7 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 61, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 61, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2479,8 +2421,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 62, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 62, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2510,8 +2451,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 63, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 63, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2543,8 +2483,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 64, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 64, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2574,8 +2513,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 65, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 65, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2607,8 +2545,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 66, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 66, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2638,8 +2575,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 67, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 67, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2671,8 +2607,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 68, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 68, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2702,8 +2637,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 69, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 69, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2735,8 +2669,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 70, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 70, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2766,8 +2699,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 71, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 71, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2799,8 +2731,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 72, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 72, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2830,8 +2761,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 73, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 73, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2863,8 +2793,7 @@ static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 74, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 74, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2894,8 +2823,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 75, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 75, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2927,8 +2855,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 76, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 76, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2958,8 +2885,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 77, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 77, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2989,8 +2915,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 78, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 78, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3022,8 +2947,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 79, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 79, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3053,8 +2977,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 80, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 80, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3086,8 +3009,7 @@ static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 81, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 81, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3117,8 +3039,7 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 82, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 82, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3150,8 +3071,7 @@ static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 83, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 83, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3181,8 +3101,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 84, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 84, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3214,8 +3133,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 85, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 85, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3245,8 +3163,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 86, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 86, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3278,8 +3195,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 87, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 87, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3309,8 +3225,7 @@ static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 88, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 88, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3340,8 +3255,7 @@ static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 89, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 89, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3371,8 +3285,7 @@ static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 90, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 90, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3402,8 +3315,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 91, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 91, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3433,8 +3345,7 @@ static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 92, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 92, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3464,8 +3375,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 93, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 93, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3497,8 +3407,7 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 94, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 94, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3530,8 +3439,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 95, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 95, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3563,8 +3471,7 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 96, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 96, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3596,8 +3503,7 @@ static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 97, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 97, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3627,8 +3533,7 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 98, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 98, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3658,8 +3563,7 @@ static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 99, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 99, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3689,8 +3593,7 @@ static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 100, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 100, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3720,8 +3623,7 @@ static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 101, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 101, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3751,8 +3653,7 @@ static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 102, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 102, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3782,8 +3683,7 @@ static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 103, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 103, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3813,8 +3713,7 @@ static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 104, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 104, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3844,8 +3743,7 @@ static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 105, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 105, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3875,8 +3773,7 @@ static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 106, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 106, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3906,8 +3803,7 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 107, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 107, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3937,8 +3833,7 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 108, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 108, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3969,8 +3864,7 @@ static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 109, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 109, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_WIN, mf_old);
@@ -4002,8 +3896,7 @@ static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, i
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 110, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 110, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4033,8 +3926,7 @@ static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 111, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 111, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4064,8 +3956,7 @@ static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 112, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 112, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4095,8 +3986,7 @@ static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 113, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 113, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4126,8 +4016,7 @@ static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 114, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 114, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4157,8 +4046,7 @@ static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 115, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 115, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4188,8 +4076,7 @@ static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 116, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 116, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4219,8 +4106,7 @@ static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 117, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 117, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4250,8 +4136,7 @@ static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 118, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 118, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4281,8 +4166,7 @@ static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 119, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 119, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4313,8 +4197,7 @@ static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 120, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 120, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_FILE, mf_old);
@@ -4346,8 +4229,7 @@ static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 121, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 121, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4377,8 +4259,7 @@ static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 122, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 122, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4408,8 +4289,7 @@ static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 123, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 123, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4439,8 +4319,7 @@ static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 124, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 124, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4470,8 +4349,7 @@ static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 125, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 125, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4501,8 +4379,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 126, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 126, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4532,8 +4409,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 127, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 127, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4563,8 +4439,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 128, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 128, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4594,8 +4469,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 129, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 129, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4625,8 +4499,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 130, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 130, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4658,8 +4531,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 131, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 131, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4691,8 +4563,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 132, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 132, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4724,8 +4595,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 133, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 133, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4757,8 +4627,7 @@ static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 134, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 134, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4788,8 +4657,7 @@ static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 135, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 135, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4819,8 +4687,7 @@ static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 136, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 136, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4850,8 +4717,7 @@ static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 137, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 137, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4881,8 +4747,7 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 138, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 138, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4914,8 +4779,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 139, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 139, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4947,8 +4811,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 140, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 140, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4980,8 +4843,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 141, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 141, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -5013,8 +4875,7 @@ static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 142, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 142, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5044,8 +4905,7 @@ static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 143, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 143, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5075,8 +4935,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 144, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 144, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -5108,8 +4967,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 145, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 145, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -5141,8 +4999,7 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 146, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 146, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5172,8 +5029,7 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 147, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 147, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5203,8 +5059,7 @@ static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 148, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 148, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5234,8 +5089,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 149, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 149, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5265,8 +5119,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 150, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 150, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5296,8 +5149,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 151, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 151, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5327,8 +5179,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 152, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 152, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5358,8 +5209,7 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 153, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 153, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5389,8 +5239,7 @@ static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 154, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 154, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5420,8 +5269,7 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 155, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 155, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5451,8 +5299,7 @@ static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 156, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 156, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5482,8 +5329,7 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 157, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 157, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5513,8 +5359,7 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 158, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 158, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5544,8 +5389,7 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uin
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 159, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 159, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5575,8 +5419,7 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 160, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 160, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5606,8 +5449,7 @@ static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 161, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 161, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5637,8 +5479,7 @@ static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 162, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 162, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5668,8 +5509,7 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 163, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 163, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5699,8 +5539,7 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(u
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 164, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 164, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5730,8 +5569,7 @@ static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 165, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 165, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5761,8 +5599,7 @@ static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 166, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 166, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5792,8 +5629,7 @@ static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 167, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 167, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5823,8 +5659,7 @@ static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 168, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 168, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5854,8 +5689,7 @@ static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 169, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 169, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5885,8 +5719,7 @@ static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 170, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 170, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5917,8 +5750,7 @@ static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 171, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 171, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
@@ -5950,8 +5782,7 @@ static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 172, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 172, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5981,8 +5812,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 173, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 173, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6014,8 +5844,7 @@ static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 174, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 174, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6046,8 +5875,7 @@ static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 175, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 175, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
@@ -6079,8 +5907,7 @@ static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 176, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 176, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6110,8 +5937,7 @@ static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 177, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 177, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6141,8 +5967,7 @@ static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 178, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 178, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6172,8 +5997,7 @@ static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 179, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 179, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6203,8 +6027,7 @@ static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 180, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 180, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6234,8 +6057,7 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 181, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 181, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6265,8 +6087,7 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 182, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 182, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6296,8 +6117,7 @@ static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 183, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 183, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6327,8 +6147,7 @@ static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 184, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 184, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6358,8 +6177,7 @@ static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 185, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 185, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6389,8 +6207,7 @@ static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 186, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 186, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6420,8 +6237,7 @@ static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 187, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 187, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6451,8 +6267,7 @@ static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 188, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 188, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6482,8 +6297,7 @@ static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 189, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 189, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6513,8 +6327,7 @@ static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 190, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 190, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6544,8 +6357,7 @@ static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 191, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 191, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6575,8 +6387,7 @@ static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 192, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 192, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6606,8 +6417,7 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 193, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 193, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6637,8 +6447,7 @@ static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 194, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 194, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6670,8 +6479,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 195, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 195, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -6706,8 +6514,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 196, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 196, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -6742,8 +6549,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 197, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 197, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6775,8 +6581,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 198, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 198, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -6810,8 +6615,7 @@ static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 199, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 199, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6841,8 +6645,7 @@ static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 200, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 200, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6872,8 +6675,7 @@ static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 201, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 201, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6903,8 +6705,7 @@ static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, M
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 202, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 202, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6934,8 +6735,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 203, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 203, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6967,8 +6767,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 204, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 204, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7000,8 +6799,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 205, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 205, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7033,8 +6831,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 206, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 206, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7066,8 +6863,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 207, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 207, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7099,8 +6895,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 208, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 208, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7132,8 +6927,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 209, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 209, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7165,8 +6959,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 210, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 210, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7198,8 +6991,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 211, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 211, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7231,8 +7023,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 212, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 212, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7264,8 +7055,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 213, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 213, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7297,8 +7087,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 214, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 214, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7330,8 +7119,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 215, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 215, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7363,8 +7151,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 216, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 216, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7396,8 +7183,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 217, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 217, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7429,8 +7215,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 218, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 218, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7462,8 +7247,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 219, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 219, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7495,8 +7279,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 220, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 220, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7528,8 +7311,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 221, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 221, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7561,8 +7343,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 222, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 222, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7594,8 +7375,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 223, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 223, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7627,8 +7407,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 224, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 224, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7660,8 +7439,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 225, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 225, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7691,8 +7469,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 226, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 226, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7724,8 +7501,7 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 227, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 227, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7755,8 +7531,7 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 228, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 228, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7786,8 +7561,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 229, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 229, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7819,8 +7593,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 230, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 230, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
@@ -7852,8 +7625,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 231, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 231, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -7887,8 +7659,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 232, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 232, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7920,8 +7691,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 233, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 233, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7953,8 +7723,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 234, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 234, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7991,8 +7760,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 235, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 235, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8022,8 +7790,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 236, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 236, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -8062,8 +7829,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 237, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 237, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8093,8 +7859,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 238, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 238, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8124,8 +7889,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 239, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 239, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8157,8 +7921,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 240, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 240, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8190,8 +7953,7 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 241, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 241, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8226,8 +7988,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 242, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 242, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8262,8 +8023,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 243, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 243, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8293,8 +8053,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 244, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 244, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8326,8 +8085,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 245, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 245, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8357,8 +8115,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 246, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 246, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -8393,8 +8150,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 247, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 247, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -8429,8 +8185,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 248, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 248, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8460,8 +8215,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 249, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 249, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8493,8 +8247,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 250, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 250, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8526,8 +8279,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 251, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 251, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8557,8 +8309,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 252, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 252, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8590,8 +8341,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 253, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 253, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8623,8 +8373,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 254, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 254, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8654,8 +8403,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 255, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 255, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8687,8 +8435,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 256, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 256, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8720,8 +8467,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 257, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 257, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8751,8 +8497,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 258, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 258, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8784,8 +8529,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 259, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 259, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8817,8 +8561,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 260, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 260, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8848,8 +8591,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 261, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 261, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8881,8 +8623,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 262, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 262, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8914,8 +8655,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 263, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 263, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8945,8 +8685,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 264, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 264, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8978,8 +8717,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 265, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 265, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9011,8 +8749,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 266, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 266, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9042,8 +8779,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 267, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 267, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9075,8 +8811,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 268, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 268, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9108,8 +8843,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 269, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 269, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9139,8 +8873,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 270, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 270, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9172,8 +8905,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 271, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 271, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9205,8 +8937,7 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 272, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 272, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9236,8 +8967,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 273, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 273, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9269,8 +8999,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 274, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 274, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9302,8 +9031,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 275, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 275, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9333,8 +9061,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 276, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 276, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9366,8 +9093,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 277, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 277, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9399,8 +9125,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 278, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 278, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9430,8 +9155,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 279, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 279, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9463,8 +9187,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 280, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 280, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9496,8 +9219,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 281, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 281, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9527,8 +9249,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 282, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 282, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9560,8 +9281,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 283, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 283, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9593,8 +9313,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 284, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 284, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9624,8 +9343,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 285, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 285, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9657,8 +9375,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 286, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 286, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9690,8 +9407,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 287, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 287, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9721,8 +9437,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 288, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 288, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9754,8 +9469,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 289, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 289, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9787,8 +9501,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 290, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 290, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9818,8 +9531,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 291, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 291, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9851,8 +9563,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 292, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 292, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9884,8 +9595,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 293, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 293, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9915,8 +9625,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 294, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 294, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9948,8 +9657,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 295, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 295, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9981,8 +9689,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 296, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 296, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10012,8 +9719,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 297, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 297, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10043,8 +9749,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 298, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 298, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10076,8 +9781,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 299, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 299, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10109,8 +9813,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 300, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 300, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10140,8 +9843,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 301, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 301, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10173,8 +9875,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 302, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 302, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10206,8 +9907,7 @@ static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 303, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 303, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10237,8 +9937,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 304, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 304, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10270,8 +9969,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 305, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 305, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10303,8 +10001,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 306, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 306, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10334,8 +10031,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 307, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 307, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10367,8 +10063,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 308, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 308, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10400,8 +10095,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 309, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 309, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10431,8 +10125,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 310, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 310, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10464,8 +10157,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 311, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 311, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10497,8 +10189,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 312, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 312, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10528,8 +10219,7 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 313, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 313, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10559,8 +10249,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 314, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 314, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10590,8 +10279,7 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 315, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 315, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10621,8 +10309,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 316, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 316, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10654,8 +10341,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 317, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 317, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10687,8 +10373,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 318, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 318, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10720,8 +10405,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 319, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 319, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10753,8 +10437,7 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 320, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 320, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10784,8 +10467,7 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 321, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 321, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10815,8 +10497,7 @@ static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 322, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 322, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10846,8 +10527,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_s
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 323, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 323, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10877,8 +10557,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 324, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 324, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10908,8 +10587,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 325, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 325, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10939,8 +10617,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 326, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 326, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10970,8 +10647,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 327, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 327, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11001,8 +10677,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 328, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 328, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11032,8 +10707,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 329, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 329, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11065,8 +10739,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 330, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 330, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11098,8 +10771,7 @@ static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 331, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 331, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11129,8 +10801,7 @@ static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 332, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 332, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11160,8 +10831,7 @@ static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 333, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 333, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11191,8 +10861,7 @@ static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 334, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 334, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11222,8 +10891,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_sit
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 335, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 335, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11253,8 +10921,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_si
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 336, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 336, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11284,8 +10951,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 337, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 337, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11317,8 +10983,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 338, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 338, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11350,8 +11015,7 @@ static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t 
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 339, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 339, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11381,8 +11045,7 @@ static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 340, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 340, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11412,8 +11075,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 341, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 341, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11443,8 +11105,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 342, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 342, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11474,8 +11135,7 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 343, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 343, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11505,8 +11165,7 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 344, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 344, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11536,8 +11195,7 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uin
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 345, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 345, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11567,8 +11225,7 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 346, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 346, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11598,8 +11255,7 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 347, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 347, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11629,8 +11285,7 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 348, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 348, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11660,8 +11315,7 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(ui
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 349, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 349, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11691,8 +11345,7 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(u
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 350, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 350, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11722,8 +11375,7 @@ static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint6
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 351, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 351, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11753,8 +11405,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 352, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 352, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11786,8 +11437,7 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups
 	if (mf_u) {
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
 	} else {
-		mf_event mf_ev = {.call = 353, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 353, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }

@@ -284,8 +284,7 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	// A repeat passes its values (no mf_event in memory).
 	fmt.Fprintf(b, "\tconst int32_t mf_p = %s;\n", peer)
 	fmt.Fprintf(b, "\tif (mf_u) {\n\t\tmf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);\n\t} else {\n")
-	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = mf_p, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};\n", id)
-	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t}\n")
+	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n\t}\n", id)
 	if kind != "" {
 		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_forget(%s, mf_old);\n", kind)
 	}
