@@ -922,10 +922,9 @@ __attribute__((noinline)) static void mf_record_slow(mf_rec *r, int32_t call, in
  * usual event never makes an mf_event), marking the recorder busy
  * meanwhile so that a partial file written from a signal handler
  * (partial.h) knows the tables may be mid-update. */
-static inline void mf_record_call(mf_rec *r, int32_t call, int32_t partner, int32_t comm,
-								 int32_t commsize, uint64_t site, int64_t bytes,
-								 int64_t enter, int64_t exit, const int64_t *cin,
-								 const int64_t *cout)
+static inline void mf_record_call(mf_rec *r, int32_t call, int32_t partner, int32_t comm, int32_t commsize,
+				  uint64_t site, int64_t bytes, int64_t enter, int64_t exit, const int64_t *cin,
+				  const int64_t *cout)
 {
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
