@@ -467,20 +467,22 @@ static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, cons
 		return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 4, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 4, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 4, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 4, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -497,20 +499,22 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 		return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 5, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 5, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 5, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 5, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -529,20 +533,22 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_si
 		return PMPI_Buffer_attach(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 6, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Buffer_attach(buffer, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 6, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Buffer_attach(buffer, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 6, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Buffer_attach(buffer, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 6, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -559,20 +565,22 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_si
 		return PMPI_Buffer_detach(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 7, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Buffer_detach(buffer, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 7, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Buffer_detach(buffer, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 7, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Buffer_detach(buffer, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 7, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -589,20 +597,22 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 		return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 8, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 8, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 8, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 8, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -626,20 +636,22 @@ static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, in
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 9, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 9, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 9, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 9, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -656,20 +668,22 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 		return PMPI_Imrecv(buf, count, type, message, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,type);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 10, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Imrecv(buf, count, type, message, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 10, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Imrecv(buf, count, type, message, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 10, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Imrecv(buf, count, type, message, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 10, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
@@ -693,20 +707,22 @@ static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 11, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 11, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 11, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 11, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -723,20 +739,22 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 		return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 12, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, source);
+	int mf_rc, mf_u = mf_repeat(mf_r, 12, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 12, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 12, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -757,20 +775,22 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 		return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 13, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 13, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 13, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 13, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -789,20 +809,22 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 		return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 14, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 14, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 14, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 14, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -821,20 +843,22 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 		return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 15, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 15, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 15, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 15, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -858,20 +882,22 @@ static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 16, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	int mf_rc, mf_u = mf_repeat(mf_r, 16, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 16, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 16, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -892,21 +918,25 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 17, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Mrecv(buf, count, type, message, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
-	const int32_t mf_p = mf_status_peer(status);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 17, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Mrecv(buf, count, type, message, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_status_peer(status), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 17, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Mrecv(buf, count, type, message, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
+		mf_record_call(mf_r, 17, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -928,20 +958,22 @@ static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 18, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Probe(source, tag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	int mf_rc, mf_u = mf_repeat(mf_r, 18, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Probe(source, tag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 18, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Probe(source, tag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 18, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -958,20 +990,22 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 		return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 19, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, source);
+	int mf_rc, mf_u = mf_repeat(mf_r, 19, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 19, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 19, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -996,21 +1030,25 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 20, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 20, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 20, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_call(mf_r, 20, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1027,20 +1065,22 @@ static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, cons
 		return PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 21, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 21, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 21, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 21, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1057,20 +1097,22 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 		return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 22, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 22, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 22, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 22, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1089,20 +1131,22 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 		return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 23, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 23, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 23, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 23, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1121,20 +1165,22 @@ static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const
 		return PMPI_Send(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 24, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 24, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 24, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 24, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1155,21 +1201,25 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 25, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 25, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 25, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+		mf_record_call(mf_r, 25, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1190,21 +1240,25 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 26, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 26, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 26, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
+		mf_record_call(mf_r, 26, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1221,20 +1275,22 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 		return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 27, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 27, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 27, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 27, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1253,20 +1309,22 @@ static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, cons
 		return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 28, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 28, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 28, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 28, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1283,20 +1341,22 @@ static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI
 		return PMPI_Cancel(request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 29, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Cancel(request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 29, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Cancel(request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 29, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Cancel(request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 29, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1315,20 +1375,22 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 	uintptr_t mf_rh = MF_H(*request);
 	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 30, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Request_free(request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 30, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Request_free(request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 30, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Request_free(request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 30, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1356,20 +1418,22 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 	uintptr_t mf_rh = MF_H(request);
 	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 31, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Request_get_status(request, flag, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*flag?mf_speer(mf_rg,status):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 31, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Request_get_status(request, flag, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_speer(mf_rg,status):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 31, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Request_get_status(request, flag, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 31, (*flag?mf_speer(mf_rg,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1388,20 +1452,22 @@ static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_
 		return PMPI_Start(request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 32, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Start(request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 32, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Start(request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 32, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Start(request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 32, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1418,20 +1484,22 @@ static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, i
 		return PMPI_Startall(count, array_of_requests);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 33, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Startall(count, array_of_requests);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 33, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Startall(count, array_of_requests);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 33, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Startall(count, array_of_requests);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 33, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1453,20 +1521,22 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
 		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 34, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 34, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 34, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 34, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
@@ -1497,20 +1567,22 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 	uintptr_t mf_sbuf[MF_SAVE_N];
 	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 35, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 35, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 35, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 35, (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1541,20 +1613,22 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 	uintptr_t mf_rh = MF_H(*request);
 	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 36, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Test(request, flag, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*flag?mf_speer(mf_rg,status):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 36, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Test(request, flag, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_speer(mf_rg,status):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 36, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Test(request, flag, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 36, (*flag?mf_speer(mf_rg,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1580,20 +1654,22 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(incount, mf_stbuf)))
 		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 37, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 37, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 37, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 37, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *outcount > 0)
@@ -1623,20 +1699,22 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
 		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 38, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 38, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 38, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 38, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
@@ -1667,20 +1745,22 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 	uintptr_t mf_sbuf[MF_SAVE_N];
 	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 39, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1);
+	int mf_rc, mf_u = mf_repeat(mf_r, 39, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 39, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 39, (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1711,20 +1791,22 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 	uintptr_t mf_rh = MF_H(*request);
 	mf_reqinfo mf_rg = mf_nreq ? mf_req_find(mf_rh) : MF_NOREQ;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 40, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Wait(request, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_speer(mf_rg,status);
+	int mf_rc, mf_u = mf_repeat(mf_r, 40, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Wait(request, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_speer(mf_rg,status), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 40, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Wait(request, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 40, mf_speer(mf_rg,status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1750,20 +1832,22 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(incount, mf_stbuf)))
 		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 41, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 41, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 41, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 41, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *outcount > 0)
@@ -1788,20 +1872,22 @@ static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, 
 		return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 42, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 42, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 42, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 42, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1818,20 +1904,22 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 43, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 43, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 43, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 43, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1850,20 +1938,22 @@ static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site,
 		return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 44, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 44, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 44, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 44, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1880,20 +1970,22 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 45, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 45, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 45, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 45, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1912,20 +2004,22 @@ static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, 
 		return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 46, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 46, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 46, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 46, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -1942,20 +2036,22 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 47, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 47, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 47, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 47, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -1974,20 +2070,22 @@ static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, c
 		return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 48, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 48, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 48, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 48, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2004,20 +2102,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 49, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 49, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 49, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 49, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2036,20 +2136,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, 
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 50, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 50, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 50, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 50, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2066,20 +2168,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 51, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 51, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 51, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 51, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2098,20 +2202,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, 
 		return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 52, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 52, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 52, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 52, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2128,20 +2234,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 		return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 53, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 53, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 53, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 53, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2160,20 +2268,22 @@ static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MP
 		return PMPI_Barrier(comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 54, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Barrier(comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 54, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Barrier(comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 54, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Barrier(comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 54, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2190,20 +2300,22 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 		return PMPI_Ibarrier(comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 55, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ibarrier(comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 55, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ibarrier(comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 55, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ibarrier(comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 55, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2222,20 +2334,22 @@ static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void
 		return PMPI_Bcast(buffer, count, datatype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 56, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 56, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 56, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 56, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2252,20 +2366,22 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 57, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 57, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 57, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 57, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2284,20 +2400,22 @@ static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, con
 		return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 58, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 58, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 58, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 58, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2314,20 +2432,22 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 59, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 59, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 59, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 59, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2346,20 +2466,22 @@ static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, con
 		return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 60, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 60, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 60, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 60, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2376,20 +2498,22 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 61, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 61, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 61, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 61, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2408,20 +2532,22 @@ static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, co
 		return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 62, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 62, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 62, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 62, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2438,20 +2564,22 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 63, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 63, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 63, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 63, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2470,20 +2598,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t 
 		return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 64, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 64, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 64, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 64, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2500,20 +2630,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 		return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 65, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 65, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 65, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 65, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2532,20 +2664,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t
 		return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 66, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 66, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 66, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 66, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2562,20 +2696,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 		return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 67, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 67, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 67, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 67, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2594,20 +2730,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t m
 		return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 68, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 68, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 68, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 68, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2624,20 +2762,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 		return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 69, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 69, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 69, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 69, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2656,20 +2796,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t 
 		return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 70, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 70, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 70, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 70, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2686,20 +2828,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 		return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 71, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 71, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 71, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 71, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2718,20 +2862,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t 
 		return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 72, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 72, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 72, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 72, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2748,20 +2894,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 		return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 73, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 73, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 73, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 73, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2780,20 +2928,22 @@ static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, con
 		return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 74, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 74, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 74, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 74, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2810,20 +2960,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 75, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 75, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 75, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 75, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2842,20 +2994,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_sit
 		return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 76, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 76, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 76, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 76, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2872,20 +3026,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_s
 		return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 77, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 77, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 77, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 77, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2902,20 +3058,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 78, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 78, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 78, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 78, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2934,20 +3092,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_
 		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 79, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 79, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 79, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 79, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -2964,20 +3124,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 80, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 80, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 80, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 80, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -2996,20 +3158,22 @@ static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const
 		return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 81, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 81, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 81, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 81, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3026,20 +3190,22 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 82, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 82, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 82, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 82, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3058,20 +3224,22 @@ static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, co
 		return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 83, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 83, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 83, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 83, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3088,20 +3256,22 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 84, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 84, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 84, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 84, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3120,20 +3290,22 @@ static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, c
 		return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 85, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 85, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 85, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 85, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3150,20 +3322,22 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 86, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 86, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 86, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 86, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3182,20 +3356,22 @@ static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site,
 		return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 87, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 87, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 87, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 87, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3212,20 +3388,22 @@ static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf
 		return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 88, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 88, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 88, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 88, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3242,20 +3420,22 @@ static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_sit
 		return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = mf_tsize(datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 89, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 89, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 89, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 89, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3272,20 +3452,22 @@ static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *
 		return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 90, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 90, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 90, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 90, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3302,20 +3484,22 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_s
 		return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 91, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 91, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 91, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 91, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3332,20 +3516,22 @@ static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const 
 		return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 92, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 92, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 92, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 92, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3362,20 +3548,22 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 		return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 93, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 93, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 93, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 93, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3394,20 +3582,22 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 		return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 94, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 94, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 94, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 94, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3426,20 +3616,22 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 		return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 95, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 95, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 95, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 95, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3458,20 +3650,22 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 		return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 96, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 96, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 96, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 96, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -3490,20 +3684,22 @@ static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_sit
 		return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 97, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 97, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 97, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 97, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3520,20 +3716,22 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t
 		return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 98, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 98, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 98, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 98, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3550,20 +3748,22 @@ static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site,
 		return PMPI_Win_attach(win, base, size);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 99, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_attach(win, base, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 99, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_attach(win, base, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 99, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_attach(win, base, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 99, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3580,20 +3780,22 @@ static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_sit
 		return PMPI_Win_complete(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 100, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_complete(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 100, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_complete(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 100, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_complete(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 100, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3610,20 +3812,22 @@ static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site,
 		return PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 101, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 101, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 101, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 101, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3640,20 +3844,22 @@ static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t 
 		return PMPI_Win_create_dynamic(info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 102, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_create_dynamic(info, comm, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 102, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_create_dynamic(info, comm, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 102, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_create_dynamic(info, comm, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 102, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3670,20 +3876,22 @@ static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site,
 		return PMPI_Win_detach(win, base);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 103, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_detach(win, base);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 103, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_detach(win, base);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 103, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_detach(win, base);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 103, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3700,20 +3908,22 @@ static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, 
 		return PMPI_Win_fence(assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 104, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_fence(assert, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 104, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_fence(assert, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 104, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_fence(assert, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 104, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3730,20 +3940,22 @@ static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, 
 		return PMPI_Win_flush(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 105, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_flush(rank, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 105, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_flush(rank, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 105, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_flush(rank, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 105, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3760,20 +3972,22 @@ static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_si
 		return PMPI_Win_flush_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 106, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_flush_all(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 106, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_flush_all(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 106, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_flush_all(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 106, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3790,20 +4004,22 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_
 		return PMPI_Win_flush_local(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 107, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_flush_local(rank, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 107, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_flush_local(rank, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 107, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_flush_local(rank, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 107, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3820,20 +4036,22 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t
 		return PMPI_Win_flush_local_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 108, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_flush_local_all(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 108, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_flush_local_all(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 108, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_flush_local_all(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 108, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3851,20 +4069,22 @@ static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, M
 	mf_ginfo *mf_g = mf_win(*win);
 	uintptr_t mf_old = MF_H(*win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 109, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_free(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 109, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_free(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 109, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_free(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 109, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_WIN, mf_old);
@@ -3883,20 +4103,22 @@ static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, i
 		return PMPI_Win_lock(lock_type, rank, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 110, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 110, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 110, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 110, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3913,20 +4135,22 @@ static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_sit
 		return PMPI_Win_lock_all(assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 111, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_lock_all(assert, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 111, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_lock_all(assert, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 111, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_lock_all(assert, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 111, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3943,20 +4167,22 @@ static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, M
 		return PMPI_Win_post(group, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 112, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_post(group, assert, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 112, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_post(group, assert, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 112, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_post(group, assert, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 112, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -3973,20 +4199,22 @@ static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, 
 		return PMPI_Win_start(group, assert, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 113, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_start(group, assert, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 113, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_start(group, assert, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 113, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_start(group, assert, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 113, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4003,20 +4231,22 @@ static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, M
 		return PMPI_Win_sync(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 114, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_sync(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 114, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_sync(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 114, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_sync(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 114, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4033,20 +4263,22 @@ static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, M
 		return PMPI_Win_test(win, flag);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 115, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_test(win, flag);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 115, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_test(win, flag);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 115, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_test(win, flag);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 115, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4063,20 +4295,22 @@ static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site,
 		return PMPI_Win_unlock(rank, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 116, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_unlock(rank, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 116, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_unlock(rank, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 116, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_unlock(rank, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 116, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4093,20 +4327,22 @@ static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_s
 		return PMPI_Win_unlock_all(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 117, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_unlock_all(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 117, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_unlock_all(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 117, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_unlock_all(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 117, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4123,20 +4359,22 @@ static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, M
 		return PMPI_Win_wait(win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 118, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_wait(win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 118, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_wait(win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 118, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_wait(win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 118, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4153,20 +4391,22 @@ static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, 
 		return PMPI_File_open(comm, filename, amode, info, fh);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 119, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 119, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 119, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 119, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4184,20 +4424,22 @@ static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site,
 	mf_ginfo *mf_g = mf_file(*fh);
 	uintptr_t mf_old = MF_H(*fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 120, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_close(fh);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 120, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_close(fh);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 120, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_close(fh);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 120, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_FILE, mf_old);
@@ -4216,20 +4458,22 @@ static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site
 		return PMPI_File_delete(filename, info);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 121, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_delete(filename, info);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 121, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_delete(filename, info);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 121, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_delete(filename, info);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 121, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4246,20 +4490,22 @@ static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_si
 		return PMPI_File_set_size(fh, size);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 122, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_set_size(fh, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 122, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_set_size(fh, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 122, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_set_size(fh, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 122, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4276,20 +4522,22 @@ static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf
 		return PMPI_File_preallocate(fh, size);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 123, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_preallocate(fh, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 123, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_preallocate(fh, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 123, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_preallocate(fh, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 123, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4306,20 +4554,22 @@ static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_si
 		return PMPI_File_set_info(fh, info);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 124, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_set_info(fh, info);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 124, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_set_info(fh, info);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 124, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_set_info(fh, info);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 124, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4336,20 +4586,22 @@ static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_si
 		return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 125, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 125, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 125, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 125, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4366,20 +4618,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_sit
 		return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 126, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 126, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 126, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 126, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4396,20 +4650,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf
 		return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 127, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 127, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 127, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 127, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4426,20 +4682,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_si
 		return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 128, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 128, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 128, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 128, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4456,20 +4714,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t m
 		return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 129, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 129, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 129, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 129, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4486,20 +4746,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 		return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 130, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 130, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 130, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 130, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4518,20 +4780,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 		return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 131, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 131, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 131, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 131, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4550,20 +4814,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 		return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 132, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 132, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 132, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 132, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4582,20 +4848,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 		return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 133, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 133, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 133, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 133, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4614,20 +4882,22 @@ static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, 
 		return PMPI_File_read(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 134, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 134, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 134, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 134, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4644,20 +4914,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_si
 		return PMPI_File_read_all(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 135, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 135, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 135, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 135, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4674,20 +4946,22 @@ static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site,
 		return PMPI_File_write(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 136, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 136, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 136, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 136, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4704,20 +4978,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_s
 		return PMPI_File_write_all(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 137, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 137, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 137, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 137, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4734,20 +5010,22 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 		return PMPI_File_iread(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 138, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 138, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 138, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 138, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4766,20 +5044,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 		return PMPI_File_iwrite(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 139, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 139, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 139, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 139, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4798,20 +5078,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 		return PMPI_File_iread_all(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 140, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 140, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 140, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 140, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4830,20 +5112,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 		return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 141, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 141, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 141, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 141, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4862,20 +5146,22 @@ static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf
 		return PMPI_File_read_shared(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 142, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 142, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 142, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 142, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4892,20 +5178,22 @@ static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t m
 		return PMPI_File_write_shared(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 143, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 143, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 143, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 143, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -4922,20 +5210,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 		return PMPI_File_iread_shared(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 144, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 144, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 144, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 144, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4954,20 +5244,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 		return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 145, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 145, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 145, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 145, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -4986,20 +5278,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t m
 		return PMPI_File_read_ordered(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 146, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 146, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 146, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 146, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5016,20 +5310,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t 
 		return PMPI_File_write_ordered(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 147, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 147, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 147, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 147, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5046,20 +5342,22 @@ static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf
 		return PMPI_File_seek_shared(fh, offset, whence);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 148, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_seek_shared(fh, offset, whence);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 148, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_seek_shared(fh, offset, whence);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 148, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_seek_shared(fh, offset, whence);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 148, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5076,20 +5374,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint6
 		return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 149, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 149, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 149, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 149, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5106,20 +5406,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_
 		return PMPI_File_read_at_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 150, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 150, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 150, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 150, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5136,20 +5438,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint
 		return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 151, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 151, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 151, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 151, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5166,20 +5470,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64
 		return PMPI_File_write_at_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 152, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 152, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 152, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 152, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5196,20 +5502,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t
 		return PMPI_File_read_all_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 153, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 153, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 153, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 153, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5226,20 +5534,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t m
 		return PMPI_File_read_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 154, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 154, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 154, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 154, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5256,20 +5566,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_
 		return PMPI_File_write_all_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 155, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 155, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 155, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 155, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5286,20 +5598,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t 
 		return PMPI_File_write_all_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 156, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_all_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 156, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 156, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_all_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 156, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5316,20 +5630,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint
 		return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 157, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 157, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 157, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 157, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5346,20 +5662,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64
 		return PMPI_File_read_ordered_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 158, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 158, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 158, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 158, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5376,20 +5694,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uin
 		return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 159, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 159, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 159, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 159, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5406,20 +5726,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint6
 		return PMPI_File_write_ordered_end(fh, buf, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 160, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 160, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 160, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 160, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5436,20 +5758,22 @@ static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t 
 		return PMPI_File_set_atomicity(fh, flag);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 161, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_set_atomicity(fh, flag);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 161, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_set_atomicity(fh, flag);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 161, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_set_atomicity(fh, flag);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 161, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5466,20 +5790,22 @@ static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, 
 		return PMPI_File_sync(fh);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 162, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_sync(fh);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 162, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_sync(fh);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 162, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_sync(fh);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 162, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5496,20 +5822,22 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t m
 		return PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 163, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 163, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 163, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 163, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5526,20 +5854,22 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(u
 		return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 164, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 164, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 164, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 164, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5556,20 +5886,22 @@ static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site
 		return PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
 	mf_ginfo *mf_g = mf_comm(old_comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 165, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 165, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 165, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 165, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5586,20 +5918,22 @@ static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, M
 		return PMPI_Cart_sub(comm, remain_dims, new_comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 166, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 166, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 166, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 166, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5616,20 +5950,22 @@ static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site
 		return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 167, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 167, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 167, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 167, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5646,20 +5982,22 @@ static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_sit
 		return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 168, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 168, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 168, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 168, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5676,20 +6014,22 @@ static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t m
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 169, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 169, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 169, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 169, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5706,20 +6046,22 @@ static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site
 		return PMPI_Comm_create(comm, group, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 170, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_create(comm, group, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 170, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_create(comm, group, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 170, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_create(comm, group, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 170, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5737,20 +6079,22 @@ static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_
 	mf_ginfo *mf_g = mf_comm(*comm);
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 171, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_disconnect(comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 171, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_disconnect(comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 171, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_disconnect(comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 171, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
@@ -5769,20 +6113,22 @@ static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, M
 		return PMPI_Comm_dup(comm, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 172, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_dup(comm, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 172, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_dup(comm, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 172, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_dup(comm, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 172, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5799,20 +6145,22 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 		return PMPI_Comm_idup(comm, newcomm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 173, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_idup(comm, newcomm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 173, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_idup(comm, newcomm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 173, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_idup(comm, newcomm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 173, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -5831,20 +6179,22 @@ static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t 
 		return PMPI_Comm_dup_with_info(comm, info, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 174, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 174, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 174, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 174, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5862,20 +6212,22 @@ static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, 
 	mf_ginfo *mf_g = mf_comm(*comm);
 	uintptr_t mf_old = MF_H(*comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 175, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_free(comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 175, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_free(comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 175, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_free(comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 175, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_forget(MF_KIND_COMM, mf_old);
@@ -5894,20 +6246,22 @@ static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site,
 		return PMPI_Comm_group(comm, group);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 176, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_group(comm, group);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 176, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_group(comm, group);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 176, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_group(comm, group);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 176, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5924,20 +6278,22 @@ static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, 
 		return PMPI_Comm_join(fd, intercomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 177, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_join(fd, intercomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 177, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_join(fd, intercomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 177, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_join(fd, intercomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 177, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5954,20 +6310,22 @@ static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, 
 		return PMPI_Comm_rank(comm, rank);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 178, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_rank(comm, rank);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 178, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_rank(comm, rank);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 178, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_rank(comm, rank);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 178, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -5984,20 +6342,22 @@ static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t m
 		return PMPI_Comm_remote_group(comm, group);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 179, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_remote_group(comm, group);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 179, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_remote_group(comm, group);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 179, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_remote_group(comm, group);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 179, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6014,20 +6374,22 @@ static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, 
 		return PMPI_Comm_size(comm, size);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 180, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_size(comm, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 180, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_size(comm, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 180, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_size(comm, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 180, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6044,20 +6406,22 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site,
 		return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 181, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 181, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 181, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 181, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6074,20 +6438,22 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t
 		return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 182, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 182, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 182, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 182, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6104,20 +6470,22 @@ static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site,
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 183, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 183, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 183, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 183, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6134,20 +6502,22 @@ static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_
 		return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 184, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 184, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 184, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 184, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6164,20 +6534,22 @@ static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_sit
 		return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 	mf_ginfo *mf_g = mf_comm(comm_old);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 185, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 185, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 185, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 185, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6194,20 +6566,22 @@ static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf
 		return PMPI_Group_difference(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 186, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_difference(group1, group2, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 186, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_difference(group1, group2, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 186, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_difference(group1, group2, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 186, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6224,20 +6598,22 @@ static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site,
 		return PMPI_Group_excl(group, n, ranks, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 187, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 187, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 187, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 187, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6254,20 +6630,22 @@ static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site,
 		return PMPI_Group_incl(group, n, ranks, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 188, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 188, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 188, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 188, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6284,20 +6662,22 @@ static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t 
 		return PMPI_Group_intersection(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 189, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 189, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 189, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 189, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6314,20 +6694,22 @@ static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf
 		return PMPI_Group_range_excl(group, n, ranges, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 190, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 190, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 190, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 190, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6344,20 +6726,22 @@ static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf
 		return PMPI_Group_range_incl(group, n, ranges, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 191, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 191, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 191, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 191, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6374,20 +6758,22 @@ static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site
 		return PMPI_Group_union(group1, group2, newgroup);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 192, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Group_union(group1, group2, newgroup);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 192, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_union(group1, group2, newgroup);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 192, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_union(group1, group2, newgroup);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 192, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6404,20 +6790,22 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf
 		return PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
 	mf_ginfo *mf_g = mf_comm(local_comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 193, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 193, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 193, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 193, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6434,20 +6822,22 @@ static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_
 		return PMPI_Intercomm_merge(intercomm, high, newintercomm);
 	mf_ginfo *mf_g = mf_comm(intercomm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 194, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 194, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 194, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 194, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6466,20 +6856,22 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 195, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 195, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 195, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 195, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -6501,20 +6893,22 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 196, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 196, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 196, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 196, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -6536,20 +6930,22 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 197, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 197, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 197, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 197, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6568,20 +6964,22 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 198, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, source);
+	int mf_rc, mf_u = mf_repeat(mf_r, 198, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 198, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 198, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -6602,20 +7000,22 @@ static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int
 		return PMPI_Pready(partition, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 199, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Pready(partition, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 199, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Pready(partition, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 199, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Pready(partition, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 199, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6632,20 +7032,22 @@ static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_sit
 		return PMPI_Pready_range(partition_low, partition_high, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 200, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 200, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 200, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 200, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6662,20 +7064,22 @@ static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 201, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 201, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 201, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 201, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6692,20 +7096,22 @@ static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, M
 		return PMPI_Parrived(request, partition, flag);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 202, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Parrived(request, partition, flag);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 202, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Parrived(request, partition, flag);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 202, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Parrived(request, partition, flag);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 202, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -6722,20 +7128,22 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 203, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 203, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 203, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 203, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6754,20 +7162,22 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 204, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 204, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 204, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6786,20 +7196,22 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 205, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 205, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 205, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6818,20 +7230,22 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 206, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 206, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 206, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6850,20 +7264,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 207, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 207, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 207, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6882,20 +7298,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 208, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 208, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 208, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6914,20 +7332,22 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		return PMPI_Barrier_init(comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 209, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Barrier_init(comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 209, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Barrier_init(comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 209, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Barrier_init(comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6946,20 +7366,22 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 210, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 210, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 210, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 210, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -6978,20 +7400,22 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 211, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 211, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 211, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7010,20 +7434,22 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 212, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 212, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 212, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 212, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7042,20 +7468,22 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 213, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 213, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 213, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 213, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7074,20 +7502,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 214, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 214, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 214, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 214, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7106,20 +7536,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 215, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 215, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 215, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 215, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7138,20 +7570,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 216, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 216, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 216, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 216, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7170,20 +7604,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 217, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 217, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 217, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 217, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7202,20 +7638,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 218, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 218, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 218, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 218, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7234,20 +7672,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 219, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 219, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 219, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 219, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7266,20 +7706,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 220, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 220, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 220, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7298,20 +7740,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 221, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 221, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 221, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7330,20 +7774,22 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 222, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 222, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 222, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7362,20 +7808,22 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 223, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 223, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 223, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 223, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7394,20 +7842,22 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 224, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 224, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 224, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 224, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7426,20 +7876,22 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 225, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 225, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 225, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 225, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7456,20 +7908,22 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 226, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 226, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 226, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 226, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7488,20 +7942,22 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_
 		return PMPI_Buffer_attach_c(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 227, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Buffer_attach_c(buffer, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 227, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Buffer_attach_c(buffer, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 227, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Buffer_attach_c(buffer, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 227, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7518,20 +7974,22 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_
 		return PMPI_Buffer_detach_c(buffer_addr, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 228, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 228, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 228, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 228, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7548,20 +8006,22 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 229, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 229, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 229, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 229, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7580,20 +8040,22 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		return PMPI_Imrecv_c(buf, count, datatype, message, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 230, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 230, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 230, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 230, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
@@ -7612,20 +8074,22 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 231, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, source);
+	int mf_rc, mf_u = mf_repeat(mf_r, 231, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 231, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 231, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -7646,20 +8110,22 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 232, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 232, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 232, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 232, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7678,20 +8144,22 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 233, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 233, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 233, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 233, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7710,20 +8178,22 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 234, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 234, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 234, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 234, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7746,21 +8216,25 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = &mf_null_info;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 235, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	const int32_t mf_p = mf_status_peer(status);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 235, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_status_peer(status), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 235, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_call(mf_r, 235, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7777,20 +8251,22 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 236, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, source);
+	int mf_rc, mf_u = mf_repeat(mf_r, 236, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 236, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 236, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -7815,21 +8291,25 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 237, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-	const int32_t mf_p = mf_peer(mf_g, status->MPI_SOURCE);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 237, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 237, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
+		mf_record_call(mf_r, 237, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7846,20 +8326,22 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 238, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 238, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 238, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7876,20 +8358,22 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 239, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 239, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 239, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 239, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7908,20 +8392,22 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 240, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 240, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 240, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 240, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7940,20 +8426,22 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 241, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 241, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 241, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 241, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -7974,21 +8462,25 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 242, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 242, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 242, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
+		mf_record_call(mf_r, 242, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8009,21 +8501,25 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 		status = &mf_st;
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 243, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	int64_t mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int64_t mf_bytes;
+	int mf_rc, mf_u = mf_repeat(mf_r, 243, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 243, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
+		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8040,20 +8536,22 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 244, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 244, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 244, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8072,20 +8570,22 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 245, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 245, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 245, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8102,20 +8602,22 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 246, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 246, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 246, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -8137,20 +8639,22 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 247, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, dest);
+	int mf_rc, mf_u = mf_repeat(mf_r, 247, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 247, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -8172,20 +8676,22 @@ static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site
 		return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 248, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 248, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 248, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 248, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8202,20 +8708,22 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 249, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 249, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 249, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 249, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8234,20 +8742,22 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 250, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 250, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 250, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 250, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8266,20 +8776,22 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 251, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 251, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 251, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 251, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8296,20 +8808,22 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 252, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 252, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 252, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 252, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8328,20 +8842,22 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 253, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 253, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 253, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8360,20 +8876,22 @@ static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site
 		return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 254, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 254, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 254, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8390,20 +8908,22 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 255, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 255, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 255, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8422,20 +8942,22 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 256, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 256, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 256, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8454,20 +8976,22 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 257, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 257, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 257, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8484,20 +9008,22 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 258, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 258, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 258, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8516,20 +9042,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 259, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 259, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 259, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8548,20 +9076,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 260, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 260, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 260, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8578,20 +9108,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 261, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 261, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 261, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8610,20 +9142,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 262, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 262, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 262, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8642,20 +9176,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 263, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 263, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 263, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8672,20 +9208,22 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 264, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 264, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 264, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8704,20 +9242,22 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 265, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 265, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 265, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8736,20 +9276,22 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		return PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 266, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 266, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 266, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 266, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8766,20 +9308,22 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 267, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 267, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 267, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 267, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8798,20 +9342,22 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 268, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 268, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 268, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 268, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8830,20 +9376,22 @@ static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, c
 		return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 269, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 269, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 269, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8860,20 +9408,22 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 270, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 270, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 270, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 270, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8892,20 +9442,22 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 271, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 271, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 271, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 271, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8924,20 +9476,22 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 272, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 272, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 272, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8954,20 +9508,22 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 273, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 273, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 273, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 273, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8986,20 +9542,22 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 274, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 274, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 274, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 274, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9018,20 +9576,22 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 275, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 275, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 275, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 275, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9048,20 +9608,22 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 276, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 276, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 276, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 276, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9080,20 +9642,22 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 277, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 277, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 277, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9112,20 +9676,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 278, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 278, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 278, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 278, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9142,20 +9708,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 279, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 279, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 279, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 279, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9174,20 +9742,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 280, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 280, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 280, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 280, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9206,20 +9776,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 281, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 281, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 281, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 281, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9236,20 +9808,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 282, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 282, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 282, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 282, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9268,20 +9842,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 283, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 283, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 283, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9300,20 +9876,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 284, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 284, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 284, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9330,20 +9908,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 285, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 285, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 285, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9362,20 +9942,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 286, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 286, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 286, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9394,20 +9976,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 287, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 287, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 287, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9424,20 +10008,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 288, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 288, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 288, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9456,20 +10042,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 289, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 289, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 289, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9488,20 +10076,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 290, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 290, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 290, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9518,20 +10108,22 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 291, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 291, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 291, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9550,20 +10142,22 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 292, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 292, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 292, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9582,20 +10176,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 293, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 293, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 293, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 293, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9612,20 +10208,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 294, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 294, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 294, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 294, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9644,20 +10242,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 295, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 295, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 295, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 295, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9676,20 +10276,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_s
 		return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 296, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 296, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 296, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9706,20 +10308,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 297, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 297, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 297, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 297, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9736,20 +10340,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 298, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 298, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 298, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 298, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9768,20 +10374,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 299, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 299, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 299, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 299, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9800,20 +10408,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 300, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 300, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 300, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 300, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9830,20 +10440,22 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 301, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 301, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 301, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9862,20 +10474,22 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 302, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 302, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 302, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9894,20 +10508,22 @@ static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, con
 		return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 303, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 303, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 303, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9924,20 +10540,22 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 304, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 304, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 304, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9956,20 +10574,22 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 305, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 305, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 305, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9988,20 +10608,22 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 306, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 306, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 306, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 306, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10018,20 +10640,22 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 307, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 307, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 307, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 307, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10050,20 +10674,22 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 308, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 308, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 308, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 308, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10082,20 +10708,22 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 309, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 309, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 309, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 309, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10112,20 +10740,22 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 310, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 310, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 310, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 310, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10144,20 +10774,22 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 311, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, root);
+	int mf_rc, mf_u = mf_repeat(mf_r, 311, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 311, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10176,20 +10808,22 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 312, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 312, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 312, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 312, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10206,20 +10840,22 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 313, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 313, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 313, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 313, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10236,20 +10872,22 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 314, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 314, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 314, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 314, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10266,20 +10904,22 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 315, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 315, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 315, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 315, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10296,20 +10936,22 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 316, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 316, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 316, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 316, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10328,20 +10970,22 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 317, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 317, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 317, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10360,20 +11004,22 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 318, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 318, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 318, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10392,20 +11038,22 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 319, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = mf_peer(mf_g, target_rank);
+	int mf_rc, mf_u = mf_repeat(mf_r, 319, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
-		mf_record_call(mf_r, 319, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10424,20 +11072,22 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_s
 		return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 320, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 320, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 320, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 320, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10454,20 +11104,22 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64
 		return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 321, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 321, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 321, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 321, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10484,20 +11136,22 @@ static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_sit
 		return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 322, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 322, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 322, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 322, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10514,20 +11168,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_s
 		return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 323, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 323, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 323, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 323, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10544,20 +11200,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t 
 		return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 324, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 324, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 324, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 324, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10574,20 +11232,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_
 		return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 325, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 325, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 325, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10604,20 +11264,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t
 		return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 326, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 326, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 326, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10634,20 +11296,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_
 		return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 327, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 327, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 327, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10664,20 +11328,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf
 		return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 328, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 328, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 328, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10694,20 +11360,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 329, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 329, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 329, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10726,20 +11394,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 330, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 330, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 330, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10758,20 +11428,22 @@ static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site
 		return PMPI_File_read_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 331, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 331, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 331, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10788,20 +11460,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_
 		return PMPI_File_read_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 332, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 332, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 332, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10818,20 +11492,22 @@ static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_sit
 		return PMPI_File_write_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 333, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 333, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 333, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10848,20 +11524,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf
 		return PMPI_File_write_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 334, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 334, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 334, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10878,20 +11556,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_sit
 		return PMPI_File_iread_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 335, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 335, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 335, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10908,20 +11588,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_si
 		return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 336, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 336, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 336, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10938,20 +11620,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 337, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 337, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 337, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10970,20 +11654,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 338, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 338, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 338, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11002,20 +11688,22 @@ static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t 
 		return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 339, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 339, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 339, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11032,20 +11720,22 @@ static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t
 		return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 340, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 340, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 340, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11062,20 +11752,22 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t
 		return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 341, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 341, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 341, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11092,20 +11784,22 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_
 		return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 342, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 342, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 342, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11122,20 +11816,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t
 		return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 343, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 343, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 343, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11152,20 +11848,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_
 		return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 344, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 344, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 344, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11182,20 +11880,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uin
 		return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 345, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 345, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 345, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11212,20 +11912,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(ui
 		return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 346, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 346, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 346, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11242,20 +11944,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64
 		return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 347, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 347, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 347, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11272,20 +11976,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint6
 		return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 348, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 348, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 348, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11302,20 +12008,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(ui
 		return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 349, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 349, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 349, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11332,20 +12040,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(u
 		return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 350, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 350, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 350, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11362,20 +12072,22 @@ static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint6
 		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 351, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 351, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 351, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11392,20 +12104,22 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 352, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 352, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 352, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11424,20 +12138,22 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups
 		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	int mf_u = mf_repeat(mf_r, 353, mf_site);
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cin);
-	int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
-	int mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
-	int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-	if (!mf_u && mf_r->ncounters)
-		mf_counters_read(mf_cout);
-	const int32_t mf_p = -1;
+	int mf_rc, mf_u = mf_repeat(mf_r, 353, mf_site);
 	if (mf_u) {
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
-		mf_record_call(mf_r, 353, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }

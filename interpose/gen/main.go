@@ -252,8 +252,8 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	if d["got"] == "" {
 		fmt.Fprintf(b, "\tint64_t mf_bytes = %s;\n", bytesExpr)
 	}
-	fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
 	if f.Name == "Abort" {
+		fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
 		fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 		fmt.Fprintf(b, "\tint64_t mf_t0 = mf_now();\n")
 		// PMPI_Abort does not return: the event is recorded (with no
@@ -265,26 +265,35 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		return
 	}
 	// A repeat of the previous call takes a shorter path, maybe untimed,
-	// and never reads counters (mf_record_ allows none).
-	fmt.Fprintf(b, "\tint mf_u = mf_repeat(mf_r, %d, mf_site);\n", id)
-	fmt.Fprintf(b, "\tif (!mf_u && mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
-	fmt.Fprintf(b, "\tint64_t mf_t0 = mf_u == 2 ? 0 : mf_now();\n")
-	fmt.Fprintf(b, "\tint mf_rc = PMPI_%s(%s);\n", f.Name, f.args())
-	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_u == 2 ? 0 : mf_now();\n")
-	fmt.Fprintf(b, "\tif (!mf_u && mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
-	if e := d["got"]; e != "" {
-		// The posted size only when the call failed: counts and types
-		// are passed by value, so it can be computed after the call.
-		fmt.Fprintf(b, "\tint64_t mf_bytes = mf_rc == MPI_SUCCESS ? %s : %s;\n", e, bytesExpr)
-	}
+	// and never reads counters (mf_record_ allows none). Each path has
+	// its own call of the PMPI function and records in it: what the
+	// path is need not be kept across the call (a register spilled and
+	// tested again), and a repeat passes its values (no mf_event).
 	peer := "-1"
 	if e := d["peer"]; e != "" {
 		peer = peerRE.ReplaceAllString(e, "mf_peer(mf_g, $1)")
 	}
-	// A repeat passes its values (no mf_event in memory).
-	fmt.Fprintf(b, "\tconst int32_t mf_p = %s;\n", peer)
-	fmt.Fprintf(b, "\tif (mf_u) {\n\t\tmf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_p, mf_g->size);\n\t} else {\n")
-	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, mf_p, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n\t}\n", id)
+	got := ""
+	if e := d["got"]; e != "" {
+		// The posted size only when the call failed: counts and types
+		// are passed by value, so it can be computed after the call.
+		fmt.Fprintf(b, "\tint64_t mf_bytes;\n")
+		got = fmt.Sprintf("\t\tmf_bytes = mf_rc == MPI_SUCCESS ? %s : %s;\n", e, bytesExpr)
+	}
+	fmt.Fprintf(b, "\tint mf_rc, mf_u = mf_repeat(mf_r, %d, mf_site);\n", id)
+	fmt.Fprintf(b, "\tif (mf_u) {\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_u == 2 ? 0 : mf_now();\n")
+	fmt.Fprintf(b, "\t\tmf_rc = PMPI_%s(%s);\n", f.Name, f.args())
+	fmt.Fprintf(b, "\t\tint64_t mf_t1 = mf_u == 2 ? 0 : mf_now();\n%s", got)
+	fmt.Fprintf(b, "\t\tmf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, %s, mf_g->size);\n", peer)
+	fmt.Fprintf(b, "\t} else {\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
+	fmt.Fprintf(b, "\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_cin);\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_now();\n")
+	fmt.Fprintf(b, "\t\tmf_rc = PMPI_%s(%s);\n", f.Name, f.args())
+	fmt.Fprintf(b, "\t\tint64_t mf_t1 = mf_now();\n")
+	fmt.Fprintf(b, "\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_cout);\n%s", got)
+	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, %s, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n\t}\n", id, peer)
 	if kind != "" {
 		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_forget(%s, mf_old);\n", kind)
 	}
