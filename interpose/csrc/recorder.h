@@ -936,7 +936,8 @@ static inline void mf_record_call(mf_rec *r, int32_t call, int32_t partner, int3
 		r->ckpt(r);
 }
 
-/* mf_record adds one event (mf_record_call). */
+/* mf_record adds one event (mf_record_call), for callers that hold an
+ * mf_event (the tests). */
 static inline void mf_record(mf_rec *r, const mf_event *ev)
 {
 	mf_record_call(r, ev->call, ev->partner, ev->comm, ev->commsize, ev->site, ev->bytes, ev->enter, ev->exit,

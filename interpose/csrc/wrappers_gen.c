@@ -373,8 +373,8 @@ static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 		if (mf_r->ncounters)
 			mf_counters_read(mf_c);
 		int64_t mf_t0 = mf_now();
-		mf_event mf_ev = {.call = 0, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_now(), .cin = mf_c, .cout = mf_c};
-		mf_record(mf_r, &mf_ev);
+		int64_t mf_t1 = mf_now();
+		mf_record_call(mf_r, 0, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);
 		mf_finish();
 	}
 	return PMPI_Finalize();
@@ -399,8 +399,7 @@ static inline __attribute__((always_inline)) int mf_Init(uint64_t mf_site, int *
 		int64_t mf_c[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
 			mf_counters_read(mf_c);
-		mf_event mf_ev = {.call = 1, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_t1, .cin = mf_c, .cout = mf_c};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 1, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);
 	}
 	return mf_rc;
 }
@@ -424,8 +423,7 @@ static inline __attribute__((always_inline)) int mf_Init_thread(uint64_t mf_site
 		int64_t mf_c[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
 			mf_counters_read(mf_c);
-		mf_event mf_ev = {.call = 2, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_t1, .cin = mf_c, .cout = mf_c};
-		mf_record(mf_r, &mf_ev);
+		mf_record_call(mf_r, 2, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);
 	}
 	return mf_rc;
 }
@@ -449,8 +447,7 @@ static inline __attribute__((always_inline)) int mf_Abort(uint64_t mf_site, MPI_
 	int64_t mf_t1 = mf_t0;
 	if (mf_r->ncounters)
 		mf_counters_read(mf_cout);
-	mf_event mf_ev = {.call = 3, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};
-	mf_record(mf_r, &mf_ev);
+	mf_record_call(mf_r, 3, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	mf_partial_now(1);
 	return PMPI_Abort(comm, errorcode);
 }

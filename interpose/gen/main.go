@@ -259,8 +259,8 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		// PMPI_Abort does not return: the event is recorded (with no
 		// duration) and the rank's partial file written before it.
 		fmt.Fprintf(b, "\tint64_t mf_t1 = mf_t0;\n\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
-		fmt.Fprintf(b, "\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = mf_g->id, .commsize = mf_g->size, .site = mf_site, .bytes = mf_bytes, .enter = mf_t0, .exit = mf_t1, .cin = mf_cin, .cout = mf_cout};\n", id)
-		fmt.Fprintf(b, "\tmf_record(mf_r, &mf_ev);\n\tmf_partial_now(1);\n\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
+		fmt.Fprintf(b, "\tmf_record_call(mf_r, %d, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n", id)
+		fmt.Fprintf(b, "\tmf_partial_now(1);\n\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
 		s.cEntry(b, f)
 		return
 	}
@@ -386,8 +386,7 @@ func (s *Spec) cInit(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n\tif (mf_r) {\n")
 	fmt.Fprintf(b, "\t\t/* No edge leads to the first event: only its exit counts matter. */\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
-	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_t1, .cin = mf_c, .cout = mf_c};\n", id)
-	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t}\n\treturn mf_rc;\n}\n")
+	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);\n\t}\n\treturn mf_rc;\n}\n", id)
 	s.cEntry(b, f)
 }
 
@@ -397,8 +396,8 @@ func (s *Spec) cFinalize(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\t\t/* The event ends where writing the profile starts. */\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_now();\n")
-	fmt.Fprintf(b, "\t\tmf_event mf_ev = {.call = %d, .partner = -1, .comm = 0, .commsize = mf_world_info.size, .site = mf_site, .bytes = 0, .enter = mf_t0, .exit = mf_now(), .cin = mf_c, .cout = mf_c};\n", id)
-	fmt.Fprintf(b, "\t\tmf_record(mf_r, &mf_ev);\n\t\tmf_finish();\n\t}\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_t1 = mf_now();\n")
+	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);\n\t\tmf_finish();\n\t}\n", id)
 	fmt.Fprintf(b, "\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
 	s.cEntry(b, f)
 }
