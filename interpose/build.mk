@@ -80,10 +80,19 @@ $(LIBDIR)/bench/libminwrap-mpich.so: interpose/bench/minwrap.c
 	$(CC) -O2 -fPIC -shared $(MPICH_CFLAGS) -o $@ $< $(MPICH_LDFLAGS)
 # The instructions each wrapper adds per call (interpose/bench/wrapbench.*,
 # needs valgrind): MPI_Comm_rank, MPI_Test, MPI_Testany and MPI_Allreduce
-# repeated WRAP_CALLS times at one call site, per MPI.
+# repeated WRAP_CALLS times at one call site, per MPI, under a build of the
+# library that sees time VALGRIND_SLOWDOWN times slower (clock.h,
+# MF_SLOWDOWN), as valgrind runs code about that much slower.
 WRAP_CALLS ?= 100000
-bench-wrappers: libs $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/wrapbench-$(m))
+VALGRIND_SLOWDOWN ?= 50
+bench-wrappers: $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/wrapbench-$(m) $(LIBDIR)/bench/libmpiflow-valgrind-$(m).so)
 	sh interpose/bench/wrapbench.sh $(LIBDIR) $(WRAP_CALLS) $(BENCH_MPIS)
+$(LIBDIR)/bench/libmpiflow-valgrind-openmpi.so: $(MF_SRC) $(MF_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(MF_CFLAGS) -DMF_SLOWDOWN_BY=$(VALGRIND_SLOWDOWN) $(OMPI_CFLAGS) -shared -o $@ $(MF_SRC) $(OMPI_LDFLAGS) -ldl -Wl,--no-undefined
+$(LIBDIR)/bench/libmpiflow-valgrind-mpich.so: $(MF_SRC) $(MF_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(MF_CFLAGS) -DMF_SLOWDOWN_BY=$(VALGRIND_SLOWDOWN) $(MPICH_CFLAGS) -shared -o $@ $(MF_SRC) $(MPICH_LDFLAGS) -ldl -Wl,--no-undefined
 $(LIBDIR)/bench/wrapbench-openmpi: interpose/bench/wrapbench.c
 	@mkdir -p $(@D)
 	$(MPICC) -O2 -g -o $@ $<

@@ -2,15 +2,27 @@
 # wrapbench.sh LIBDIR N MPI...: the instructions each wrapper adds per call
 # (make bench-wrappers), counted by callgrind: for each MPI and test,
 # LIBDIR/bench/wrapbench-MPI N TEST runs as a singleton job under
-# LIBDIR/libmpiflow-MPI.so, and the inclusive counts of mpi_TEST and
-# pmpi_TEST differ by what the library adds. "timing" is the part of it in
-# mf_timing_flush (interval ends and merges), which is large here: under
-# valgrind calls take some 50 times longer, so the sums need more nibbles
-# than in a real run (make bench-recorder times the recorder with realistic
-# durations), and so are the clock's synchronizations (mf_clock_slow,
-# every ms of real time: every few calls under valgrind, every few
-# thousand without). The Go part is not loaded (MPIFLOW_GOLIB): its runtime's
-# signals stop callgrind.
+# LIBDIR/bench/libmpiflow-valgrind-MPI.so, and the inclusive counts of
+# mpi_TEST and pmpi_TEST differ by what the library adds, in a long run's
+# steady state:
+# - that library is libmpiflow built to see time MF_SLOWDOWN_BY times
+#   slower (clock.h), as valgrind runs code about that much slower, so that
+#   its rules that depend on time (which repeats go untimed) take the
+#   branches of a run without valgrind;
+# - wrapbench warms each test up for WARM seconds (default 2) before it
+#   counts: the recorder times every repeat until it has seen the thread
+#   keep its processor (WARM=0 counts that first regime);
+# - MPIFLOW_TIMING=1024 (bytes of timing intervals): the budget of a long
+#   run is full, so its intervals end every many events; a short run with
+#   the default budget would end one every other event.
+# Only mpi_TEST and pmpi_TEST are counted (--toggle-collect). "timing" is
+# the part in mf_timing_flush (interval ends and merges),
+# "clock syncs" the clock's re-synchronizations (mf_clock_slow, every ms of
+# real time: every few hundred calls under valgrind, every few thousand
+# without). Both repeat paths are in the rest: at one site, 1 call in 16 is
+# timed once the recorder has learnt the loop's period (recorder.h,
+# MF_TIGHT_NS). The Go part is not loaded (MPIFLOW_GOLIB): its runtime's
+# signals stop callgrind. TESTS= restricts the tests.
 set -eu
 LIB=$(cd "$1" && pwd -P)
 N=$2
@@ -22,10 +34,14 @@ fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 for mpi in "$@"; do
-	for t in comm_rank test testany allreduce; do
-		if ! (cd "$OUT" && MPIFLOW_GOLIB=/nonexistent MPIFLOW_QUIET=1 MPIFLOW_DIR="$OUT" \
-			LD_PRELOAD="$LIB/libmpiflow-$mpi.so" valgrind --tool=callgrind --callgrind-out-file="$OUT/cg" \
-			"$LIB/bench/wrapbench-$mpi" "$N" "$t" >"$OUT/log" 2>&1); then
+	for f in "bench/wrapbench-$mpi" "bench/libmpiflow-valgrind-$mpi.so"; do
+		[ -f "$LIB/$f" ] || { echo "bench-wrappers: $LIB/$f is missing (make bench-wrappers builds it)" >&2; exit 1; }
+	done
+	for t in ${TESTS:-comm_rank test testany allreduce}; do
+		if ! (cd "$OUT" && MPIFLOW_GOLIB=/nonexistent MPIFLOW_QUIET=1 MPIFLOW_TIMING=${MPIFLOW_TIMING:-1024} MPIFLOW_DIR="$OUT" \
+			LD_PRELOAD="$LIB/bench/libmpiflow-valgrind-$mpi.so" valgrind --tool=callgrind --callgrind-out-file="$OUT/cg" \
+			--toggle-collect="mpi_$t" --toggle-collect="pmpi_$t" \
+			"$LIB/bench/wrapbench-$mpi" "$N" "$t" "${WARM:-2}" >"$OUT/log" 2>&1); then
 			echo "bench-wrappers: $mpi $t failed; the end of its output:" >&2
 			tail -n 20 "$OUT/log" >&2
 			exit 1

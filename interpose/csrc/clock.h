@@ -60,6 +60,16 @@ MF_HIDDEN const char *mf_clock_name(void);
  * NULL), known only after the first mf_now. */
 MF_HIDDEN const char *mf_clock_warning(void);
 
+/* MF_SLOWDOWN(t) is time t as the recorder sees it: t itself, but in the
+ * library that make bench-wrappers counts under valgrind, which runs code
+ * some MF_SLOWDOWN_BY times slower, t / MF_SLOWDOWN_BY, so that its rules
+ * that depend on time (which repeats go untimed, when timing intervals
+ * end) take the branches of a run without valgrind. */
+#ifdef MF_SLOWDOWN_BY
+#define MF_SLOWDOWN(t) ((t) / MF_SLOWDOWN_BY)
+#else
+#define MF_SLOWDOWN(t) (t)
+#endif
 /* mf_now is the time of an MPI call's enter or exit. */
 static inline int64_t mf_now(void)
 {
@@ -68,10 +78,10 @@ static inline int64_t mf_now(void)
 		mf_clock *c = &mf_tls_clock;
 		uint64_t d = __rdtsc() - c->base_tsc;
 		if (__builtin_expect(d < c->span, 1))
-			return c->base_ns + (int64_t)(((unsigned __int128)d * c->mult) >> 32);
+			return MF_SLOWDOWN(c->base_ns + (int64_t)(((unsigned __int128)d * c->mult) >> 32));
 	}
 #endif
-	return mf_clock_slow();
+	return MF_SLOWDOWN(mf_clock_slow());
 }
 
 #endif
