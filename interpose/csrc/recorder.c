@@ -4,6 +4,7 @@
  * recorder.h.
  */
 #include "recorder.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -44,12 +45,7 @@ static int64_t thread_cpu(const mf_rec *r)
 	struct timespec ts;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return -1;
-	const int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-#ifdef MF_SLOWDOWN_BY /* as mf_now's times (clock.h) */
-	return t / MF_SLOWDOWN_BY;
-#else
-	return t;
-#endif
+	return MF_SLOWDOWN((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec); /* as mf_now's times */
 }
 
 void mf_tight_probe(mf_rec *r, int64_t now)
