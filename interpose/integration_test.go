@@ -1905,3 +1905,45 @@ func TestReceivedSizes(t *testing.T) {
 		}})
 	})
 }
+
+// TestQuickRepeats runs testdata/repeats.c with 2 ranks (with more ranks
+// than processors every call would be timed): MPI_Allreduce and MPI_Comm_rank back
+// to back at one site, fast enough that most go untimed and are counted
+// before the call (mf_rep_quick), while their communicator and count
+// change within the run. Every count, byte total and communicator size is
+// that of the program.
+func TestQuickRepeats(t *testing.T) {
+	const n = 100000
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "repeats")
+		out := t.TempDir()
+		plain := mpirunN(t, m, 2, out, nil, nil, app, fmt.Sprint(n))
+		require.Equal(t, 0, plain.code, "repeats fails without the library: %s", plain.stderr)
+		rec := mpirunN(t, m, 2, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, app, fmt.Sprint(n))
+		require.Equal(t, 0, rec.code, "with the library: %s", rec.stderr)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+
+		var bytes int64 // of one rank's Allreduces: 1 or 2 doubles
+		for i := int64(0); i < n; i++ {
+			bytes += 8 * (1 + (i>>13)&1)
+		}
+		f, err := flowgraph.Open(jobFile(t, out))
+		require.NoError(t, err)
+		defer f.Close()
+		require.Len(t, f.Index, 2)
+		for i := range f.Index {
+			r, err := f.ReadRank(i)
+			require.NoError(t, err)
+			ar := nodesOf(&r.Graph, "MPI_Allreduce")
+			require.Len(t, ar, 1, "rank %d: one Allreduce site", r.Rank)
+			assert.Equal(t, []int64{n, bytes, 8, 16}, []int64{ar[0].Count, ar[0].Bytes.Total, ar[0].Bytes.Min, ar[0].Bytes.Max}, "rank %d: MPI_Allreduce count and bytes", r.Rank)
+			assert.Equal(t, 2, ar[0].CommSize, "rank %d: MPI_Allreduce communicator size", r.Rank)
+			var ranks int64
+			for _, c := range nodesOf(&r.Graph, "MPI_Comm_rank") {
+				ranks += c.Count
+			}
+			assert.Equal(t, int64(n+1), ranks, "rank %d: MPI_Comm_rank count", r.Rank)
+			assert.Equal(t, int64(2*n+7), int64(r.Graph.NumEvents), "rank %d: events (and Init, Comm_rank, Comm_size, Comm_split, Reduce, Comm_free, Finalize)", r.Rank)
+		}
+	})
+}

@@ -645,7 +645,8 @@ func genPollsWith(rng *rand.Rand, rounds int, gap, dur func(*rand.Rand) int64) [
 // cover (a byte count outside the node's range, a larger communicator, a
 // partner). A partial file written while some wait, and the graph at the
 // end, count every event as recording each in full does: counts, bytes,
-// partners, communicator sizes and sequence numbers.
+// partners, communicator sizes and sequence numbers; so do the repeats
+// that the wrappers count before the call (mf_rep_quick), most here.
 func TestRecorderUntimedRepeatsDeferred(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
 	evs := genPollsWith(rng, 60, func(r *rand.Rand) int64 { return 100 + r.Int64N(40) },
@@ -673,6 +674,7 @@ func TestRecorderUntimedRepeatsDeferred(t *testing.T) {
 	r.fastRepeats(true)
 	dir := t.TempDir()
 	partials := 0
+	quick := quickRepeats()
 	for i, e := range evs {
 		r.add(e)
 		if r.pending() < 5 || partials >= 5 || i%13 != 0 {
@@ -686,10 +688,61 @@ func TestRecorderUntimedRepeatsDeferred(t *testing.T) {
 		assertSameCounts(t, &want, &rk.Graph, fmt.Sprintf("partial after event %d, %d waiting", i, r.pending()))
 	}
 	assert.Equal(t, 5, partials, "partial files written while untimed repeats wait")
+	quick = quickRepeats() - quick
+	t.Logf("%d of %d events counted before the call (mf_rep_quick)", quick, len(evs))
+	assert.Greater(t, quick, int64(len(evs)/2), "most counted before the call")
 	r.settle()
 	got := r.graph(testNames)
 	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
 	assertSameCounts(t, &want, &got, "at the end")
+}
+
+// TestRecorderQuickRepeats: an untimed repeat that differs from its run's
+// last event in what mf_rep_quick does not compare (a larger communicator,
+// a byte count, a partner) is not counted before the call, and the graph
+// counts it as recording each event in full does.
+func TestRecorderQuickRepeats(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(e *recEvent)
+	}{
+		{"larger communicator", func(e *recEvent) { e.Comm, e.CommSize = 3, 16 }},
+		{"another communicator of its size", func(e *recEvent) { e.Comm = 2 }},
+		{"other bytes", func(e *recEvent) { e.Bytes = 100 }},
+		{"a partner", func(e *recEvent) { e.Partner = 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(2, 4))
+			evs := genPollsWith(rng, 40, func(r *rand.Rand) int64 { return 100 + r.Int64N(40) },
+				func(r *rand.Rand) int64 { return 30 + r.Int64N(50) })
+			tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+			r, err := newRecorderBudget("call,site", tb, 0)
+			require.NoError(t, err)
+			defer r.free()
+			r.fastRepeats(true)
+			changed := -1
+			for i := range evs {
+				q := quickRepeats()
+				if changed < 0 && i > len(evs)/2 && evs[i].Call == evs[i-1].Call && evs[i].Call == evs[i-2].Call {
+					e := evs[i]
+					tc.change(&e)
+					if r.peek(e) == 2 { // untimed, so differing from its run is all that keeps it from the quick path
+						evs[i], changed = e, i
+						assert.Equal(t, 2, r.add(e))
+						assert.Equal(t, q, quickRepeats(), "the changed event counted before the call")
+						continue
+					}
+				}
+				r.add(evs[i])
+			}
+			require.Positive(t, changed, "no untimed repeat to change")
+			require.Greater(t, quickRepeats(), int64(0))
+			r.settle()
+			got := r.graph(testNames)
+			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+			assertSameCounts(t, &want, &got, "at the end")
+		})
+	}
 }
 
 // assertSameCounts checks that got counts what want does: per node the

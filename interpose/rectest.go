@@ -23,14 +23,26 @@ static void rt_fast(mf_rec *r, int on) {
 	r->cpu_now = rt_cpu;
 	r->cpu_clean = MF_TIGHT_CLEAN;
 }
+// how many events rt_add counted through mf_rep_quick
+static int64_t rt_quick;
+static int64_t rt_quick_count(void) { return rt_quick; }
 static int rt_add(mf_rec *r, int32_t call, uint64_t site, int64_t bytes, int32_t partner, int32_t comm, int32_t commsize, int64_t enter, int64_t exit, const int64_t *cin, const int64_t *cout) {
 	mf_event ev = {.call = call, .partner = partner, .comm = comm, .commsize = commsize, .site = site, .bytes = bytes, .enter = enter, .exit = exit, .cin = cin, .cout = cout};
-	// as the wrappers do
+	// as the wrappers do: those of calls without a partner first try
+	// mf_rep_quick, on a handle of the communicator (here its id and
+	// size: one handle, one size)
+	const uintptr_t h = ((uint64_t)(uint32_t)comm << 32 | (uint32_t)commsize) + 1;
+	if (partner < 0 && mf_rep_quick(r, call, site, h) && mf_rep_count(r, bytes)) {
+		rt_quick++;
+		return 2;
+	}
 	int how = mf_repeat(r, call, site);
 	if (how)
 		mf_record_repeat(r, &ev, how);
 	else
 		mf_record(r, &ev);
+	if (partner < 0)
+		r->rep_handle = h;
 	return how;
 }
 static int rt_trace(mf_rec *r, const char *path, int rank) {
@@ -107,6 +119,15 @@ func (r *recorder) add(e recEvent) int {
 	}
 	return int(C.rt_add(r.r, C.int32_t(e.Call), C.uint64_t(e.Site), C.int64_t(e.Bytes), C.int32_t(e.Partner), C.int32_t(e.Comm), C.int32_t(e.CommSize), C.int64_t(e.Enter), C.int64_t(e.Exit), cin, cout))
 }
+
+// peek is mf_repeat's answer for e, which it does not record.
+func (r *recorder) peek(e recEvent) int {
+	return int(C.mf_repeat(r.r, C.int32_t(e.Call), C.uint64_t(e.Site)))
+}
+
+// quickRepeats is how many events add has counted through mf_rep_quick,
+// the wrappers' path for untimed repeats of calls without a partner.
+func quickRepeats() int64 { return int64(C.rt_quick_count()) }
 
 // tightQuiet is MF_TIGHT_QUIET: how many repeats of a node are all timed
 // after an unusual time.

@@ -4,9 +4,12 @@
  * N times through the PMPI_ ones, each in a function of its own, so that
  * callgrind's inclusive counts of mpi_<test> and pmpi_<test> differ by what
  * the library adds (run.sh's ns are too noisy on a shared machine to
- * resolve a few instructions). The tests are the repeated calls of
- * bench-overhead: MPI_Comm_rank, MPI_Test and MPI_Testany on pending
- * receives, MPI_Allreduce of one double, each from one call site.
+ * resolve a few instructions). The tests are calls of bench-overhead:
+ * MPI_Comm_rank, MPI_Test and MPI_Testany on pending receives,
+ * MPI_Allreduce of one double, each repeated from one call site, and
+ * MPI_Irecv, MPI_Isend and MPI_Waitall of 8 bytes to itself in a loop
+ * (no repeats: each call's record takes the general path; the count is
+ * of the three).
  *
  * Usage: wrapbench N [TEST [WARM]]. Each test is first run through the
  * MPI_ functions, from functions of their own, for WARM seconds (default
@@ -24,7 +27,8 @@
 static MPI_Request pending[NPENDING];
 static char pbuf[NPENDING];
 static double x = 1, y;
-static int r, flag, idx, done;
+static char sbuf[8], rbuf[8];
+static int r, me, flag, idx, done;
 
 #define TESTS(P, V)                                                                       \
 	__attribute__((noinline)) static void V##mpi_comm_rank(int n)                  \
@@ -50,6 +54,15 @@ static int r, flag, idx, done;
 	{                                                                              \
 		for (int i = 0; i < n; i++)                                            \
 			P##MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); \
+	}                                                                              \
+	__attribute__((noinline)) static void V##mpi_isend_irecv_waitall(int n)        \
+	{                                                                              \
+		MPI_Request rq[2];                                                     \
+		for (int i = 0; i < n; i++) {                                          \
+			P##MPI_Irecv(rbuf, 8, MPI_BYTE, me, 1, MPI_COMM_WORLD, &rq[0]); \
+			P##MPI_Isend(sbuf, 8, MPI_BYTE, me, 1, MPI_COMM_WORLD, &rq[1]); \
+			P##MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);                    \
+		}                                                                      \
 	}
 TESTS(, )
 TESTS(P, p)
@@ -63,6 +76,7 @@ static const struct {
 	{"test", mpi_test, pmpi_test, warm_mpi_test},
 	{"testany", mpi_testany, pmpi_testany, warm_mpi_testany},
 	{"allreduce", mpi_allreduce, pmpi_allreduce, warm_mpi_allreduce},
+	{"isend_irecv_waitall", mpi_isend_irecv_waitall, pmpi_isend_irecv_waitall, warm_mpi_isend_irecv_waitall},
 };
 
 static double seconds(void)
@@ -79,6 +93,7 @@ int main(int argc, char **argv)
 	const double warm = argc > 3 ? atof(argv[3]) : 2;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	me = rank;
 	/* receives from ourselves that stay pending until the end */
 	for (int k = 0; k < NPENDING; k++)
 		MPI_Irecv(&pbuf[k], 1, MPI_BYTE, rank, 10 + k, MPI_COMM_WORLD, &pending[k]);

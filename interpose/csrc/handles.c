@@ -34,24 +34,17 @@ static struct {
 
 int mf_nreq;
 
-/* The sizes of the predefined datatypes seen so far: handle << 16 | size
- * in a direct-mapped table (0: empty). Predefined types are never freed,
- * so a handle keeps its size for the whole run; a derived type's handle
- * can be freed and reused for another type, so derived types are not
- * cached. Entries are single words, read and written atomically, so
- * threads share the table without a lock. */
-#define MF_TSIZES 64
-static uint64_t tsizes[MF_TSIZES];
-
-static unsigned tsize_slot(uintptr_t h)
-{
-	return (unsigned)(h ^ h >> 6 ^ h >> 12) & (MF_TSIZES - 1);
-}
+/* The sizes of the predefined datatypes seen so far (mf_mpi.h).
+ * Predefined types are never freed, so a handle keeps its size for the
+ * whole run; a derived type's handle can be freed and reused for another
+ * type, so derived types are not cached. Entries are single words, read
+ * and written atomically, so threads share the table without a lock. */
+uint64_t mf_tsizes[MF_TSIZES];
 
 int64_t mf_tsize_slow(MPI_Datatype t)
 {
 	uintptr_t h = MF_H(t);
-	uint64_t e = __atomic_load_n(&tsizes[tsize_slot(h)], __ATOMIC_RELAXED);
+	uint64_t e = __atomic_load_n(&mf_tsizes[mf_tsize_slot(h)], __ATOMIC_RELAXED);
 	if (e != 0 && e >> 16 == h)
 		return (int64_t)(e & 0xffff);
 	if (t == MPI_DATATYPE_NULL)
@@ -63,7 +56,7 @@ int64_t mf_tsize_slow(MPI_Datatype t)
 	 * non-negative ints (MPICH) do */
 	if (h != 0 && h >> 47 == 0 && s < 0x10000 &&
 	    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED)
-		__atomic_store_n(&tsizes[tsize_slot(h)], (uint64_t)h << 16 | (uint64_t)s, __ATOMIC_RELAXED);
+		__atomic_store_n(&mf_tsizes[mf_tsize_slot(h)], (uint64_t)h << 16 | (uint64_t)s, __ATOMIC_RELAXED);
 	return s;
 }
 

@@ -306,10 +306,21 @@ static inline int mf_speer(mf_reqinfo q, const MPI_Status *st)
 
 /* mf_tsize is the size of datatype t. PMPI_Type_size costs about as much
  * as the rest of a record: the common types are compared with, the other
- * predefined ones looked up in a table (mf_tsize_slow). */
+ * predefined ones looked up in a table (mf_tsizes: handle << 16 | size,
+ * direct-mapped on mf_tsize_slot, 0: empty; mf_tsize_slow fills it).
+ * mf_tsize_known looks without a call (for mf_rep_quick's path, which has
+ * none): -1 for a type neither common nor in the table. */
+#define MF_TSIZES 64
+extern uint64_t mf_tsizes[MF_TSIZES] MF_HIDDEN;
 MF_HIDDEN int64_t mf_tsize_slow(MPI_Datatype t);
 
-static inline int64_t mf_tsize(MPI_Datatype t)
+static inline unsigned mf_tsize_slot(uintptr_t h)
+{
+	return (unsigned)(h ^ h >> 6 ^ h >> 12) & (MF_TSIZES - 1);
+}
+
+/* mf_tsize_common is the size of a common type t, else 0. */
+static inline __attribute__((always_inline)) int64_t mf_tsize_common(MPI_Datatype t)
 {
 	if (t == MPI_BYTE || t == MPI_CHAR)
 		return 1;
@@ -317,11 +328,35 @@ static inline int64_t mf_tsize(MPI_Datatype t)
 		return sizeof(double);
 	if (t == MPI_INT)
 		return sizeof(int);
-	return mf_tsize_slow(t);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int64_t mf_tsize(MPI_Datatype t)
+{
+	const int64_t s = mf_tsize_common(t);
+	return s ? s : mf_tsize_slow(t);
+}
+
+static inline __attribute__((always_inline)) int64_t mf_tsize_known(MPI_Datatype t)
+{
+	const int64_t s = mf_tsize_common(t);
+	if (s)
+		return s;
+	const uintptr_t h = MF_H(t);
+	const uint64_t e = __atomic_load_n(&mf_tsizes[mf_tsize_slot(h)], __ATOMIC_RELAXED);
+	return e != 0 && e >> 16 == h ? (int64_t)(e & 0xffff) : -1;
 }
 
 /* Bytes of count elements of type t; t is not looked at when count is 0. */
 #define MF_CB(count, t) ((count) > 0 ? (int64_t)(count) * mf_tsize(t) : (int64_t)0)
+/* MF_CB with mf_tsize_known's sizes, where *miss is set if one is unknown. */
+#define MF_CBK(miss, count, t) ((count) > 0 ? (int64_t)(count) * mf_tsize_k(miss, t) : (int64_t)0)
+static inline __attribute__((always_inline)) int64_t mf_tsize_k(int *miss, MPI_Datatype t)
+{
+	const int64_t s = mf_tsize_known(t);
+	*miss |= s < 0;
+	return s;
+}
 #define MF_IP(buf) ((const void *)(buf) == (const void *)MPI_IN_PLACE)
 /* Number of peers of a collective: the remote group for intercommunicators. */
 #define MF_N(g) ((g)->inter ? (g)->rsize : (g)->size)

@@ -166,8 +166,11 @@ typedef struct mf_rec {
 	 * polling loop 1-2 ns a call with 2 ranks in step, whose MPI calls
 	 * evict it), and only a byte count other than rep_bytes, a larger
 	 * communicator than rep_csize or a partner update the node at once
-	 * (mf_rep_node). */
-	int32_t rep_call;     /* prev's call while its repeats take mf_record_rep, else -1 */
+	 * (mf_rep_node). The wrappers of most calls without a partner count
+	 * them before the call, with no frame of their own (mf_rep_quick). */
+	int16_t rep_call;     /* prev's call while its repeats take mf_record_rep, else -1 (ids: wrappers_gen.c) */
+	uint8_t rep_lean;     /* neither sampled nor traced: mf_repeat gives 1 or 2 */
+	volatile uint8_t busy; /* inside mf_record: a signal handler sees a table mid-update */
 	int32_t rep_csize;    /* prev's largest communicator size */
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t nevents;
@@ -178,8 +181,10 @@ typedef struct mf_rec {
 	int64_t pending;      /* untimed repeats since the last timed event */
 	int64_t pend_bytes;   /* their bytes */
 	int64_t rep_bytes;    /* a byte count within prev's range */
-	int32_t rep_lean;     /* neither sampled nor traced: mf_repeat gives 1 or 2 */
-	volatile int busy; /* inside mf_record: a signal handler sees a table mid-update */
+	/* the communicator, window or file (MF_H; 0: none) of the last event
+	 * of a call that mf_rep_quick takes: while it repeats the run with
+	 * that handle, its size is at most rep_csize */
+	uintptr_t rep_handle;
 	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
@@ -287,6 +292,7 @@ typedef struct mf_rec {
 	size_t tlen, tcap;
 	int64_t tprev_exit;
 } __attribute__((aligned(64))) mf_rec;
+_Static_assert(offsetof(mf_rec, rep_handle) + sizeof(uintptr_t) <= 64, "an untimed repeat's fields fill one cache line");
 
 /* mf_rec_init sets up an empty recorder whose timing takes at most
  * timing_bytes (0: MF_TIMING_BYTES; clamped to MF_TIMING_MIN..MAX) in at
@@ -723,6 +729,36 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
 		return 4;
 	return r->trace_fd >= 0 ? 3 : 2;
+}
+
+/* mf_rep_quick tells whether the call about to start, call at site on
+ * handle h (MF_H of its communicator, window or file; 0: none), is an
+ * untimed repeat (mf_repeat's 2) on the handle of its run's last event,
+ * whose communicator size it therefore has; mf_rep_count then records it
+ * if its bytes are the run's cached ones too: what mf_record_rep does
+ * with such a repeat, before the call. The wrapper of a call whose
+ * results it does not record then ends in a tail call of the PMPI
+ * function, with no frame of its own to build (the bulk of what the
+ * untimed repeat of a collective cost). */
+static inline __attribute__((always_inline)) int mf_rep_quick(const mf_rec *r, int32_t call, uint64_t site,
+							       uintptr_t h)
+{
+	return r->rep_call == call && r->rep_site == site && r->rep_lean && (r->nevents & r->tight_mask) &&
+	       r->rep_handle == h;
+}
+
+static inline __attribute__((always_inline)) int mf_rep_count(mf_rec *r, int64_t bytes)
+{
+	if (bytes != r->rep_bytes)
+		return 0;
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->nevents++;
+	r->pending++;
+	r->pend_bytes += bytes;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
+	return 1;
 }
 
 /* mf_rep_time adds the duration of timed repeat idx of node n and the gap

@@ -363,6 +363,7 @@ const char *const mf_call_names[] = {
 	"MPI_Intercomm_create_from_groups",
 };
 const int mf_ncalls = 354;
+_Static_assert(354 <= INT16_MAX, "call ids fit in mf_rec's rep_call");
 
 static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 {
@@ -523,7 +524,7 @@ MF_EXPORT int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, 
 	return mf_Bsend_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_site, void *buffer, int size)
+static __attribute__((noinline)) int mf_Buffer_attach(uint64_t mf_site, void *buffer, int size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -547,15 +548,24 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 6, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Buffer_attach(void *buffer, int size)
 {
-	return mf_Buffer_attach((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 6, mf_site, 0)) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Buffer_attach(buffer, size);
+	}
+	return mf_Buffer_attach(mf_site, buffer, size);
 }
 
-static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_site, void *buffer, int *size)
+static __attribute__((noinline)) int mf_Buffer_detach(uint64_t mf_site, void *buffer, int *size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -579,12 +589,19 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 7, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Buffer_detach(void *buffer, int *size)
 {
-	return mf_Buffer_detach((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 7, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Buffer_detach(buffer, size);
+	}
+	return mf_Buffer_detach(mf_site, buffer, size);
 }
 
 static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -1331,7 +1348,7 @@ MF_EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int d
 	return mf_Ssend((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm);
 }
 
-static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI_Request *request)
+static __attribute__((noinline)) int mf_Cancel(uint64_t mf_site, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1355,12 +1372,19 @@ static inline __attribute__((always_inline)) int mf_Cancel(uint64_t mf_site, MPI
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 29, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Cancel(MPI_Request *request)
 {
-	return mf_Cancel((uint64_t)(uintptr_t)__builtin_return_address(0), request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 29, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Cancel(request);
+	}
+	return mf_Cancel(mf_site, request);
 }
 
 static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_site, MPI_Request *request)
@@ -1442,7 +1466,7 @@ MF_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	return mf_Request_get_status((uint64_t)(uintptr_t)__builtin_return_address(0), request, flag, status);
 }
 
-static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_Request *request)
+static __attribute__((noinline)) int mf_Start(uint64_t mf_site, MPI_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1466,15 +1490,22 @@ static inline __attribute__((always_inline)) int mf_Start(uint64_t mf_site, MPI_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 32, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Start(MPI_Request *request)
 {
-	return mf_Start((uint64_t)(uintptr_t)__builtin_return_address(0), request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 32, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Start(request);
+	}
+	return mf_Start(mf_site, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, int count, MPI_Request array_of_requests[])
+static __attribute__((noinline)) int mf_Startall(uint64_t mf_site, int count, MPI_Request array_of_requests[])
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1498,12 +1529,19 @@ static inline __attribute__((always_inline)) int mf_Startall(uint64_t mf_site, i
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 33, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-	return mf_Startall((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_requests);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 33, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Startall(count, array_of_requests);
+	}
+	return mf_Startall(mf_site, count, array_of_requests);
 }
 
 static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
@@ -1862,7 +1900,7 @@ MF_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *ou
 	return mf_Waitsome((uint64_t)(uintptr_t)__builtin_return_address(0), incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
-static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Allgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -1886,12 +1924,21 @@ static inline __attribute__((always_inline)) int mf_Allgather(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 42, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	return mf_Allgather((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 42, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = (MF_IP(sendbuf)?MF_CBK(&mf_miss, recvcount,recvtype):MF_CBK(&mf_miss, sendcount,sendtype));
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	}
+	return mf_Allgather(mf_site, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -1994,7 +2041,7 @@ MF_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 	return mf_Iallgatherv((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Allreduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -2018,12 +2065,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 46, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Allreduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 46, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Allreduce(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -2258,7 +2314,7 @@ MF_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const 
 	return mf_Ialltoallw((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Barrier(uint64_t mf_site, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -2282,12 +2338,19 @@ static inline __attribute__((always_inline)) int mf_Barrier(uint64_t mf_site, MP
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 54, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Barrier(MPI_Comm comm)
 {
-	return mf_Barrier((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 54, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Barrier(comm);
+	}
+	return mf_Barrier(mf_site, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, MPI_Comm comm, MPI_Request *request)
@@ -2390,7 +2453,7 @@ MF_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int roo
 	return mf_Ibcast((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Exscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -2414,12 +2477,21 @@ static inline __attribute__((always_inline)) int mf_Exscan(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 58, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Exscan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 58, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Exscan(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -2984,7 +3056,7 @@ MF_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 	return mf_Ireduce((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_site, const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+static __attribute__((noinline)) int mf_Reduce_local(uint64_t mf_site, const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3008,12 +3080,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_local(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 76, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
-	return mf_Reduce_local((uint64_t)(uintptr_t)__builtin_return_address(0), inbuf, inoutbuf, count, datatype, op);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 76, mf_site, 0)) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
+	}
+	return mf_Reduce_local(mf_site, inbuf, inoutbuf, count, datatype, op);
 }
 
 static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_site, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -3148,7 +3229,7 @@ MF_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int 
 	return mf_Ireduce_scatter_block((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Scan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3172,12 +3253,21 @@ static inline __attribute__((always_inline)) int mf_Scan(uint64_t mf_site, const
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 81, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Scan((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 81, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Scan(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -3674,7 +3764,7 @@ MF_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype o
 	return mf_Rput((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_allocate(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3698,15 +3788,24 @@ static inline __attribute__((always_inline)) int mf_Win_allocate(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 97, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	return mf_Win_allocate((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 97, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+	}
+	return mf_Win_allocate(mf_site, size, disp_unit, info, comm, baseptr, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_allocate_shared(uint64_t mf_site, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3730,15 +3829,24 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 98, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	return mf_Win_allocate_shared((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 98, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+	}
+	return mf_Win_allocate_shared(mf_site, size, disp_unit, info, comm, baseptr, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site, MPI_Win win, void *base, MPI_Aint size)
+static __attribute__((noinline)) int mf_Win_attach(uint64_t mf_site, MPI_Win win, void *base, MPI_Aint size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3762,15 +3870,24 @@ static inline __attribute__((always_inline)) int mf_Win_attach(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 99, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-	return mf_Win_attach((uint64_t)(uintptr_t)__builtin_return_address(0), win, base, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 99, mf_site, MF_H(win))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_attach(win, base, size);
+	}
+	return mf_Win_attach(mf_site, win, base, size);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_complete(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3794,15 +3911,22 @@ static inline __attribute__((always_inline)) int mf_Win_complete(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 100, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_complete(MPI_Win win)
 {
-	return mf_Win_complete((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 100, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_complete(win);
+	}
+	return mf_Win_complete(mf_site, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_create(uint64_t mf_site, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3826,15 +3950,24 @@ static inline __attribute__((always_inline)) int mf_Win_create(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 101, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	return mf_Win_create((uint64_t)(uintptr_t)__builtin_return_address(0), base, size, disp_unit, info, comm, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 101, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+	}
+	return mf_Win_create(mf_site, base, size, disp_unit, info, comm, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t mf_site, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_create_dynamic(uint64_t mf_site, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3858,15 +3991,22 @@ static inline __attribute__((always_inline)) int mf_Win_create_dynamic(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 102, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	return mf_Win_create_dynamic((uint64_t)(uintptr_t)__builtin_return_address(0), info, comm, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 102, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_create_dynamic(info, comm, win);
+	}
+	return mf_Win_create_dynamic(mf_site, info, comm, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site, MPI_Win win, const void *base)
+static __attribute__((noinline)) int mf_Win_detach(uint64_t mf_site, MPI_Win win, const void *base)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3890,15 +4030,22 @@ static inline __attribute__((always_inline)) int mf_Win_detach(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 103, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_detach(MPI_Win win, const void *base)
 {
-	return mf_Win_detach((uint64_t)(uintptr_t)__builtin_return_address(0), win, base);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 103, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_detach(win, base);
+	}
+	return mf_Win_detach(mf_site, win, base);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, int assert, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_fence(uint64_t mf_site, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3922,12 +4069,19 @@ static inline __attribute__((always_inline)) int mf_Win_fence(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 104, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_fence(int assert, MPI_Win win)
 {
-	return mf_Win_fence((uint64_t)(uintptr_t)__builtin_return_address(0), assert, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 104, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_fence(assert, win);
+	}
+	return mf_Win_fence(mf_site, assert, win);
 }
 
 static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, int rank, MPI_Win win)
@@ -3962,7 +4116,7 @@ MF_EXPORT int MPI_Win_flush(int rank, MPI_Win win)
 	return mf_Win_flush((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_flush_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -3986,12 +4140,19 @@ static inline __attribute__((always_inline)) int mf_Win_flush_all(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 106, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_flush_all(MPI_Win win)
 {
-	return mf_Win_flush_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 106, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_flush_all(win);
+	}
+	return mf_Win_flush_all(mf_site, win);
 }
 
 static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_site, int rank, MPI_Win win)
@@ -4026,7 +4187,7 @@ MF_EXPORT int MPI_Win_flush_local(int rank, MPI_Win win)
 	return mf_Win_flush_local((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_flush_local_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4050,12 +4211,19 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local_all(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 108, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_flush_local_all(MPI_Win win)
 {
-	return mf_Win_flush_local_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 108, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_flush_local_all(win);
+	}
+	return mf_Win_flush_local_all(mf_site, win);
 }
 
 static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, MPI_Win *win)
@@ -4125,7 +4293,7 @@ MF_EXPORT int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	return mf_Win_lock((uint64_t)(uintptr_t)__builtin_return_address(0), lock_type, rank, assert, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_site, int assert, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_lock_all(uint64_t mf_site, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4149,15 +4317,22 @@ static inline __attribute__((always_inline)) int mf_Win_lock_all(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 111, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_lock_all(int assert, MPI_Win win)
 {
-	return mf_Win_lock_all((uint64_t)(uintptr_t)__builtin_return_address(0), assert, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 111, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_lock_all(assert, win);
+	}
+	return mf_Win_lock_all(mf_site, assert, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_post(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4181,15 +4356,22 @@ static inline __attribute__((always_inline)) int mf_Win_post(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 112, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-	return mf_Win_post((uint64_t)(uintptr_t)__builtin_return_address(0), group, assert, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 112, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_post(group, assert, win);
+	}
+	return mf_Win_post(mf_site, group, assert, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_start(uint64_t mf_site, MPI_Group group, int assert, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4213,15 +4395,22 @@ static inline __attribute__((always_inline)) int mf_Win_start(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 113, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-	return mf_Win_start((uint64_t)(uintptr_t)__builtin_return_address(0), group, assert, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 113, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_start(group, assert, win);
+	}
+	return mf_Win_start(mf_site, group, assert, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_sync(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4245,15 +4434,22 @@ static inline __attribute__((always_inline)) int mf_Win_sync(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 114, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_sync(MPI_Win win)
 {
-	return mf_Win_sync((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 114, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_sync(win);
+	}
+	return mf_Win_sync(mf_site, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, MPI_Win win, int *flag)
+static __attribute__((noinline)) int mf_Win_test(uint64_t mf_site, MPI_Win win, int *flag)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4277,12 +4473,19 @@ static inline __attribute__((always_inline)) int mf_Win_test(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 115, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_test(MPI_Win win, int *flag)
 {
-	return mf_Win_test((uint64_t)(uintptr_t)__builtin_return_address(0), win, flag);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 115, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_test(win, flag);
+	}
+	return mf_Win_test(mf_site, win, flag);
 }
 
 static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site, int rank, MPI_Win win)
@@ -4317,7 +4520,7 @@ MF_EXPORT int MPI_Win_unlock(int rank, MPI_Win win)
 	return mf_Win_unlock((uint64_t)(uintptr_t)__builtin_return_address(0), rank, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_unlock_all(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4341,15 +4544,22 @@ static inline __attribute__((always_inline)) int mf_Win_unlock_all(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 117, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_unlock_all(MPI_Win win)
 {
-	return mf_Win_unlock_all((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 117, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_unlock_all(win);
+	}
+	return mf_Win_unlock_all(mf_site, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, MPI_Win win)
+static __attribute__((noinline)) int mf_Win_wait(uint64_t mf_site, MPI_Win win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4373,15 +4583,22 @@ static inline __attribute__((always_inline)) int mf_Win_wait(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 118, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(win);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_wait(MPI_Win win)
 {
-	return mf_Win_wait((uint64_t)(uintptr_t)__builtin_return_address(0), win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 118, mf_site, MF_H(win))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Win_wait(win);
+	}
+	return mf_Win_wait(mf_site, win);
 }
 
-static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+static __attribute__((noinline)) int mf_File_open(uint64_t mf_site, MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4405,12 +4622,19 @@ static inline __attribute__((always_inline)) int mf_File_open(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 119, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-	return mf_File_open((uint64_t)(uintptr_t)__builtin_return_address(0), comm, filename, amode, info, fh);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 119, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_open(comm, filename, amode, info, fh);
+	}
+	return mf_File_open(mf_site, comm, filename, amode, info, fh);
 }
 
 static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site, MPI_File *fh)
@@ -4448,7 +4672,7 @@ MF_EXPORT int MPI_File_close(MPI_File *fh)
 	return mf_File_close((uint64_t)(uintptr_t)__builtin_return_address(0), fh);
 }
 
-static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site, const char *filename, MPI_Info info)
+static __attribute__((noinline)) int mf_File_delete(uint64_t mf_site, const char *filename, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4472,15 +4696,22 @@ static inline __attribute__((always_inline)) int mf_File_delete(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 121, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
 {
-	return mf_File_delete((uint64_t)(uintptr_t)__builtin_return_address(0), filename, info);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 121, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_delete(filename, info);
+	}
+	return mf_File_delete(mf_site, filename, info);
 }
 
-static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_site, MPI_File fh, MPI_Offset size)
+static __attribute__((noinline)) int mf_File_set_size(uint64_t mf_site, MPI_File fh, MPI_Offset size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4504,15 +4735,24 @@ static inline __attribute__((always_inline)) int mf_File_set_size(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 122, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-	return mf_File_set_size((uint64_t)(uintptr_t)__builtin_return_address(0), fh, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 122, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_set_size(fh, size);
+	}
+	return mf_File_set_size(mf_site, fh, size);
 }
 
-static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf_site, MPI_File fh, MPI_Offset size)
+static __attribute__((noinline)) int mf_File_preallocate(uint64_t mf_site, MPI_File fh, MPI_Offset size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4536,15 +4776,24 @@ static inline __attribute__((always_inline)) int mf_File_preallocate(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 123, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-	return mf_File_preallocate((uint64_t)(uintptr_t)__builtin_return_address(0), fh, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 123, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_preallocate(fh, size);
+	}
+	return mf_File_preallocate(mf_site, fh, size);
 }
 
-static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_site, MPI_File fh, MPI_Info info)
+static __attribute__((noinline)) int mf_File_set_info(uint64_t mf_site, MPI_File fh, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4568,15 +4817,22 @@ static inline __attribute__((always_inline)) int mf_File_set_info(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 124, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-	return mf_File_set_info((uint64_t)(uintptr_t)__builtin_return_address(0), fh, info);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 124, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_set_info(fh, info);
+	}
+	return mf_File_set_info(mf_site, fh, info);
 }
 
-static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_site, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
+static __attribute__((noinline)) int mf_File_set_view(uint64_t mf_site, MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4600,15 +4856,22 @@ static inline __attribute__((always_inline)) int mf_File_set_view(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 125, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-	return mf_File_set_view((uint64_t)(uintptr_t)__builtin_return_address(0), fh, disp, etype, filetype, datarep, info);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 125, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+	}
+	return mf_File_set_view(mf_site, fh, disp, etype, filetype, datarep, info);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4632,15 +4895,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 126, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 126, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_read_at(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4664,15 +4936,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 127, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 127, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_read_at_all(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4696,15 +4977,24 @@ static inline __attribute__((always_inline)) int mf_File_write_at(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 128, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_at((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 128, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_write_at(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_at_all(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4728,12 +5018,21 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 129, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 129, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_write_at_all(mf_site, fh, offset, buf, count, datatype, status);
 }
 
 static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
@@ -4872,7 +5171,7 @@ MF_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void 
 	return mf_File_iwrite_at_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4896,15 +5195,24 @@ static inline __attribute__((always_inline)) int mf_File_read(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 134, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 134, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read(fh, buf, count, datatype, status);
+	}
+	return mf_File_read(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_all(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4928,15 +5236,24 @@ static inline __attribute__((always_inline)) int mf_File_read_all(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 135, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 135, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_all(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_all(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4960,15 +5277,24 @@ static inline __attribute__((always_inline)) int mf_File_write(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 136, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 136, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write(fh, buf, count, datatype, status);
+	}
+	return mf_File_write(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_all(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -4992,12 +5318,21 @@ static inline __attribute__((always_inline)) int mf_File_write_all(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 137, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 137, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_all(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_all(mf_site, fh, buf, count, datatype, status);
 }
 
 static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
@@ -5136,7 +5471,7 @@ MF_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_D
 	return mf_File_iwrite_all((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_shared(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5160,15 +5495,24 @@ static inline __attribute__((always_inline)) int mf_File_read_shared(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 142, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 142, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_shared(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_shared(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_shared(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5192,12 +5536,21 @@ static inline __attribute__((always_inline)) int mf_File_write_shared(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 143, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 143, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_shared(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_shared(mf_site, fh, buf, count, datatype, status);
 }
 
 static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
@@ -5268,7 +5621,7 @@ MF_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MP
 	return mf_File_iwrite_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_ordered(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5292,15 +5645,24 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 146, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_ordered((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 146, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_ordered(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_ordered(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_ordered(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5324,15 +5686,24 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 147, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_ordered((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 147, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_ordered(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_ordered(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf_site, MPI_File fh, MPI_Offset offset, int whence)
+static __attribute__((noinline)) int mf_File_seek_shared(uint64_t mf_site, MPI_File fh, MPI_Offset offset, int whence)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5356,15 +5727,22 @@ static inline __attribute__((always_inline)) int mf_File_seek_shared(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 148, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
-	return mf_File_seek_shared((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, whence);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 148, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_seek_shared(fh, offset, whence);
+	}
+	return mf_File_seek_shared(mf_site, fh, offset, whence);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5388,15 +5766,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 149, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_read_at_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 149, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+	}
+	return mf_File_read_at_all_begin(mf_site, fh, offset, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_at_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5420,15 +5807,22 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_end(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 150, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return mf_File_read_at_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 150, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_read_at_all_end(fh, buf, status);
+	}
+	return mf_File_read_at_all_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_at_all_begin(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5452,15 +5846,24 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 151, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_write_at_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 151, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+	}
+	return mf_File_write_at_all_begin(mf_site, fh, offset, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_at_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5484,15 +5887,22 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_end(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 152, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return mf_File_write_at_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 152, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_write_at_all_end(fh, buf, status);
+	}
+	return mf_File_write_at_all_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_all_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5516,15 +5926,24 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 153, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_read_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 153, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_all_begin(fh, buf, count, datatype);
+	}
+	return mf_File_read_all_begin(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_all_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5548,15 +5967,22 @@ static inline __attribute__((always_inline)) int mf_File_read_all_end(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 154, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return mf_File_read_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 154, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_read_all_end(fh, buf, status);
+	}
+	return mf_File_read_all_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_all_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5580,15 +6006,24 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 155, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_write_all_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 155, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_all_begin(fh, buf, count, datatype);
+	}
+	return mf_File_write_all_begin(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_all_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5612,15 +6047,22 @@ static inline __attribute__((always_inline)) int mf_File_write_all_end(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 156, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return mf_File_write_all_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 156, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_write_all_end(fh, buf, status);
+	}
+	return mf_File_write_all_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_ordered_begin(uint64_t mf_site, MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5644,15 +6086,24 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 157, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_read_ordered_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 157, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+	}
+	return mf_File_read_ordered_begin(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_ordered_end(uint64_t mf_site, MPI_File fh, void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5676,15 +6127,22 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_end(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 158, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return mf_File_read_ordered_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 158, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_read_ordered_end(fh, buf, status);
+	}
+	return mf_File_read_ordered_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_ordered_begin(uint64_t mf_site, MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5708,15 +6166,24 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin(uin
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 159, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	return mf_File_write_ordered_begin((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 159, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+	}
+	return mf_File_write_ordered_begin(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_ordered_end(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5740,15 +6207,22 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_end(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 160, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return mf_File_write_ordered_end((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 160, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_write_ordered_end(fh, buf, status);
+	}
+	return mf_File_write_ordered_end(mf_site, fh, buf, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t mf_site, MPI_File fh, int flag)
+static __attribute__((noinline)) int mf_File_set_atomicity(uint64_t mf_site, MPI_File fh, int flag)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5772,15 +6246,22 @@ static inline __attribute__((always_inline)) int mf_File_set_atomicity(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 161, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
-	return mf_File_set_atomicity((uint64_t)(uintptr_t)__builtin_return_address(0), fh, flag);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 161, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_set_atomicity(fh, flag);
+	}
+	return mf_File_set_atomicity(mf_site, fh, flag);
 }
 
-static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, MPI_File fh)
+static __attribute__((noinline)) int mf_File_sync(uint64_t mf_site, MPI_File fh)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5804,15 +6285,22 @@ static inline __attribute__((always_inline)) int mf_File_sync(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 162, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_sync(MPI_File fh)
 {
-	return mf_File_sync((uint64_t)(uintptr_t)__builtin_return_address(0), fh);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 162, mf_site, MF_H(fh))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_File_sync(fh);
+	}
+	return mf_File_sync(mf_site, fh);
 }
 
-static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t mf_site, MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
+static __attribute__((noinline)) int mf_Dist_graph_create(uint64_t mf_site, MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5836,15 +6324,22 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 163, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm_old);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[], const int weights[], MPI_Info info, int reorder, MPI_Comm * newcomm)
 {
-	return mf_Dist_graph_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 163, mf_site, MF_H(comm_old))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+	}
+	return mf_Dist_graph_create(mf_site, comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(uint64_t mf_site, MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+static __attribute__((noinline)) int mf_Dist_graph_create_adjacent(uint64_t mf_site, MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5868,15 +6363,22 @@ static inline __attribute__((always_inline)) int mf_Dist_graph_create_adjacent(u
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 164, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm_old);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-	return mf_Dist_graph_create_adjacent((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 164, mf_site, MF_H(comm_old))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+	}
+	return mf_Dist_graph_create_adjacent(mf_site, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 }
 
-static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site, MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+static __attribute__((noinline)) int mf_Cart_create(uint64_t mf_site, MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5900,15 +6402,22 @@ static inline __attribute__((always_inline)) int mf_Cart_create(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 165, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(old_comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
-	return mf_Cart_create((uint64_t)(uintptr_t)__builtin_return_address(0), old_comm, ndims, dims, periods, reorder, comm_cart);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 165, mf_site, MF_H(old_comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
+	}
+	return mf_Cart_create(mf_site, old_comm, ndims, dims, periods, reorder, comm_cart);
 }
 
-static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
+static __attribute__((noinline)) int mf_Cart_sub(uint64_t mf_site, MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -5932,12 +6441,19 @@ static inline __attribute__((always_inline)) int mf_Cart_sub(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 166, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
 {
-	return mf_Cart_sub((uint64_t)(uintptr_t)__builtin_return_address(0), comm, remain_dims, new_comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 166, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Cart_sub(comm, remain_dims, new_comm);
+	}
+	return mf_Cart_sub(mf_site, comm, remain_dims, new_comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site, const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
@@ -6004,7 +6520,7 @@ MF_EXPORT int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, M
 	return mf_Comm_connect((uint64_t)(uintptr_t)__builtin_return_address(0), port_name, info, root, comm, newcomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t mf_site, MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_create_group(uint64_t mf_site, MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6028,15 +6544,22 @@ static inline __attribute__((always_inline)) int mf_Comm_create_group(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 169, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
-	return mf_Comm_create_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group, tag, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 169, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_create_group(comm, group, tag, newcomm);
+	}
+	return mf_Comm_create_group(mf_site, comm, group, tag, newcomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site, MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_create(uint64_t mf_site, MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6060,12 +6583,19 @@ static inline __attribute__((always_inline)) int mf_Comm_create(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 170, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	return mf_Comm_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 170, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_create(comm, group, newcomm);
+	}
+	return mf_Comm_create(mf_site, comm, group, newcomm);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_site, MPI_Comm *comm)
@@ -6103,7 +6633,7 @@ MF_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
 	return mf_Comm_disconnect((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, MPI_Comm comm, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_dup(uint64_t mf_site, MPI_Comm comm, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6127,12 +6657,19 @@ static inline __attribute__((always_inline)) int mf_Comm_dup(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 172, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	return mf_Comm_dup((uint64_t)(uintptr_t)__builtin_return_address(0), comm, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 172, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_dup(comm, newcomm);
+	}
+	return mf_Comm_dup(mf_site, comm, newcomm);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
@@ -6169,7 +6706,7 @@ MF_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 	return mf_Comm_idup((uint64_t)(uintptr_t)__builtin_return_address(0), comm, newcomm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_dup_with_info(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6193,12 +6730,19 @@ static inline __attribute__((always_inline)) int mf_Comm_dup_with_info(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 174, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-	return mf_Comm_dup_with_info((uint64_t)(uintptr_t)__builtin_return_address(0), comm, info, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 174, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_dup_with_info(comm, info, newcomm);
+	}
+	return mf_Comm_dup_with_info(mf_site, comm, info, newcomm);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, MPI_Comm *comm)
@@ -6236,7 +6780,7 @@ MF_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 	return mf_Comm_free((uint64_t)(uintptr_t)__builtin_return_address(0), comm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
+static __attribute__((noinline)) int mf_Comm_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6260,15 +6804,22 @@ static inline __attribute__((always_inline)) int mf_Comm_group(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 176, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-	return mf_Comm_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 176, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_group(comm, group);
+	}
+	return mf_Comm_group(mf_site, comm, group);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, int fd, MPI_Comm *intercomm)
+static __attribute__((noinline)) int mf_Comm_join(uint64_t mf_site, int fd, MPI_Comm *intercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6292,15 +6843,22 @@ static inline __attribute__((always_inline)) int mf_Comm_join(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 177, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
-	return mf_Comm_join((uint64_t)(uintptr_t)__builtin_return_address(0), fd, intercomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 177, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_join(fd, intercomm);
+	}
+	return mf_Comm_join(mf_site, fd, intercomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, MPI_Comm comm, int *rank)
+static __attribute__((noinline)) int mf_Comm_rank(uint64_t mf_site, MPI_Comm comm, int *rank)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6324,15 +6882,22 @@ static inline __attribute__((always_inline)) int mf_Comm_rank(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 178, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-	return mf_Comm_rank((uint64_t)(uintptr_t)__builtin_return_address(0), comm, rank);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 178, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_rank(comm, rank);
+	}
+	return mf_Comm_rank(mf_site, comm, rank);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
+static __attribute__((noinline)) int mf_Comm_remote_group(uint64_t mf_site, MPI_Comm comm, MPI_Group *group)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6356,15 +6921,22 @@ static inline __attribute__((always_inline)) int mf_Comm_remote_group(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 179, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-	return mf_Comm_remote_group((uint64_t)(uintptr_t)__builtin_return_address(0), comm, group);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 179, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_remote_group(comm, group);
+	}
+	return mf_Comm_remote_group(mf_site, comm, group);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, MPI_Comm comm, int *size)
+static __attribute__((noinline)) int mf_Comm_size(uint64_t mf_site, MPI_Comm comm, int *size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6388,12 +6960,19 @@ static inline __attribute__((always_inline)) int mf_Comm_size(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 180, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_size(MPI_Comm comm, int *size)
 {
-	return mf_Comm_size((uint64_t)(uintptr_t)__builtin_return_address(0), comm, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 180, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_size(comm, size);
+	}
+	return mf_Comm_size(mf_site, comm, size);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site, const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
@@ -6460,7 +7039,7 @@ MF_EXPORT int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char
 	return mf_Comm_spawn_multiple((uint64_t)(uintptr_t)__builtin_return_address(0), count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site, MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_split(uint64_t mf_site, MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6484,15 +7063,22 @@ static inline __attribute__((always_inline)) int mf_Comm_split(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 183, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	return mf_Comm_split((uint64_t)(uintptr_t)__builtin_return_address(0), comm, color, key, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 183, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_split(comm, color, key, newcomm);
+	}
+	return mf_Comm_split(mf_site, comm, color, key, newcomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_site, MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_split_type(uint64_t mf_site, MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6516,15 +7102,22 @@ static inline __attribute__((always_inline)) int mf_Comm_split_type(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 184, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-	return mf_Comm_split_type((uint64_t)(uintptr_t)__builtin_return_address(0), comm, split_type, key, info, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 184, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+	}
+	return mf_Comm_split_type(mf_site, comm, split_type, key, info, newcomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_site, MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
+static __attribute__((noinline)) int mf_Graph_create(uint64_t mf_site, MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6548,15 +7141,22 @@ static inline __attribute__((always_inline)) int mf_Graph_create(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 185, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm_old);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
-	return mf_Graph_create((uint64_t)(uintptr_t)__builtin_return_address(0), comm_old, nnodes, index, edges, reorder, comm_graph);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 185, mf_site, MF_H(comm_old))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+	}
+	return mf_Graph_create(mf_site, comm_old, nnodes, index, edges, reorder, comm_graph);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_difference(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6580,15 +7180,22 @@ static inline __attribute__((always_inline)) int mf_Group_difference(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 186, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	return mf_Group_difference((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 186, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_difference(group1, group2, newgroup);
+	}
+	return mf_Group_difference(mf_site, group1, group2, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_excl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6612,15 +7219,22 @@ static inline __attribute__((always_inline)) int mf_Group_excl(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 187, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	return mf_Group_excl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranks, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 187, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_excl(group, n, ranks, newgroup);
+	}
+	return mf_Group_excl(mf_site, group, n, ranks, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_incl(uint64_t mf_site, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6644,15 +7258,22 @@ static inline __attribute__((always_inline)) int mf_Group_incl(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 188, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	return mf_Group_incl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranks, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 188, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_incl(group, n, ranks, newgroup);
+	}
+	return mf_Group_incl(mf_site, group, n, ranks, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_intersection(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6676,15 +7297,22 @@ static inline __attribute__((always_inline)) int mf_Group_intersection(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 189, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	return mf_Group_intersection((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 189, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_intersection(group1, group2, newgroup);
+	}
+	return mf_Group_intersection(mf_site, group1, group2, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_range_excl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6708,15 +7336,22 @@ static inline __attribute__((always_inline)) int mf_Group_range_excl(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 190, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	return mf_Group_range_excl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranges, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 190, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_range_excl(group, n, ranges, newgroup);
+	}
+	return mf_Group_range_excl(mf_site, group, n, ranges, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_range_incl(uint64_t mf_site, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6740,15 +7375,22 @@ static inline __attribute__((always_inline)) int mf_Group_range_incl(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 191, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	return mf_Group_range_incl((uint64_t)(uintptr_t)__builtin_return_address(0), group, n, ranges, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 191, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_range_incl(group, n, ranges, newgroup);
+	}
+	return mf_Group_range_incl(mf_site, group, n, ranges, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static __attribute__((noinline)) int mf_Group_union(uint64_t mf_site, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6772,15 +7414,22 @@ static inline __attribute__((always_inline)) int mf_Group_union(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 192, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	return mf_Group_union((uint64_t)(uintptr_t)__builtin_return_address(0), group1, group2, newgroup);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 192, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_union(group1, group2, newgroup);
+	}
+	return mf_Group_union(mf_site, group1, group2, newgroup);
 }
 
-static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf_site, MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
+static __attribute__((noinline)) int mf_Intercomm_create(uint64_t mf_site, MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6804,15 +7453,22 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 193, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(local_comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
-	return mf_Intercomm_create((uint64_t)(uintptr_t)__builtin_return_address(0), local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 193, mf_site, MF_H(local_comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
+	}
+	return mf_Intercomm_create(mf_site, local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
 }
 
-static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_site, MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
+static __attribute__((noinline)) int mf_Intercomm_merge(uint64_t mf_site, MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -6836,12 +7492,19 @@ static inline __attribute__((always_inline)) int mf_Intercomm_merge(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 194, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(intercomm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintercomm)
 {
-	return mf_Intercomm_merge((uint64_t)(uintptr_t)__builtin_return_address(0), intercomm, high, newintercomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 194, mf_site, MF_H(intercomm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Intercomm_merge(intercomm, high, newintercomm);
+	}
+	return mf_Intercomm_merge(mf_site, intercomm, high, newintercomm);
 }
 
 #if MPI_VERSION >= 4
@@ -6990,7 +7653,7 @@ MF_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Dat
 	return mf_Precv_init((uint64_t)(uintptr_t)__builtin_return_address(0), buf, partitions, count, datatype, source, tag, comm, info, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int partition, MPI_Request request)
+static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, MPI_Request request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7014,15 +7677,22 @@ static inline __attribute__((always_inline)) int mf_Pready(uint64_t mf_site, int
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 199, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Pready(int partition, MPI_Request request)
 {
-	return mf_Pready((uint64_t)(uintptr_t)__builtin_return_address(0), partition, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 199, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Pready(partition, request);
+	}
+	return mf_Pready(mf_site, partition, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_site, int partition_low, int partition_high, MPI_Request request)
+static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int partition_low, int partition_high, MPI_Request request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7046,15 +7716,22 @@ static inline __attribute__((always_inline)) int mf_Pready_range(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 200, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-	return mf_Pready_range((uint64_t)(uintptr_t)__builtin_return_address(0), partition_low, partition_high, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 200, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Pready_range(partition_low, partition_high, request);
+	}
+	return mf_Pready_range(mf_site, partition_low, partition_high, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site, int length, int array_of_partitions[], MPI_Request request)
+static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length, int array_of_partitions[], MPI_Request request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7078,15 +7755,22 @@ static inline __attribute__((always_inline)) int mf_Pready_list(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 201, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request)
 {
-	return mf_Pready_list((uint64_t)(uintptr_t)__builtin_return_address(0), length, array_of_partitions, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 201, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Pready_list(length, array_of_partitions, request);
+	}
+	return mf_Pready_list(mf_site, length, array_of_partitions, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, MPI_Request request, int partition, int *flag)
+static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request request, int partition, int *flag)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7110,12 +7794,19 @@ static inline __attribute__((always_inline)) int mf_Parrived(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 202, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
-	return mf_Parrived((uint64_t)(uintptr_t)__builtin_return_address(0), request, partition, flag);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 202, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Parrived(request, partition, flag);
+	}
+	return mf_Parrived(mf_site, request, partition, flag);
 }
 
 static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -7932,7 +8623,7 @@ MF_EXPORT int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype da
 	return mf_Bsend_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, tag, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_site, void *buffer, MPI_Count size)
+static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *buffer, MPI_Count size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7956,15 +8647,24 @@ static inline __attribute__((always_inline)) int mf_Buffer_attach_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 227, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-	return mf_Buffer_attach_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 227, mf_site, 0)) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Buffer_attach_c(buffer, size);
+	}
+	return mf_Buffer_attach_c(mf_site, buffer, size);
 }
 
-static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_site, void *buffer_addr, MPI_Count *size)
+static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *buffer_addr, MPI_Count *size)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -7988,12 +8688,19 @@ static inline __attribute__((always_inline)) int mf_Buffer_detach_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 228, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-	return mf_Buffer_detach_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer_addr, size);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 228, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Buffer_detach_c(buffer_addr, size);
+	}
+	return mf_Buffer_detach_c(mf_site, buffer_addr, size);
 }
 
 static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
@@ -8666,7 +9373,7 @@ MF_EXPORT int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype d
 	return mf_Isendrecv_replace_c((uint64_t)(uintptr_t)__builtin_return_address(0), buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -8690,12 +9397,21 @@ static inline __attribute__((always_inline)) int mf_Allgather_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 248, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	return mf_Allgather_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 248, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = (MF_IP(sendbuf)?MF_CBK(&mf_miss, recvcount,recvtype):MF_CBK(&mf_miss, sendcount,sendtype));
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	}
+	return mf_Allgather_c(mf_site, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf_site, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -8866,7 +9582,7 @@ MF_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 	return mf_Iallgatherv_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -8890,12 +9606,21 @@ static inline __attribute__((always_inline)) int mf_Allreduce_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Allreduce_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 254, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Allreduce_c(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -9366,7 +10091,7 @@ MF_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
 	return mf_Ibcast_c((uint64_t)(uintptr_t)__builtin_return_address(0), buffer, count, datatype, root, comm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -9390,12 +10115,21 @@ static inline __attribute__((always_inline)) int mf_Exscan_c(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Exscan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 269, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Exscan_c(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -10266,7 +11000,7 @@ MF_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count co
 	return mf_Reduce_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_site, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
+static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -10290,12 +11024,21 @@ static inline __attribute__((always_inline)) int mf_Reduce_local_c(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-	return mf_Reduce_local_c((uint64_t)(uintptr_t)__builtin_return_address(0), inbuf, inoutbuf, count, datatype, op);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 296, mf_site, 0)) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+	}
+	return mf_Reduce_local_c(mf_site, inbuf, inoutbuf, count, datatype, op);
 }
 
 static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -10498,7 +11241,7 @@ MF_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf
 	return mf_Reduce_scatter_block_init_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -10522,12 +11265,21 @@ static inline __attribute__((always_inline)) int mf_Scan_c(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	return mf_Scan_c((uint64_t)(uintptr_t)__builtin_return_address(0), sendbuf, recvbuf, count, datatype, op, comm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 303, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	}
+	return mf_Scan_c(mf_site, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -11062,7 +11814,7 @@ MF_EXPORT int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	return mf_Rput_c((uint64_t)(uintptr_t)__builtin_return_address(0), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11086,15 +11838,24 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_c(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 320, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	return mf_Win_allocate_c((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 320, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+	}
+	return mf_Win_allocate_c(mf_site, size, disp_unit, info, comm, baseptr, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11118,15 +11879,24 @@ static inline __attribute__((always_inline)) int mf_Win_allocate_shared_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 321, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	return mf_Win_allocate_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), size, disp_unit, info, comm, baseptr, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 321, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+	}
+	return mf_Win_allocate_shared_c(mf_site, size, disp_unit, info, comm, baseptr, win);
 }
 
-static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_site, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11150,15 +11920,24 @@ static inline __attribute__((always_inline)) int mf_Win_create_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 322, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	return mf_Win_create_c((uint64_t)(uintptr_t)__builtin_return_address(0), base, size, disp_unit, info, comm, win);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 322, mf_site, MF_H(comm))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = size;
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+	}
+	return mf_Win_create_c(mf_site, base, size, disp_unit, info, comm, win);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11182,15 +11961,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at_c(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 323, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 323, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_read_at_c(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11214,15 +12002,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_c(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 324, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 324, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_read_at_all_c(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11246,15 +12043,24 @@ static inline __attribute__((always_inline)) int mf_File_write_at_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 325, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_write_at_c(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11278,15 +12084,24 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 326, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+	}
+	return mf_File_write_at_all_c(mf_site, fh, offset, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11310,15 +12125,24 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iread_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 327, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+	}
+	return mf_File_iread_at_c(mf_site, fh, offset, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11342,12 +12166,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iwrite_at_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 328, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+	}
+	return mf_File_iwrite_at_c(mf_site, fh, offset, buf, count, datatype, request);
 }
 
 static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
@@ -11418,7 +12251,7 @@ MF_EXPORT int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const voi
 	return mf_File_iwrite_at_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11442,15 +12275,24 @@ static inline __attribute__((always_inline)) int mf_File_read_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 331, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11474,15 +12316,24 @@ static inline __attribute__((always_inline)) int mf_File_read_all_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 332, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_all_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_all_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11506,15 +12357,24 @@ static inline __attribute__((always_inline)) int mf_File_write_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 333, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11538,15 +12398,24 @@ static inline __attribute__((always_inline)) int mf_File_write_all_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 334, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_all_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_all_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11570,15 +12439,24 @@ static inline __attribute__((always_inline)) int mf_File_iread_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iread_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 335, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iread_c(fh, buf, count, datatype, request);
+	}
+	return mf_File_iread_c(mf_site, fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11602,12 +12480,21 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iwrite_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 336, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+	}
+	return mf_File_iwrite_c(mf_site, fh, buf, count, datatype, request);
 }
 
 static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
@@ -11678,7 +12565,7 @@ MF_EXPORT int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count coun
 	return mf_File_iwrite_all_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11702,15 +12589,24 @@ static inline __attribute__((always_inline)) int mf_File_read_shared_c(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 339, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_shared_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11734,15 +12630,24 @@ static inline __attribute__((always_inline)) int mf_File_write_shared_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 340, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_shared_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11766,15 +12671,24 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iread_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 341, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+	}
+	return mf_File_iread_shared_c(mf_site, fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
+static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11798,15 +12712,24 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared_c(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPIO_Request *request)
 {
-	return mf_File_iwrite_shared_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, request);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 342, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+	}
+	return mf_File_iwrite_shared_c(mf_site, fh, buf, count, datatype, request);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11830,15 +12753,24 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_read_ordered_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 343, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_read_ordered_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11862,15 +12794,24 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_c(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return mf_File_write_ordered_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype, status);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 344, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+	}
+	return mf_File_write_ordered_c(mf_site, fh, buf, count, datatype, status);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11894,15 +12835,24 @@ static inline __attribute__((always_inline)) int mf_File_read_at_all_begin_c(uin
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_read_at_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 345, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+	}
+	return mf_File_read_at_all_begin_c(mf_site, fh, offset, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_site, MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11926,15 +12876,24 @@ static inline __attribute__((always_inline)) int mf_File_write_at_all_begin_c(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_write_at_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, offset, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 346, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+	}
+	return mf_File_write_at_all_begin_c(mf_site, fh, offset, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11958,15 +12917,24 @@ static inline __attribute__((always_inline)) int mf_File_read_all_begin_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_read_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 347, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+	}
+	return mf_File_read_all_begin_c(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -11990,15 +12958,24 @@ static inline __attribute__((always_inline)) int mf_File_write_all_begin_c(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_write_all_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 348, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+	}
+	return mf_File_write_all_begin_c(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_site, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -12022,15 +12999,24 @@ static inline __attribute__((always_inline)) int mf_File_read_ordered_begin_c(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_read_ordered_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 349, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+	}
+	return mf_File_read_ordered_begin_c(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_site, MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -12054,15 +13040,24 @@ static inline __attribute__((always_inline)) int mf_File_write_ordered_begin_c(u
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return mf_File_write_ordered_begin_c((uint64_t)(uintptr_t)__builtin_return_address(0), fh, buf, count, datatype);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 350, mf_site, MF_H(fh))) {
+		int mf_miss = 0;
+		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
+		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
+			return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+	}
+	return mf_File_write_ordered_begin_c(mf_site, fh, buf, count, datatype);
 }
 
-static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint64_t mf_site, MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
+static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site, MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -12086,12 +13081,19 @@ static inline __attribute__((always_inline)) int mf_Comm_create_from_group(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-	return mf_Comm_create_from_group((uint64_t)(uintptr_t)__builtin_return_address(0), group, stringtag, info, errhandler, newcomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 351, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	}
+	return mf_Comm_create_from_group(mf_site, group, stringtag, info, errhandler, newcomm);
 }
 
 static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t mf_site, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
@@ -12128,7 +13130,7 @@ MF_EXPORT int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *ne
 	return mf_Comm_idup_with_info((uint64_t)(uintptr_t)__builtin_return_address(0), comm, info, newcomm, request);
 }
 
-static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups(uint64_t mf_site, MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf_site, MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
 	mf_rec *mf_r = mf_tls_rec;
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
@@ -12152,12 +13154,19 @@ static inline __attribute__((always_inline)) int mf_Intercomm_create_from_groups
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	mf_r->rep_handle = 0;
 	return mf_rc;
 }
 
 MF_EXPORT int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-	return mf_Intercomm_create_from_groups((uint64_t)(uintptr_t)__builtin_return_address(0), local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 353, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+	}
+	return mf_Intercomm_create_from_groups(mf_site, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 }
 
 #endif /* MPI 4.0 */

@@ -179,6 +179,7 @@ func (s *Spec) C() []byte {
 	}
 	b.WriteString("};\n")
 	fmt.Fprintf(&b, "const int mf_ncalls = %d;\n", len(s.Funcs))
+	fmt.Fprintf(&b, "_Static_assert(%d <= INT16_MAX, \"call ids fit in mf_rec's rep_call\");\n", len(s.Funcs))
 	var g versionGuard
 	for i, f := range s.Funcs {
 		g.set(&b, f.Since)
@@ -210,7 +211,12 @@ func versionCond(v string) string {
 
 func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	d := f.Dir
-	fmt.Fprintf(b, "static inline __attribute__((always_inline)) int mf_%s(uint64_t mf_site%s)\n{\n", f.Name, f.bodyDecl())
+	quick := f.quickHandle() != ""
+	attr := "static inline __attribute__((always_inline))"
+	if quick { // out of the C entry's way (cQuickEntry)
+		attr = "static __attribute__((noinline))"
+	}
+	fmt.Fprintf(b, "%s int mf_%s(uint64_t mf_site%s)\n{\n", attr, f.Name, f.bodyDecl())
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n")
 	fmt.Fprintf(b, "\tif (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))\n\t\treturn PMPI_%s(%s);\n", f.Name, f.args())
 	if st := d["status"]; st != "" {
@@ -337,8 +343,66 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 			fmt.Fprintf(b, "\tMF_SAVE_FREE(mf_sts, mf_stbuf);\n")
 		}
 	}
+	if quick {
+		fmt.Fprintf(b, "\tmf_r->rep_handle = %s;\n\treturn mf_rc;\n}\n", f.quickHandle())
+		s.cQuickEntry(b, id, f)
+		return
+	}
 	fmt.Fprintf(b, "\treturn mf_rc;\n}\n")
 	s.cEntry(b, f)
+}
+
+// quickHandle is, for a call whose untimed repeats the C entry records
+// itself (cQuickEntry), the handle that its size comes from (MF_H of its
+// communicator, window or file, or 0); "" for the others. Those are the
+// calls all of whose record is known from their arguments, bytes and
+// handle, without a partner (which an untimed repeat adds to its node at
+// once) and with bytes that need no facts of the communicator, and that
+// need nothing done after them: no status, request or handle to follow.
+func (f *Func) quickHandle() string {
+	d := f.Dir
+	for _, k := range []string{"status", "got", "forget", "track", "recv", "recvd", "req", "reqs", "peer"} {
+		if d[k] != "" {
+			return ""
+		}
+	}
+	// a size that needs the communicator's facts would need its lookup
+	if f.Name == "Abort" || f.createsRequest() || strings.Contains(d["bytes"], "mf_g") {
+		return ""
+	}
+	for _, k := range []string{"comm", "win", "file"} {
+		if e := d[k]; e != "" {
+			return "MF_H(" + e + ")"
+		}
+	}
+	return "0"
+}
+
+// cQuickEntry writes the C entry point of a call with a quickHandle: an
+// untimed repeat on the handle and with the bytes of its run's last event
+// (mf_rep_quick) is counted and ends in a tail call of the PMPI function;
+// any other event goes to the recording body (a tail call too where the
+// arguments fit in registers). The first path needs no frame, which the
+// body builds (registers saved, arguments kept across the call).
+func (s *Spec) cQuickEntry(b *bytes.Buffer, id int, f *Func) {
+	sep := ""
+	if len(f.Params) > 0 {
+		sep = ", "
+	}
+	fmt.Fprintf(b, "\nMF_EXPORT int MPI_%s(%s)\n{\n", f.Name, f.decl())
+	fmt.Fprintf(b, "\tconst uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);\n\tmf_rec *mf_r = mf_tls_rec;\n")
+	fmt.Fprintf(b, "\tif (mf_r && mf_rep_quick(mf_r, %d, mf_site, %s)) {\n", id, f.quickHandle())
+	if e := f.Dir["bytes"]; e != "" {
+		// datatype sizes that need no call, or none (mf_tsize_known)
+		e = strings.ReplaceAll(e, "MF_CB(", "MF_CBK(&mf_miss, ")
+		e = strings.ReplaceAll(e, "mf_tsize(", "mf_tsize_k(&mf_miss, ")
+		fmt.Fprintf(b, "\t\tint mf_miss = 0;\n\t\tconst int64_t mf_bytes = %s;\n", e)
+		fmt.Fprintf(b, "\t\tif (!mf_miss && mf_rep_count(mf_r, mf_bytes))\n")
+	} else {
+		fmt.Fprintf(b, "\t\tif (mf_rep_count(mf_r, 0))\n")
+	}
+	fmt.Fprintf(b, "\t\t\treturn PMPI_%s(%s);\n\t}\n", f.Name, f.args())
+	fmt.Fprintf(b, "\treturn mf_%s(mf_site%s%s);\n}\n", f.Name, sep, f.args())
 }
 
 // createsRequest tells whether f returns a new request in *request (the

@@ -218,3 +218,41 @@ Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, i
 	assert.Contains(t, md, "The same 5 have `use mpi_f08` entry points")
 	assert.Contains(t, md, "Of the functions newer than MPI-3.1, 1 have both kinds of entry point, and 0 of\nthe")
 }
+
+// TestQuickEntries: the calls whose record is known from their arguments
+// and that need nothing done after them get a C entry that counts an
+// untimed repeat and tail-calls the PMPI function; the others do not.
+func TestQuickEntries(t *testing.T) {
+	spec := `Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype)
+Comm_rank(MPI_Comm comm, int *rank) | comm=comm
+Win_fence(int assert, MPI_Win win) | win=win
+Pready(int partition, MPI_Request request)
+Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | comm=comm bytes=MF_CB(count,datatype) peer=@dest
+Test(MPI_Request *request, int *flag, MPI_Status *status) | status=status req=*request peer=(*flag?mf_speer(mf_rg,status):-1) recvd=status
+Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | comm=comm bytes=MF_CB(count,datatype)
+Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) | comm=comm bytes=MF_CB(recvcount,recvtype)*MF_N(mf_g)
+Comm_free(MPI_Comm *comm) | comm=*comm forget=comm:*comm
+Abort(MPI_Comm comm, int errorcode) | comm=comm
+`
+	s, err := Parse(strings.NewReader(spec))
+	require.NoError(t, err)
+	want := map[string]string{"Allreduce": "MF_H(comm)", "Comm_rank": "MF_H(comm)", "Win_fence": "MF_H(win)", "Pready": "0"}
+	for _, f := range s.Funcs {
+		assert.Equal(t, want[f.Name], f.quickHandle(), f.Name)
+	}
+	c := string(s.C())
+	for _, w := range []string{
+		"static __attribute__((noinline)) int mf_Allreduce(uint64_t mf_site,",
+		"if (mf_r && mf_rep_quick(mf_r, 0, mf_site, MF_H(comm))) {",
+		"const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);",
+		"if (!mf_miss && mf_rep_count(mf_r, mf_bytes))\n\t\t\treturn PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);\n\t}\n" +
+			"\treturn mf_Allreduce(mf_site, sendbuf, recvbuf, count, datatype, op, comm);",
+		"mf_r->rep_handle = MF_H(comm);\n\treturn mf_rc;",
+		"if (mf_rep_count(mf_r, 0))\n\t\t\treturn PMPI_Pready(partition, request);",
+		"static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site,",
+		"return mf_Send((uint64_t)(uintptr_t)__builtin_return_address(0), buf,",
+	} {
+		assert.Contains(t, c, w)
+	}
+	assert.Equal(t, 4, strings.Count(c, "mf_rep_quick("), "only the four quick calls")
+}
