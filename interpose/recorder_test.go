@@ -431,6 +431,8 @@ func TestRecorderFastRepeats(t *testing.T) {
 		{"descheduled in gaps", false, withLong(steadyGap), steadyDur, true, true},
 		{"descheduled", false, withLong(steadyGap), withLong(steadyDur), true, true},
 		{"varying gap", false, func(r *rand.Rand) int64 { return 50 + r.Int64N(200) }, steadyDur, true, false},
+		// a long tail of durations (a collective waiting for the slowest rank)
+		{"jittery calls", false, steadyGap, func(r *rand.Rand) int64 { return 800 + int64(r.ExpFloat64()*300) }, true, false},
 		{"slow loop", false, func(r *rand.Rand) int64 { return 5000 + r.Int64N(100) }, steadyDur, false, false},
 		{"MPIFLOW_EXACT=1", true, steadyGap, steadyDur, false, false},
 	} {
