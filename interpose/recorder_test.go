@@ -896,3 +896,100 @@ func TestRecorderSuccessorPath(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFastRepeatsAccuracy measures what fast repeats (MF_TIGHT_*) trade:
+// on synthetic polls with delays or jitter in calls or gaps (10 seeds each,
+// genPollsWith), the error of the recorded call time against recording every
+// event, as percentage points of all the time ("pp-call-error"), and the share
+// of repeats timed ("%timed"). For weighing changes to the rules:
+// go test -run '^$' -bench FastRepeatsAccuracy ./interpose
+func BenchmarkFastRepeatsAccuracy(b *testing.B) {
+	steadyGap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
+	steadyDur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
+	every := func(n int, extra int64, f func(*rand.Rand) int64) func(*rand.Rand) int64 {
+		return func(r *rand.Rand) int64 {
+			if r.IntN(n) == 0 {
+				return f(r) + extra
+			}
+			return f(r)
+		}
+	}
+	// a phase of 300 repeats where 1 in 8 takes extra, about 1 in 2000
+	burst := func(extra int64, f func(*rand.Rand) int64) func(*rand.Rand) int64 {
+		left := 0
+		return func(r *rand.Rand) int64 {
+			if left == 0 && r.IntN(2000) == 0 {
+				left = 300
+			}
+			if left > 0 {
+				left--
+				if r.IntN(8) == 0 {
+					return f(r) + extra
+				}
+			}
+			return f(r)
+		}
+	}
+	jitter := func(base, mean float64) func(*rand.Rand) int64 {
+		return func(r *rand.Rand) int64 { return int64(base + r.ExpFloat64()*mean) }
+	}
+	for _, tc := range []struct {
+		name     string
+		gap, dur func(*rand.Rand) int64
+	}{
+		{"calls_1in200_+5us", steadyGap, every(200, 5000, steadyDur)},
+		{"calls_1in1000_+20us", steadyGap, every(1000, 20000, steadyDur)},
+		{"gaps_1in200_+5us", every(200, 5000, steadyGap), steadyDur},
+		{"both_1in400_+5us", every(400, 5000, steadyGap), every(400, 5000, steadyDur)},
+		{"burst_in_calls_+3us", steadyGap, burst(3000, steadyDur)},
+		{"burst_in_gaps_+3us", burst(3000, steadyGap), steadyDur},
+		{"jitter_calls_800+exp300", steadyGap, jitter(800, 300)},
+		{"jitter_calls_600+exp500", steadyGap, jitter(600, 500)},
+		{"jitter_both", jitter(100, 300), jitter(600, 300)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var errPP, timedPct float64
+			for i := 0; i < b.N; i++ {
+				errPP, timedPct = fastRepeatsError(b, tc.gap, tc.dur)
+			}
+			b.ReportMetric(errPP, "pp-call-error")
+			b.ReportMetric(timedPct, "%timed")
+		})
+	}
+}
+
+// fastRepeatsError is BenchmarkFastRepeatsAccuracy's measure over 10 seeds.
+func fastRepeatsError(b *testing.B, gap, dur func(*rand.Rand) int64) (errPP, timedPct float64) {
+	var timed, total int
+	for seed := uint64(1); seed <= 10; seed++ {
+		evs := genPollsWith(rand.New(rand.NewPCG(seed, 7)), 300, gap, dur)
+		tb := flowgraph.TimingBudget{Bytes: 2 << 10}
+		r, err := newRecorderBudget("call,site", tb, 0)
+		require.NoError(b, err)
+		r.fastRepeats(true)
+		for _, e := range evs {
+			if r.add(e) != 2 {
+				timed++
+			}
+			total++
+		}
+		got := r.graph(testNames)
+		want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+		r.free()
+		var wcall, gcall, all int64
+		for i := range want.Nodes {
+			wcall += want.Nodes[i].Time.Total
+			gcall += got.Nodes[i].Time.Total
+		}
+		for i := range want.Edges {
+			all += want.Edges[i].Time.Total
+		}
+		all += wcall
+		d := float64(gcall - wcall)
+		if d < 0 {
+			d = -d
+		}
+		errPP += 100 * d / float64(all) / 10
+	}
+	return errPP, 100 * float64(timed) / float64(total)
+}
