@@ -417,8 +417,6 @@ func intervalEnds(t *testing.T, tm *flowgraph.Timing) []int64 {
 // MF_TIGHT_QUIET repeats are all timed. A slow loop and MPIFLOW_EXACT=1
 // are recorded as before.
 func TestRecorderFastRepeats(t *testing.T) {
-	steadyGap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
-	steadyDur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
 	for _, tc := range []struct {
 		name     string
 		exact    bool
@@ -575,10 +573,9 @@ func TestRecorderFastRepeatsUnusualShare(t *testing.T) {
 				if r.Int64N(n) == 0 {
 					return phase
 				}
-				return 100 + r.Int64N(40)
+				return steadyGap(r)
 			}
-			dur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
-			evs := genPollsWith(rng, 2000, gap, dur)
+			evs := genPollsWith(rng, 2000, gap, steadyDur)
 			var phases, total int64
 			for i := 1; i < len(evs); i++ {
 				if g := evs[i].Enter - evs[i-1].Exit; g == phase {
@@ -621,6 +618,10 @@ func withLong(f func(*rand.Rand) int64) func(*rand.Rand) int64 {
 	}
 }
 
+// steadyGap and steadyDur are the gaps and durations of a steady poll.
+func steadyGap(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
+func steadyDur(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
+
 // genPollsWith is genPolls with the polls' gaps and durations drawn from
 // gap and dur.
 func genPollsWith(rng *rand.Rand, rounds int, gap, dur func(*rand.Rand) int64) []recEvent {
@@ -651,8 +652,7 @@ func genPollsWith(rng *rand.Rand, rounds int, gap, dur func(*rand.Rand) int64) [
 // that the wrappers count before the call (mf_rep_quick), most here.
 func TestRecorderUntimedRepeatsDeferred(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
-	evs := genPollsWith(rng, 60, func(r *rand.Rand) int64 { return 100 + r.Int64N(40) },
-		func(r *rand.Rand) int64 { return 30 + r.Int64N(50) })
+	evs := genPollsWith(rng, 60, steadyGap, steadyDur)
 	for i := range evs {
 		if evs[i].Call != 4 {
 			continue
@@ -715,8 +715,7 @@ func TestRecorderQuickRepeats(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(2, 4))
-			evs := genPollsWith(rng, 40, func(r *rand.Rand) int64 { return 100 + r.Int64N(40) },
-				func(r *rand.Rand) int64 { return 30 + r.Int64N(50) })
+			evs := genPollsWith(rng, 40, steadyGap, steadyDur)
 			tb := flowgraph.TimingBudget{Bytes: 2 << 10}
 			r, err := newRecorderBudget("call,site", tb, 0)
 			require.NoError(t, err)
@@ -904,8 +903,6 @@ func TestRecorderSuccessorPath(t *testing.T) {
 // of repeats timed ("%timed"). For weighing changes to the rules:
 // go test -run '^$' -bench FastRepeatsAccuracy ./interpose
 func BenchmarkFastRepeatsAccuracy(b *testing.B) {
-	steadyGap := func(r *rand.Rand) int64 { return 100 + r.Int64N(40) }
-	steadyDur := func(r *rand.Rand) int64 { return 30 + r.Int64N(50) }
 	every := func(n int, extra int64, f func(*rand.Rand) int64) func(*rand.Rand) int64 {
 		return func(r *rand.Rand) int64 {
 			if r.IntN(n) == 0 {
