@@ -22,7 +22,7 @@ MF_SRC       := $(addprefix interpose/csrc/,recorder.c partial.c core.c clock.c 
 MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
-.PHONY: libs bench-overhead bench-overhead-papi bench-recorder bench-wrappers $(LIBDIR)/libmpiflow-go.so
+.PHONY: libs bench-overhead bench-overhead-papi bench-recorder bench-replay bench-wrappers $(LIBDIR)/libmpiflow-go.so
 libs: $(MF_LIBS)
 ifeq ($(OMPI_VERSION),)
 	@echo "note: no Open MPI mpicc found; built only the Go part of the interposer"
@@ -65,6 +65,13 @@ bench-recorder:
 BENCH_MPIS := $(if $(OMPI_VERSION),openmpi) $(if $(MPICH_SHOW),mpich)
 bench-overhead: libs $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/microbench-$(m) $(LIBDIR)/bench/libminwrap-$(m).so)
 	sh interpose/bench/run.sh $(LIBDIR) $(BENCH_ITERS) $(BENCH_MPIS)
+# How well fast repeats estimate the call time of real polls
+# (interpose/bench/replay.sh): REPLAY_ROUNDS runs of the overhead
+# microbenchmark per MPI with full traces, recorded again through the
+# recorder (BenchmarkFastRepeatsReplay).
+REPLAY_ROUNDS ?= 4
+bench-replay: libs $(foreach m,$(BENCH_MPIS),$(LIBDIR)/bench/microbench-$(m) $(LIBDIR)/bench/libminwrap-$(m).so)
+	GO=$(GO) sh interpose/bench/replay.sh $(LIBDIR) $(REPLAY_ROUNDS) $(BENCH_MPIS)
 $(LIBDIR)/bench/microbench-openmpi: interpose/bench/microbench.c
 	@mkdir -p $(@D)
 	$(MPICC) -O2 -o $@ $< -ldl

@@ -54,6 +54,25 @@ enum {
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
 
+/* Fast repeats (below) split an unusual excess of time between calls and
+ * gaps as the node's unusual excess of the same size was split, of two
+ * (mf_tight_size): under 64 us (a call or gap delayed by an interrupt, a
+ * peer, a burst of work) or more (mostly the gaps between phases of a loop
+ * at one site). Why: gaps of 470 us between phases of 30 ns polls, split
+ * as the node's few long calls were, made the polls 20% slower than they
+ * were. */
+#define MF_TIGHT_SIZES 2
+static inline int mf_tight_size(int64_t excess)
+{
+	return excess >= 1 << 16;
+}
+/* The fraction bits of the fast repeats' moving averages: each step of
+ * an average is 1/16 of a sample's difference to it, and in whole ns the
+ * steps under 16 ns were lost, which moved the averages of polls of 10-90
+ * ns by up to 48% (a long tail up, a common value just over the mean
+ * down). */
+#define MF_TIGHT_FX 8
+
 /* mf_term is a flowgraph.SeqTerm: a leaf (body 0) is an arithmetic run;
  * a repeat is the body terms after it, repeated count times at offsets of
  * stride, their starts relative to each repetition's base. size counts the
@@ -98,12 +117,15 @@ typedef struct {
 	int64_t sdur, sgap, sn;
 	/* fast repeats (mf_tight_sample): moving averages of the period
 	 * (duration plus gap) and the duration of its usual timed repeats,
-	 * and how many there were (up to MF_TIGHT_WARM) */
-	int64_t tper, tdur;
+	 * and how many there were (up to MF_TIGHT_WARM), in ns with
+	 * MF_TIGHT_FX fraction bits */
+	int64_t tper_fx, tdur_fx;
 	int32_t tn;
-	/* of its recent timed repeats (mf_tight_sample): the time, the
-	 * unusual excess in it, and the part of that in the calls */
-	int64_t tspan, tlall, tlcall;
+	int32_t tlnlarge; /* how many timed calls made tlcall[1] */
+	/* of its recent timed repeats (mf_tight_sample): the time, and per
+	 * size of excess (mf_tight_size) the unusual excess in it and the
+	 * part of that in the calls */
+	int64_t tspan, tlsize[MF_TIGHT_SIZES], tlcall[MF_TIGHT_SIZES];
 	int64_t tquiet; /* all timed before this index (after an unusual time) */
 } mf_node;
 
@@ -175,9 +197,9 @@ typedef struct mf_rec {
 	uint64_t rep_site;    /* the call site of prev's events */
 	int64_t nevents;
 	/* fast repeats (mf_tight_set): while prev's repeats come faster than
-	 * MF_TIGHT_NS, only those whose index has no bit of tight_mask set
-	 * are timed; the others are settled (mf_settle). 0: all timed. */
-	int64_t tight_mask;
+	 * MF_TIGHT_NS, those before index tight_next go untimed and are
+	 * settled (mf_settle) when it comes. 0: all timed. */
+	int64_t tight_next;
 	int64_t pending;      /* untimed repeats since the last timed event */
 	int64_t pend_bytes;   /* their bytes */
 	int64_t rep_bytes;    /* a byte count within prev's range */
@@ -207,6 +229,7 @@ typedef struct mf_rec {
 	uint32_t *tm_open[2];
 	int64_t tm_nopen[2];
 	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
+	int64_t tight_pick;   /* fast repeats: the next one timed as the sample (mf_tight_set) */
 	int64_t sample_mask;  /* sample - 1; 0: every event timed */
 	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
 	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
@@ -441,10 +464,19 @@ static inline void mf_trace_uvarint(uint8_t *b, size_t *len, uint64_t v)
 /* A time that exceeds the expected one by MF_TIGHT_UNUSUAL (the process
  * descheduled, a call that yields the processor, more work in a gap) is
  * split between calls and gaps as the node's unusual repeats timed at
- * both ends were, and the node's next MF_TIGHT_QUIET repeats are all
- * timed, to see where such times fall while they recur. */
+ * both ends were, and when under 64 us (mf_tight_size) the node's next
+ * MF_TIGHT_QUIET repeats are all timed, to see where such times fall
+ * while they recur. Not after longer ones, the gaps between phases of a
+ * loop, which do not: after those of a microbenchmark's blocks of
+ * MPI_Allreduce they were 40% of the repeats timed. */
 #define MF_TIGHT_UNUSUAL(excess, expect) ((excess) > 1000 + (expect) / 4)
 #define MF_TIGHT_QUIET 64
+/* An unusual excess of the larger size (mf_tight_size) goes to calls only
+ * once MF_TIGHT_EVIDENCE timed calls of the node took one too: one 150 us
+ * MPI_Allreduce timed, as the sample of its 16 repeats, had the gaps of
+ * 280 us between phases of the loop counted as 20-70% calls. (Not for
+ * smaller ones: rare calls of 20 us then went to the gaps.) */
+#define MF_TIGHT_EVIDENCE 4
 /* Where unusual times are over MF_TIGHT_EXCESS(lall, span) of a node's
  * recent time (MF_TIGHT_WINDOW ns, about), the repeats are all timed: the
  * split would be mostly guesswork, and timing them all is cheap, as they
@@ -533,43 +565,87 @@ static inline void mf_trace_event(mf_rec *r, int32_t ni, int64_t enter, int64_t 
 	r->tprev_exit = exit;
 }
 
+/* mf_tight_place is where in the group of MF_TIGHT_MASK+1 events from
+ * index g (a multiple of that) mf_tight_set times its sample: a hash of g,
+ * so that the place is spread as at random over the groups but the same
+ * on every rank (mf_tight_set). */
+static inline int64_t mf_tight_place(int64_t g)
+{
+	return (int64_t)(((uint64_t)g * 0x9e3779b97f4a7c15u) >> 58 & MF_TIGHT_MASK);
+}
+
 /* mf_tight_set sets the recorder's fast-repeat state for the repeats of
- * node n. The timing intervals end at multiples of the spacing, which
- * must be timed (mf_rep_time): both masks are powers of two less one. */
+ * node n that follow the event just recorded. Of each group of
+ * MF_TIGHT_MASK+1 events by index one is timed as the sample
+ * (tight_pick), at the place mf_tight_place gives. Not always the first:
+ * a poll whose time follows a period of a few calls (Open MPI's MPI_Test
+ * was 3 ns slower every 4th call), timed always at the same place of it,
+ * was 5-14% slower or faster than it was. Not at random per rank: ranks
+ * in step (a loop of MPI_Allreduce) then timed different iterations, so a
+ * rank waited for each other rank's timed calls too, which made what
+ * mpiflow added to MPICH's Allreduce 0.28 of the minimal wrapper's
+ * instead of 0.15. The timing intervals end at multiples of the spacing
+ * (a power of two), which are timed too (mf_rep_time) but are no
+ * sample. */
 static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 {
-	r->tight_mask = r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper > 0 &&
-					n->tper < MF_TIGHT_NS && r->nevents >= n->tquiet && !MF_TIGHT_EXCESS(n->tlall, n->tspan)
-				? MF_TIGHT_MASK & r->spacing_mask
-				: 0;
+	if (!(r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper_fx > 0 &&
+	      n->tper_fx < (MF_TIGHT_NS << MF_TIGHT_FX) && r->nevents >= n->tquiet && !MF_TIGHT_EXCESS(n->tlsize[0] + n->tlsize[1], n->tspan))) {
+		r->tight_next = 0;
+		return;
+	}
+	const int64_t last = r->nevents - 1, bound = (last | r->spacing_mask) + 1;
+	if (r->tight_pick <= last) { /* the sample was timed, or none is chosen: this group's or the next's */
+		int64_t g = last & ~(int64_t)MF_TIGHT_MASK;
+		if ((r->tight_pick = g + mf_tight_place(g)) <= last) {
+			g += MF_TIGHT_MASK + 1;
+			r->tight_pick = g + mf_tight_place(g);
+		}
+	}
+	r->tight_next = r->tight_pick < bound ? r->tight_pick : bound;
 }
 
 /* mf_tight_sample learns from a timed repeat of node n that took dur and
  * ended span after the last timed one, with untimed repeats between. The
- * share of unusual excess time that falls in the calls is estimated as
- * the excess of the timed calls, each standing for its untimed+1 calls (a
- * systematic sample), over the excess of the spans. */
+ * share of unusual excess time that falls in the calls is estimated, per
+ * size of excess, as the excess of the sampled calls, each standing for
+ * its group (a stratified sample, mf_tight_set), over the excess of the
+ * spans. */
 static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t span, int64_t untimed)
 {
 	if (r->last_exit - r->cpu_wall >= MF_TIGHT_PROBE_NS)
 		mf_tight_probe(r, r->last_exit);
-	const int64_t k = untimed + 1, expect = k * n->tper, excess = span - expect, c = dur - n->tdur;
-	const int unusual = MF_TIGHT_UNUSUAL(excess, expect), long_call = MF_TIGHT_UNUSUAL(c, n->tdur);
+	const int64_t tper = n->tper_fx >> MF_TIGHT_FX, tdur = n->tdur_fx >> MF_TIGHT_FX;
+	const int64_t k = untimed + 1, expect = k * tper, excess = span - expect, c = dur - tdur;
+	const int unusual = MF_TIGHT_UNUSUAL(excess, expect), long_call = MF_TIGHT_UNUSUAL(c, tdur);
+	/* a sample of the calls: timed at its place in its group, or all
+	 * are; not only as the end of a timing interval */
+	const int pick = !r->tight_next || r->nevents - 1 == r->tight_pick;
 	if (n->tn >= MF_TIGHT_WARM) {
 		n->tspan += span > 0 ? span : 0;
 		if (n->tspan > MF_TIGHT_WINDOW) {
 			n->tspan >>= 1;
-			n->tlall >>= 1;
-			n->tlcall >>= 1;
+			for (int b = 0; b < MF_TIGHT_SIZES; b++) {
+				n->tlsize[b] >>= 1;
+				n->tlcall[b] >>= 1;
+			}
+			n->tlnlarge >>= 1;
 		}
 	}
 	if (n->tn >= MF_TIGHT_WARM && (unusual || long_call)) {
-		n->tquiet = r->nevents + MF_TIGHT_QUIET;
-		if (long_call)
-			n->tlcall += k * c;
+		const int b = mf_tight_size(excess > c ? excess : c);
+		if (!b)
+			n->tquiet = r->nevents + MF_TIGHT_QUIET;
+		if (long_call) {
+			/* a sample stands for its group of calls; a call
+			 * timed as the end of an interval for itself (its
+			 * excess is in the span's) */
+			n->tlcall[b] += (pick && r->tight_next ? MF_TIGHT_MASK + 1 : 1) * c;
+			n->tlnlarge += b;
+		}
 		if (unusual)
-			n->tlall += excess;
-	} else {
+			n->tlsize[mf_tight_size(excess)] += excess;
+	} else if (pick) {
 		/* clamped: a slower loop is not estimated anyway. Not the
 		 * duration to the stretch's mean period: durations with a long
 		 * tail (a collective waiting for the slowest rank) had their
@@ -579,11 +655,11 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 		dur = dur < 0 ? 0 : dur > 2 * MF_TIGHT_NS ? 2 * MF_TIGHT_NS : dur;
 		if (n->tn < MF_TIGHT_WARM) { /* the mean so far, then over ~16 */
 			n->tn++;
-			n->tper += (per - n->tper) / n->tn;
-			n->tdur += (dur - n->tdur) / n->tn;
+			n->tper_fx += ((per << MF_TIGHT_FX) - n->tper_fx) / n->tn;
+			n->tdur_fx += ((dur << MF_TIGHT_FX) - n->tdur_fx) / n->tn;
 		} else {
-			n->tper += (per - n->tper) / 16;
-			n->tdur += (dur - n->tdur) / 16;
+			n->tper_fx += ((per << MF_TIGHT_FX) - n->tper_fx) / 16;
+			n->tdur_fx += ((dur << MF_TIGHT_FX) - n->tdur_fx) / 16;
 		}
 	}
 	mf_tight_set(r, n);
@@ -726,8 +802,8 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 	if (r->rep_call != call || r->rep_site != site)
 		return 0;
 	if (__builtin_expect(r->rep_lean, 1))
-		return r->nevents & r->tight_mask ? 2 : 1;
-	if (r->nevents & r->tight_mask) /* a full trace of fast repeats */
+		return r->nevents < r->tight_next ? 2 : 1;
+	if (r->nevents < r->tight_next) /* a full trace of fast repeats */
 		return r->trace_fd >= 0 ? 3 : 2;
 	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
 		return 4;
@@ -746,7 +822,7 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 static inline __attribute__((always_inline)) int mf_rep_quick(const mf_rec *r, int32_t call, uint64_t site,
 							       uintptr_t h)
 {
-	return r->rep_call == call && r->rep_site == site && r->rep_lean && (r->nevents & r->tight_mask) &&
+	return r->rep_call == call && r->rep_site == site && r->rep_lean && r->nevents < r->tight_next &&
 	       r->rep_handle == h;
 }
 
