@@ -144,9 +144,15 @@ func builderGraph(evs []recEvent, f uint32, intervals, ncounters int) flowgraph.
 }
 
 func builderGraphBudget(evs []recEvent, f uint32, tb flowgraph.TimingBudget, ncounters int) flowgraph.Graph {
+	return builderGraphNamed(evs, testNames, f, tb, ncounters)
+}
+
+// builderGraphNamed is builderGraphBudget with the call names of
+// names[e.Call] rather than testNames'.
+func builderGraphNamed(evs []recEvent, names []string, f uint32, tb flowgraph.TimingBudget, ncounters int) flowgraph.Graph {
 	b := flowgraph.NewBuilderBudget(ncounters, tb)
 	for _, e := range evs {
-		k := flowgraph.NodeKey{Call: testNames[e.Call], Site: -1, Partner: -1, Comm: -1}
+		k := flowgraph.NodeKey{Call: names[e.Call], Site: -1, Partner: -1, Comm: -1}
 		if f&1 != 0 {
 			k.Site = b.Site(flowgraph.CallSite{Addr: e.Site})
 		}
@@ -685,7 +691,7 @@ func TestRecorderFastRepeatsUnusualShare(t *testing.T) {
 // recordFast records evs as the wrappers do with fast repeats on, in
 // timing budget tb, and returns the recorder (freed when the test ends)
 // and how many repeats went untimed.
-func recordFast(t *testing.T, evs []recEvent, tb flowgraph.TimingBudget) (*recorder, int) {
+func recordFast(t testing.TB, evs []recEvent, tb flowgraph.TimingBudget) (*recorder, int) {
 	r, err := newRecorderBudget("call,site", tb, 0)
 	require.NoError(t, err)
 	t.Cleanup(r.free)
@@ -1106,22 +1112,15 @@ type fastRepeatsMeasure struct{ errPP, errPct, timedPct float64 }
 func fastRepeatsError(b *testing.B, gen func(*rand.Rand) []recEvent) fastRepeatsMeasure {
 	const seeds = 20
 	var m fastRepeatsMeasure
-	var timed, total int
+	var untimed, total int
 	for seed := uint64(1); seed <= seeds; seed++ {
 		evs := gen(rand.New(rand.NewPCG(seed, 7)))
 		tb := flowgraph.TimingBudget{Bytes: 2 << 10}
-		r, err := newRecorderBudget("call,site", tb, 0)
-		require.NoError(b, err)
-		r.fastRepeats(true)
-		for _, e := range evs {
-			if r.add(e) != 2 {
-				timed++
-			}
-			total++
-		}
+		r, u := recordFast(b, evs, tb)
+		untimed += u
+		total += len(evs)
 		got := r.graph(testNames)
 		want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
-		r.free()
 		var wcall, gcall, all int64
 		for i := range want.Nodes {
 			wcall += want.Nodes[i].Time.Total
@@ -1135,6 +1134,6 @@ func fastRepeatsError(b *testing.B, gen func(*rand.Rand) []recEvent) fastRepeats
 		m.errPP += 100 * d / float64(all) / seeds
 		m.errPct += 100 * d / float64(wcall) / seeds
 	}
-	m.timedPct = 100 * float64(timed) / float64(total)
+	m.timedPct = 100 * float64(total-untimed) / float64(total)
 	return m
 }

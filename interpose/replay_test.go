@@ -79,15 +79,12 @@ type replayed struct {
 func replayTrace(b *testing.B, path string) []replayed {
 	ft, err := flowgraph.ReadFullTrace(path)
 	require.NoError(b, err)
-	// testNames are the recorder's call names in the tests
-	old := testNames
-	defer func() { testNames = old }()
-	testNames = nil
+	var names []string
 	ids := map[string]int{}
 	for _, n := range ft.Nodes {
 		if _, ok := ids[n.Call]; !ok {
-			ids[n.Call] = len(testNames)
-			testNames = append(testNames, n.Call)
+			ids[n.Call] = len(names)
+			names = append(names, n.Call)
 		}
 	}
 	evs := make([]recEvent, len(ft.Events))
@@ -105,8 +102,8 @@ func replayTrace(b *testing.B, path string) []replayed {
 			timed[[2]uint64{uint64(e.Call), e.Site}]++
 		}
 	}
-	got := r.graph(testNames)
-	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
+	got := r.graph(names)
+	want := builderGraphNamed(evs, names, r.keyFlags(), tb, 0)
 	r.free()
 	var out []replayed
 	for i, w := range want.Nodes {

@@ -713,9 +713,10 @@ void mf_settle(mf_rec *r, int64_t enter)
 		md = nt > 0 ? (double)n->time.total / (double)nt : 0;
 		mg = et > 0 ? (double)e->time.total / (double)et : 0;
 	}
-	/* the totals of the j durations and gaps: rounded once, not each
-	 * (a poll of 9.75 ns counted as 9 made its node 8% faster) */
-	double dt = (double)j * md, gt = (double)j * mg;
+	/* d, g: each repeat's duration and gap, not rounded; their totals are
+	 * rounded once (a poll of 9.75 ns counted as 9 made its node 8%
+	 * faster) */
+	double d = md, g = mg;
 	if (enter != INT64_MIN) {
 		double span = enter > r->last_exit ? (double)(enter - r->last_exit) : 0;
 		double w = (double)(j + 1) * mg + (double)j * md;
@@ -728,24 +729,24 @@ void mf_settle(mf_rec *r, int64_t enter)
 						       : 0;
 				share = share > 1 ? 1 : share;
 				md += (double)excess * share / (double)j;
-				dt = (double)j * md;
-				w = (double)(j + 1) * mg + dt;
+				d = md;
+				w = (double)(j + 1) * mg + (double)j * md;
 				if (!b)
 					n->tquiet = r->nevents + MF_TIGHT_QUIET;
 			}
 		}
-		if (dt <= span) { /* the calls take theirs, the gaps the rest */
-			gt = (span - dt) * (double)j / (double)(j + 1);
+		if ((double)j * md <= span) { /* the calls take theirs, the gaps the rest */
+			g = (span - (double)j * md) / (double)(j + 1);
 		} else if (w > 0) { /* too little time for that: in proportion */
-			dt = span * dt / w;
-			gt = span * (double)j * mg / w;
+			d = span * md / w;
+			g = span * mg / w;
 		} else {
-			dt = gt = span * (double)j / (double)(2 * j + 1);
+			d = g = span / (double)(2 * j + 1);
 		}
 	}
-	const int64_t dtot = (int64_t)(dt + 0.5), gtot = (int64_t)(gt + 0.5);
-	stat_addn(&n->time, dtot / j, dtot);
-	stat_addn(&e->time, gtot / j, gtot);
+	const int64_t dtot = (int64_t)((double)j * d + 0.5), gtot = (int64_t)((double)j * g + 0.5);
+	stat_addn(&n->time, (int64_t)d, dtot);
+	stat_addn(&e->time, (int64_t)g, gtot);
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dtot);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, gtot);
 	r->last_exit += dtot + gtot;

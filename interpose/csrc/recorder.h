@@ -66,6 +66,7 @@ static inline int mf_tight_size(int64_t excess)
 {
 	return excess >= 1 << 16;
 }
+_Static_assert(MF_TIGHT_SIZES == 2, "mf_tight_size and mf_tight_set know two sizes");
 /* The fraction bits of the fast repeats' moving averages: each step of
  * an average is 1/16 of a sample's difference to it, and in whole ns the
  * steps under 16 ns were lost, which moved the averages of polls of 10-90
