@@ -1858,8 +1858,8 @@ func TestFortranMPI4Calls(t *testing.T) {
 
 // TestReceivedSizes runs testdata/irecv.c (4 ranks in a ring post
 // receives of 64 ints that get 1-10, completed by Wait, Waitall, Test,
-// Testany, Waitsome, Testall, Waitany, an Imrecv, a cancelled one, and 100
-// in flight at once completed out of order by Waitany) under
+// Testany, Waitsome, Testall, Waitany, an Imrecv, a cancelled one, and 12,
+// then 100, in flight at once completed out of order by Waitany) under
 // both MPIs: every receive's node has the bytes that arrived (total,
 // minimum and maximum), not those posted, whichever call completed it and
 // whether or not the program asked for statuses; the program's output and
@@ -1886,9 +1886,9 @@ func TestReceivedSizes(t *testing.T) {
 				}
 				return s
 			}
-			// then a cancelled one, and 100 of 1 + k%5 ints
+			// then a cancelled one, 12 of 1 + k%3 ints and 100 of 1 + k%5
 			want := []sizes{phase(1, 1), phase(2, 2), phase(3, 1), phase(4, 3), phase(5, 3), phase(6, 2), phase(7, 1),
-				{1, 0, 0, 0}, {100, 4 * 300, 4, 20}}
+				{1, 0, 0, 0}, {12, 4 * 24, 4, 12}, {100, 4 * 300, 4, 20}}
 			var got []sizes
 			for _, n := range nodesOf(&r.Graph, "MPI_Irecv") {
 				got = append(got, sizes{n.Count, n.Bytes.Total, n.Bytes.Min, n.Bytes.Max})

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 
@@ -298,92 +299,84 @@ MPI_Status *mf_statuses_big(int n)
 	return malloc(sizeof(MPI_Status) * (size_t)n);
 }
 
-/* The calling thread's receives in flight (mf_mpi.h). Beyond the near
- * ones: linear probing on the handle, at most half full, deletion by
- * moving back the entries of the cluster that follows. Per thread, so no
+/* The calling thread's receives in flight (mf_mpi.h). Per thread, so no
  * lock: a receive is looked up only by the thread that posted it. */
 __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")));
 
-static uint32_t recv_slot(uintptr_t h, uint32_t mask)
+/* mf_recv_put is mf_recv_track out of line: it puts receive h into the
+ * allocated table, made (or made twice as large) if it would be more than
+ * half full, or leaves it untracked (it keeps its posted size) if there
+ * is no memory. */
+void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 {
-	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-static void recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
-{
-	uint32_t i = recv_slot(h, t->mask);
-	while (t->slot[i].h && t->slot[i].h != h)
-		i = (i + 1) & t->mask;
-	if (!t->slot[i].h) {
-		t->nslot++;
-		t->n++;
+	mf_recv *s = t->slot ? t->slot : t->inline_slot;
+	uint32_t bits = t->slot ? t->bits : MF_RECV_INLINE_BITS, m = (1u << bits) - 1, i = mf_recv_home(h, bits);
+	while (s[i].h && s[i].h != h)
+		i = (i + 1) & m;
+	if (!s[i].h && 2 * (t->n + 1) > m + 1) {
+		const uint32_t nbits = bits + 1, nm = (1u << nbits) - 1;
+		mf_recv *ns = calloc(nm + 1, sizeof(mf_recv));
+		if (!ns)
+			return;
+		for (uint32_t k = 0; k <= m; k++) {
+			if (!s[k].h)
+				continue;
+			uint32_t j = mf_recv_home(s[k].h, nbits);
+			while (ns[j].h)
+				j = (j + 1) & nm;
+			ns[j] = s[k];
+		}
+		if (t->slot)
+			free(t->slot);
+		else
+			memset(t->inline_slot, 0, sizeof t->inline_slot);
+		t->slot = s = ns;
+		t->bits = bits = nbits;
+		m = nm;
+		for (i = mf_recv_home(h, bits); s[i].h; i = (i + 1) & m)
+			;
 	}
-	t->slot[i] = (mf_recv){h, node, posted};
+	t->n += !s[i].h;
+	s[i] = (mf_recv){h, node, posted};
 }
 
-/* recv_spill puts a receive whose near slot is taken into slot, grown to
- * stay at most half full. */
-static void recv_spill(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
+int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v)
 {
-	if (!t->slot || 2 * (t->nslot + 1) > t->mask + 1) {
-		uint32_t cap = t->slot ? 2 * (t->mask + 1) : 64;
-		mf_recv *s = calloc(cap, sizeof(mf_recv));
-		if (!s)
-			return; /* the receive keeps its posted size */
-		mf_recv *old = t->slot;
-		uint32_t oldcap = old ? t->mask + 1 : 0;
-		t->n -= t->nslot;
-		t->nslot = 0;
-		t->slot = s;
-		t->mask = cap - 1;
-		for (uint32_t i = 0; i < oldcap; i++)
-			if (old[i].h)
-				recv_put(t, old[i].h, old[i].node, old[i].posted);
-		free(old);
-	}
-	recv_put(t, h, node, posted);
-}
-
-void mf_recv_track_(uintptr_t h, int32_t node, int64_t posted)
-{
-	mf_recvs *t = &mf_tls_recvs;
-	mf_recv *s = mf_recv_near(t, h), old;
-	if (s->h != h && t->nslot)
-		mf_recv_take_(h, &old);
-	if (!s->h || s->h == h) {
-		t->n += !s->h;
-		*s = (mf_recv){h, node, posted};
-		return;
-	}
-	recv_spill(t, h, node, posted);
-}
-
-int mf_recv_take_(uintptr_t h, mf_recv *v)
-{
-	mf_recvs *t = &mf_tls_recvs;
-	uint32_t i = recv_slot(h, t->mask);
-	for (; t->slot[i].h != h; i = (i + 1) & t->mask)
-		if (!t->slot[i].h)
+	mf_recv *s = t->slot;
+	const uint32_t m = (1u << t->bits) - 1;
+	uint32_t i = mf_recv_home(h, t->bits);
+	for (;; i = (i + 1) & m) {
+		if (!s[i].h)
 			return 0;
-	*v = t->slot[i];
-	t->nslot--;
+		if (s[i].h == h)
+			break;
+	}
+	*v = s[i];
 	t->n--;
-	for (uint32_t j = (i + 1) & t->mask; t->slot[j].h; j = (j + 1) & t->mask) {
+	mf_recv_close(s, t->bits, i);
+	return 1;
+}
+
+void mf_recv_close(mf_recv *s, uint32_t bits, uint32_t i)
+{
+	const uint32_t m = (1u << bits) - 1;
+	for (uint32_t j = (i + 1) & m; s[j].h; j = (j + 1) & m) {
 		/* an entry may fill the hole if its home slot is not in (i, j] */
-		uint32_t home = recv_slot(t->slot[j].h, t->mask);
-		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
-			t->slot[i] = t->slot[j];
+		uint32_t home = mf_recv_home(s[j].h, bits);
+		if (((j - home) & m) >= ((j - i) & m)) {
+			s[i] = s[j];
 			i = j;
 		}
 	}
-	t->slot[i].h = 0;
-	return 1;
+	s[i].h = 0;
 }
 
 void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI_Request *reqs, const MPI_Status *st,
 		   const int *idx, int nidx)
 {
 	nidx = nidx < n ? nidx : n;
+	if (st == MPI_STATUSES_IGNORE) /* ours could not be allocated */
+		st = NULL;
 	for (int k = 0; k < nidx; k++)
 		if (idx[k] >= 0 && idx[k] < n && reqs[idx[k]] == MPI_REQUEST_NULL)
 			mf_recv_done(r, saved[idx[k]], st ? &st[k] : NULL);
@@ -432,7 +425,7 @@ void mf_free_caches(void)
 	/* the finalizing thread's receives; those of other threads stay with
 	 * them (a thread's table is its own, and may have ended with it) */
 	free(mf_tls_recvs.slot);
-	mf_tls_recvs = (mf_recvs){0};
+	memset(&mf_tls_recvs, 0, sizeof mf_tls_recvs);
 	for (int k = 0; k < MF_NKINDS; k++)
 		H.last[k] = NULL;
 }

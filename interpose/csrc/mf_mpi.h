@@ -109,67 +109,91 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
  * other requests forget theirs (mf_recv_forget), so that a handle reused
  * after such a completion is not taken for the receive.
  *
- * Most are in near, a direct-mapped table searched inline at the slot
- * the handle hashes to (a halo exchange's few receives, completed soon: a
- * search of a few slots or a hash table's probes and calls cost as much as
- * the rest of recording an Irecv and its Wait, and two ranks in step pay
- * both ranks' costs); a receive whose slot is taken goes to an
- * open-addressing table on the handle (slot, handles.c). */
+ * They are in an open-addressing table on the handle (linear probing, at
+ * most half full). While MF_RECV_INLINE / 2 or fewer are in flight at
+ * once, as in a halo exchange, the table is part of the thread's state
+ * and searched inline, at or next to the home slot whatever else is in
+ * flight (a version whose inline path needed a receive to be alone at
+ * its slot of a direct-mapped table took the slow path for every receive
+ * once one had spilled: 4 receives left pending made an
+ * Irecv+Isend+Waitall 250 instructions dearer). A thread that once had
+ * more moves to an allocated table, twice as large each time it would be
+ * more than half full, searched out of line (mf_recv_put, mf_recv_take_).
+ * Deletion moves back the entries of the cluster that follows
+ * (mf_recv_close) when there is one. */
 typedef struct {
 	uintptr_t h; /* 0: empty slot */
 	int32_t node;
 	int64_t posted;
 } mf_recv;
-#define MF_RECV_NEAR_BITS 4
+#define MF_RECV_INLINE_BITS 5
+#define MF_RECV_INLINE (1 << MF_RECV_INLINE_BITS)
 typedef struct {
-	uint32_t n;     /* receives in flight */
-	uint32_t nslot; /* of them in slot */
-	mf_recv near[1 << MF_RECV_NEAR_BITS];
-	mf_recv *slot;
-	uint32_t mask;
+	uint32_t n;    /* receives in flight */
+	uint32_t bits; /* slot has 1 << bits entries */
+	mf_recv *slot; /* NULL: inline_slot is the table */
+	mf_recv inline_slot[MF_RECV_INLINE];
 } mf_recvs;
 extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
-MF_HIDDEN int mf_recv_take_(uintptr_t h, mf_recv *v);
+MF_HIDDEN void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted);
+MF_HIDDEN int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v);
+MF_HIDDEN void mf_recv_close(mf_recv *s, uint32_t bits, uint32_t i);
 
-/* mf_recv_near is the slot of near that h maps to. */
-static inline mf_recv *mf_recv_near(mf_recvs *t, uintptr_t h)
+/* mf_recv_home is the slot of a table of 1 << bits where the search for h
+ * starts. */
+static inline uint32_t mf_recv_home(uintptr_t h, uint32_t bits)
 {
-	return &t->near[((uint64_t)h * 0x9e3779b97f4a7c15ull) >> (64 - MF_RECV_NEAR_BITS)];
+	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
 /* mf_recv_take removes h from the receives in flight into *v, if there. */
 static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_recv *v)
 {
 	mf_recvs *t = &mf_tls_recvs;
-	mf_recv *s = mf_recv_near(t, h);
-	if (s->h == h && h) {
-		*v = *s;
-		s->h = 0;
-		t->n--;
-		return 1;
+	if (__builtin_expect(t->slot != NULL, 0))
+		return mf_recv_take_(t, h, v);
+	mf_recv *s = t->inline_slot;
+	uint32_t i = mf_recv_home(h, MF_RECV_INLINE_BITS);
+	for (;; i = (i + 1) % MF_RECV_INLINE) {
+		if (!s[i].h) /* not there (h 0 too) */
+			return 0;
+		if (s[i].h == h)
+			break;
 	}
-	return t->nslot && h && mf_recv_take_(h, v);
+	*v = s[i];
+	t->n--;
+	if (s[(i + 1) % MF_RECV_INLINE].h)
+		mf_recv_close(s, MF_RECV_INLINE_BITS, i);
+	else
+		s[i].h = 0;
+	return 1;
 }
 
 /* mf_recv_track remembers receive request h of the node just recorded
  * (none if recording failed: mf_node_got ignores it), which posted posted
- * bytes; inline where its slot is free and no receive spilled, else
- * mf_recv_track_ (which replaces a receive of the same handle that another
- * thread completed). */
-MF_HIDDEN void mf_recv_track_(uintptr_t h, int32_t node, int64_t posted);
+ * bytes; it replaces a receive of the same handle that another thread
+ * completed. */
 static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
 {
 	/* a node keyed by its bytes keeps the posted size it was found by */
 	if ((r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
 	mf_recvs *t = &mf_tls_recvs;
-	mf_recv *s = mf_recv_near(t, h);
-	if (__builtin_expect(!s->h && !t->nslot, 1)) {
+	mf_recv *s = t->inline_slot;
+	uint32_t i = mf_recv_home(h, MF_RECV_INLINE_BITS);
+	if (__builtin_expect(t->slot != NULL, 0))
+		goto grow;
+	while (s[i].h && s[i].h != h)
+		i = (i + 1) % MF_RECV_INLINE;
+	if (!s[i].h) {
+		if (__builtin_expect(t->n >= MF_RECV_INLINE / 2, 0))
+			goto grow;
 		t->n++;
-		*s = (mf_recv){h, r->prev, posted};
-		return;
 	}
-	mf_recv_track_(h, r->prev, posted);
+	s[i] = (mf_recv){h, r->prev, posted};
+	return;
+grow:
+	mf_recv_put(t, h, r->prev, posted);
 }
 
 static inline __attribute__((always_inline)) void mf_recv_forget(uintptr_t h)
@@ -221,6 +245,8 @@ static inline __attribute__((always_inline)) void mf_recv_done(mf_rec *r, uintpt
 static inline __attribute__((always_inline)) void mf_recvs_all(mf_rec *r, int n, const uintptr_t *saved,
 								const MPI_Request *reqs, const MPI_Status *st)
 {
+	if (st == MPI_STATUSES_IGNORE) /* ours could not be allocated */
+		st = NULL;
 	for (int i = 0; i < n && mf_tls_recvs.n; i++)
 		if (reqs[i] == MPI_REQUEST_NULL && saved[i] != (uintptr_t)MPI_REQUEST_NULL)
 			mf_recv_done(r, saved[i], st ? &st[i] : NULL);

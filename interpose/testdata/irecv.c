@@ -4,15 +4,17 @@
  * phase + k + its rank ints for the k-th message of a phase; each phase
  * has its own MPI_Irecv call site and completes with another call, most
  * with MPI_STATUS(ES)_IGNORE. The last phase posts a receive that no
- * message matches and cancels it (it receives nothing); then 100 receives
- * are in flight at once and complete in another order. Rank 0 prints the
- * number of ranks and errors (wrong counts, data or statuses). */
+ * message matches and cancels it (it receives nothing); then 12, and then
+ * 100, receives are in flight at once and complete in another order. Rank
+ * 0 prints the number of ranks and errors (wrong counts, data or
+ * statuses). */
 #include <mpi.h>
 #include <stdio.h>
 
 #define POST 64
 #define NMSG 3
-#define NBIG 100 /* receives in flight at once (phase 10) */
+#define NMID 12  /* receives in flight at once (phase 10) */
+#define NBIG 100 /* and in phase 11 */
 
 static int rank, size, left, right, errors;
 static int buf[NMSG][POST];
@@ -133,7 +135,20 @@ int main(int argc, char **argv)
 	MPI_Test_cancelled(&st[0], &flag);
 	errors += !flag;
 
-	/* 10: NBIG receives in flight, sent in another order, Waitany */
+	/* 10: NMID receives in flight, sent in another order, Waitany */
+	MPI_Request mid[NMID];
+	for (int k = 0; k < NMID; k++)
+		MPI_Irecv(big[k], 8, MPI_INT, left, 200 + k, MPI_COMM_WORLD, &mid[k]);
+	for (int j = 0; j < NMID; j++) {
+		int k = (j * 5 + 3) % NMID, out[8] = {k, k, k};
+		MPI_Send(out, 1 + k % 3, MPI_INT, right, 200 + k, MPI_COMM_WORLD);
+	}
+	for (int j = 0; j < NMID; j++) {
+		MPI_Waitany(NMID, mid, &idx, MPI_STATUS_IGNORE);
+		errors += idx < 0 || big[idx][idx % 3] != idx;
+	}
+
+	/* 11: NBIG receives in flight, sent in another order, Waitany */
 	MPI_Request many[NBIG];
 	for (int k = 0; k < NBIG; k++)
 		MPI_Irecv(big[k], 8, MPI_INT, left, 100 + k, MPI_COMM_WORLD, &many[k]);
