@@ -205,6 +205,7 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.init_mono = init_mono;
 	G.init_real = init_real;
 	G.threads = provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE;
+	mf_recv_shared = G.threads;
 	G.active = 1;
 	mf_partial_setup();
 	G.ckpt_every = checkpoint_every(getenv("MPIFLOW_CHECKPOINT"));

@@ -302,6 +302,7 @@ MPI_Status *mf_statuses_big(int n)
 /* The calling thread's receives in flight (mf_mpi.h). Per thread, so no
  * lock: a receive is looked up only by the thread that posted it. */
 __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec")));
+int mf_recv_shared;
 
 /* mf_recv_put is mf_recv_track out of line: it puts receive h into the
  * allocated table, made (or made twice as large) if it would be more than

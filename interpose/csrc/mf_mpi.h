@@ -105,9 +105,12 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
  * status: mf_statuses gives the completion calls an array of them when
  * the program passes MPI_STATUSES_IGNORE, in buf up to MF_SAVE_N). n == 0
  * is all the completion calls look at while none are in flight. A receive
- * completed by another thread keeps its posted size; the calls that make
- * other requests forget theirs (mf_recv_forget), so that a handle reused
- * after such a completion is not taken for the receive.
+ * completed by another thread keeps its posted size; when more than one
+ * thread may call MPI (mf_recv_shared: MPI_THREAD_SERIALIZED or
+ * MPI_THREAD_MULTIPLE), the calls that make other requests forget theirs
+ * (mf_recv_forget), so that a handle reused after such a completion is not
+ * taken for the receive (about 20 instructions an MPI_Isend, saved where
+ * one thread calls MPI).
  *
  * They are in an open-addressing table on the handle (linear probing, at
  * most half full). While MF_RECV_INLINE / 2 or fewer are in flight at
@@ -135,6 +138,7 @@ typedef struct {
 	mf_recv inline_slot[MF_RECV_INLINE];
 } mf_recvs;
 extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
+extern int mf_recv_shared MF_HIDDEN;
 MF_HIDDEN void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted);
 MF_HIDDEN int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v);
 MF_HIDDEN void mf_recv_close(mf_recv *s, uint32_t bits, uint32_t i);

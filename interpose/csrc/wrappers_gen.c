@@ -514,7 +514,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 5, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -628,7 +628,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 8, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -806,7 +806,7 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 13, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -840,7 +840,7 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 14, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -874,7 +874,7 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 15, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -1023,7 +1023,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -1128,7 +1128,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 22, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -1162,7 +1162,7 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 23, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -1306,7 +1306,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 27, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -1965,7 +1965,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 43, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2031,7 +2031,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 45, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2106,7 +2106,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 47, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2172,7 +2172,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 49, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2238,7 +2238,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 51, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2304,7 +2304,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 53, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2377,7 +2377,7 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 55, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2443,7 +2443,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 57, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2518,7 +2518,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 59, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2584,7 +2584,7 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 61, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2650,7 +2650,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 63, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2716,7 +2716,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 65, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2782,7 +2782,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 67, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2848,7 +2848,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 69, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2914,7 +2914,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 71, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -2980,7 +2980,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 73, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3046,7 +3046,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 75, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3153,7 +3153,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 78, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3219,7 +3219,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 80, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3294,7 +3294,7 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 82, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3360,7 +3360,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 84, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3426,7 +3426,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 86, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3652,7 +3652,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 93, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3686,7 +3686,7 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 94, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3720,7 +3720,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 95, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -3754,7 +3754,7 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 96, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5059,7 +5059,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 130, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5093,7 +5093,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 131, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5127,7 +5127,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 132, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5161,7 +5161,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 133, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5359,7 +5359,7 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 138, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5393,7 +5393,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 139, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5427,7 +5427,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 140, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5461,7 +5461,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 141, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5577,7 +5577,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 144, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -5611,7 +5611,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 145, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -6696,7 +6696,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 173, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7536,7 +7536,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7573,7 +7573,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7607,7 +7607,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 197, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7643,7 +7643,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7833,7 +7833,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 203, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7867,7 +7867,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7901,7 +7901,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7935,7 +7935,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -7969,7 +7969,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8003,7 +8003,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8037,7 +8037,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8071,7 +8071,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 210, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8105,7 +8105,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8139,7 +8139,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 212, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8173,7 +8173,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 213, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8207,7 +8207,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 214, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8241,7 +8241,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 215, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8275,7 +8275,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 216, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8309,7 +8309,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 217, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8343,7 +8343,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 218, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8377,7 +8377,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 219, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8411,7 +8411,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8445,7 +8445,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8479,7 +8479,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8513,7 +8513,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 223, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8547,7 +8547,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 224, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8613,7 +8613,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 226, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8727,7 +8727,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 229, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8831,7 +8831,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 232, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8865,7 +8865,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 233, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8899,7 +8899,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 234, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -8974,7 +8974,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9079,7 +9079,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 239, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9113,7 +9113,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 240, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9257,7 +9257,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9326,7 +9326,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9363,7 +9363,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9438,7 +9438,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 249, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9472,7 +9472,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 250, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9538,7 +9538,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 252, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9572,7 +9572,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9647,7 +9647,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9681,7 +9681,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9747,7 +9747,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9781,7 +9781,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9847,7 +9847,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9881,7 +9881,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9947,7 +9947,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -9981,7 +9981,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10047,7 +10047,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 267, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10081,7 +10081,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 268, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10156,7 +10156,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 270, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10190,7 +10190,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 271, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10256,7 +10256,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 273, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10290,7 +10290,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 274, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10356,7 +10356,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 276, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10390,7 +10390,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10456,7 +10456,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 279, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10490,7 +10490,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 280, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10556,7 +10556,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 282, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10590,7 +10590,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10656,7 +10656,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10690,7 +10690,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10756,7 +10756,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10790,7 +10790,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10856,7 +10856,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10890,7 +10890,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10956,7 +10956,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 294, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -10990,7 +10990,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 295, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11097,7 +11097,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 298, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11131,7 +11131,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 299, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11197,7 +11197,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11231,7 +11231,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11306,7 +11306,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11340,7 +11340,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11406,7 +11406,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 307, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11440,7 +11440,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 308, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11506,7 +11506,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 310, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11540,7 +11540,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11702,7 +11702,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 316, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11736,7 +11736,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11770,7 +11770,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -11804,7 +11804,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -12207,7 +12207,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -12241,7 +12241,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -12521,7 +12521,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -12555,7 +12555,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }
@@ -13120,7 +13120,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)
+	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
 }

@@ -315,8 +315,8 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	if e := d["recv"]; e != "" {
 		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && mf_bytes > 0)\n\t\tmf_recv_track(mf_r, MF_H(%s), mf_bytes);\n", e)
 	} else if f.createsRequest() {
-		// a handle that a receive completed elsewhere had
-		fmt.Fprintf(b, "\tif (mf_tls_recvs.n && mf_rc == MPI_SUCCESS)\n\t\tmf_recv_forget(MF_H(*request));\n")
+		// a handle that a receive completed by another thread had
+		fmt.Fprintf(b, "\tif (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)\n\t\tmf_recv_forget(MF_H(*request));\n")
 	}
 	if e := d["req"]; e != "" {
 		fmt.Fprintf(b, "\tif (mf_rg.g && (%s) == MPI_REQUEST_NULL)\n\t\tmf_req_done(mf_rh);\n", e)
