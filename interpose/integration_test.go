@@ -1906,6 +1906,38 @@ func TestReceivedSizes(t *testing.T) {
 	})
 }
 
+// TestReceivedSizesThreads runs testdata/irecvthreads.c under both MPIs: a
+// receive that another thread completes keeps its posted size (the tables
+// of receives in flight are per thread, and the completing thread's does
+// not have it), the waiter's MPI_Wait records as usual, and the program's
+// output and exit code are unchanged. That a send getting the handle of
+// such a receive does not take it (mf_recv_shared) is not exercised:
+// neither MPI hands a receive's handle to another kind of request here.
+func TestReceivedSizesThreads(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "irecvthreads")
+		out := t.TempDir()
+		plain := mpirun(t, m, out, nil, nil, app)
+		if plain.code == 77 {
+			t.Skipf("%s does not provide MPI_THREAD_MULTIPLE", m.name)
+		}
+		require.Equal(t, 0, plain.code, "irecvthreads fails without the library: %s", plain.stderr)
+		rec := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, app)
+		assert.Equal(t, plain.stdout, rec.stdout, "output unchanged")
+		assert.Equal(t, plain.code, rec.code, "exit code unchanged: %s", rec.stderr)
+		checkJob(t, m, jobFile(t, out), appCase{app: "irecvthreads", threads: 2, funcs: []string{"main", "waiter"}, check: func(t *testing.T, r *flowgraph.Rank) {
+			if r.Thread != 0 {
+				assert.Equal(t, map[string]int64{"MPI_Wait": 50}, callCounts(&r.Graph), "rank %d waiter", r.Rank)
+				return
+			}
+			ir := nodesOf(&r.Graph, "MPI_Irecv")
+			require.Len(t, ir, 1, "rank %d", r.Rank)
+			assert.Equal(t, [4]int64{50, 50 * 64 * 4, 64 * 4, 64 * 4}, [4]int64{ir[0].Count, ir[0].Bytes.Total, ir[0].Bytes.Min, ir[0].Bytes.Max},
+				"rank %d: MPI_Irecv (count, total, min, max bytes): posted sizes, completed by the other thread", r.Rank)
+		}})
+	})
+}
+
 // TestQuickRepeats runs testdata/repeats.c with 2 ranks (with more ranks
 // than processors every call would be timed): MPI_Allreduce and MPI_Comm_rank back
 // to back at one site, fast enough that most go untimed and are counted
