@@ -311,31 +311,22 @@ int mf_recv_shared;
 void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 {
 	mf_recv *s = t->slot ? t->slot : t->inline_slot;
-	uint32_t bits = t->slot ? t->bits : MF_RECV_INLINE_BITS, m = (1u << bits) - 1, i = mf_recv_home(h, bits);
-	while (s[i].h && s[i].h != h)
-		i = (i + 1) & m;
-	if (!s[i].h && 2 * (t->n + 1) > m + 1) {
-		const uint32_t nbits = bits + 1, nm = (1u << nbits) - 1;
-		mf_recv *ns = calloc(nm + 1, sizeof(mf_recv));
+	const uint32_t bits = t->slot ? t->bits : MF_RECV_INLINE_BITS, cap = 1u << bits;
+	uint32_t i = mf_recv_probe(s, bits, h);
+	if (!s[i].h && 2 * (t->n + 1) > cap) {
+		mf_recv *ns = calloc(2 * cap, sizeof(mf_recv));
 		if (!ns)
 			return;
-		for (uint32_t k = 0; k <= m; k++) {
-			if (!s[k].h)
-				continue;
-			uint32_t j = mf_recv_home(s[k].h, nbits);
-			while (ns[j].h)
-				j = (j + 1) & nm;
-			ns[j] = s[k];
-		}
+		for (uint32_t k = 0; k < cap; k++)
+			if (s[k].h)
+				ns[mf_recv_probe(ns, bits + 1, s[k].h)] = s[k];
 		if (t->slot)
 			free(t->slot);
 		else
 			memset(t->inline_slot, 0, sizeof t->inline_slot);
 		t->slot = s = ns;
-		t->bits = bits = nbits;
-		m = nm;
-		for (i = mf_recv_home(h, bits); s[i].h; i = (i + 1) & m)
-			;
+		t->bits = bits + 1;
+		i = mf_recv_probe(s, t->bits, h);
 	}
 	t->n += !s[i].h;
 	s[i] = (mf_recv){h, node, posted};
@@ -343,18 +334,12 @@ void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 
 int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v)
 {
-	mf_recv *s = t->slot;
-	const uint32_t m = (1u << t->bits) - 1;
-	uint32_t i = mf_recv_home(h, t->bits);
-	for (;; i = (i + 1) & m) {
-		if (!s[i].h)
-			return 0;
-		if (s[i].h == h)
-			break;
-	}
-	*v = s[i];
+	const uint32_t i = mf_recv_probe(t->slot, t->bits, h);
+	if (!t->slot[i].h)
+		return 0;
+	*v = t->slot[i];
 	t->n--;
-	mf_recv_close(s, t->bits, i);
+	mf_recv_close(t->slot, t->bits, i);
 	return 1;
 }
 

@@ -150,6 +150,16 @@ static inline uint32_t mf_recv_home(uintptr_t h, uint32_t bits)
 	return (uint32_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
+/* mf_recv_probe is the slot of table s (1 << bits slots) that holds h, or
+ * the empty one where its search ends (h 0 too). */
+static inline __attribute__((always_inline)) uint32_t mf_recv_probe(const mf_recv *s, uint32_t bits, uintptr_t h)
+{
+	uint32_t i = mf_recv_home(h, bits);
+	while (s[i].h && s[i].h != h)
+		i = (i + 1) & ((1u << bits) - 1);
+	return i;
+}
+
 /* mf_recv_take removes h from the receives in flight into *v, if there. */
 static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_recv *v)
 {
@@ -157,13 +167,9 @@ static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_re
 	if (__builtin_expect(t->slot != NULL, 0))
 		return mf_recv_take_(t, h, v);
 	mf_recv *s = t->inline_slot;
-	uint32_t i = mf_recv_home(h, MF_RECV_INLINE_BITS);
-	for (;; i = (i + 1) % MF_RECV_INLINE) {
-		if (!s[i].h) /* not there (h 0 too) */
-			return 0;
-		if (s[i].h == h)
-			break;
-	}
+	const uint32_t i = mf_recv_probe(s, MF_RECV_INLINE_BITS, h);
+	if (!s[i].h)
+		return 0;
 	*v = s[i];
 	t->n--;
 	if (s[(i + 1) % MF_RECV_INLINE].h)
@@ -183,20 +189,15 @@ static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintp
 	if ((r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
 	mf_recvs *t = &mf_tls_recvs;
-	mf_recv *s = t->inline_slot;
-	uint32_t i = mf_recv_home(h, MF_RECV_INLINE_BITS);
-	if (__builtin_expect(t->slot != NULL, 0))
-		goto grow;
-	while (s[i].h && s[i].h != h)
-		i = (i + 1) % MF_RECV_INLINE;
-	if (!s[i].h) {
-		if (__builtin_expect(t->n >= MF_RECV_INLINE / 2, 0))
-			goto grow;
-		t->n++;
+	if (__builtin_expect(t->slot == NULL, 1)) {
+		mf_recv *s = t->inline_slot;
+		const uint32_t i = mf_recv_probe(s, MF_RECV_INLINE_BITS, h);
+		if (__builtin_expect(s[i].h || t->n < MF_RECV_INLINE / 2, 1)) {
+			t->n += !s[i].h;
+			s[i] = (mf_recv){h, r->prev, posted};
+			return;
+		}
 	}
-	s[i] = (mf_recv){h, r->prev, posted};
-	return;
-grow:
 	mf_recv_put(t, h, r->prev, posted);
 }
 
