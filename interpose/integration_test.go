@@ -1313,10 +1313,34 @@ func testPartialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, c
 	}
 }
 
+// crashDir is t.TempDir for the runs of testdata/crash.c: a rank the
+// launcher killed may still write a checkpoint into it for a moment after
+// the launcher returned (hydra does not wait for its SIGKILLs), and
+// t.TempDir's removal then fails (directory not empty), so this one's is
+// retried for up to 5 s.
+func crashDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "mpiflow-crash")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for i := 0; ; i++ {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if i == 50 {
+				t.Errorf("remove %s: %v", dir, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
 // partialRun runs testdata/crash.c once in mode, checks the partial files
 // and the exit code, and returns the ranks that left data.
 func partialRun(t *testing.T, m mpiImpl, dir, lib, mode string, first int, ckpt bool) map[int]bool {
-	out := t.TempDir()
+	out := crashDir(t)
 	app := filepath.Join(dir, "crash")
 	plain := mpirun(t, m, out, nil, nil, app, mode)
 	require.NotZero(t, plain.code)
@@ -1400,7 +1424,7 @@ func readPartials(t *testing.T, dir string) ([]string, []*flowgraph.Rank) {
 func TestDefaultCheckpoint(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		for _, wait := range []string{"0", "1.5"} {
-			out := t.TempDir()
+			out := crashDir(t)
 			env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}
 			res := mpirun(t, m, out, nil, env, filepath.Join(dir, "crash"), "segv", wait)
 			require.NotZero(t, res.code)
@@ -1432,7 +1456,7 @@ func TestRunMergesPartials(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/mpiflow").CombinedOutput()
 	require.NoError(t, err, "build the CLI: %s", out)
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
-		prof := t.TempDir()
+		prof := crashDir(t)
 		res := runCLI(t, m, bin, prof, filepath.Join(dir, "crash"), "segv")
 		assert.NotZero(t, res.code)
 		partials, _ := filepath.Glob(filepath.Join(prof, "*.partial.mpiflow"))
