@@ -87,8 +87,8 @@ $(LIBDIR)/bench/libminwrap-mpich.so: interpose/bench/minwrap.c
 	$(CC) -O2 -fPIC -shared $(MPICH_CFLAGS) -o $@ $< $(MPICH_LDFLAGS)
 # The instructions each wrapper adds per call (interpose/bench/wrapbench.*,
 # needs valgrind): MPI_Comm_rank, MPI_Test, MPI_Testany and MPI_Allreduce
-# repeated WRAP_CALLS times at one call site, and Irecv+Isend+Waitall as
-# many times, per MPI, under a build of the
+# repeated WRAP_CALLS times at one call site, and Irecv+Isend+Waitall (and
+# the same with a Waitall each) as many times, per MPI, under a build of the
 # library that sees time VALGRIND_SLOWDOWN times slower (clock.h,
 # MF_SLOWDOWN), as valgrind runs code about that much slower.
 WRAP_CALLS ?= 100000

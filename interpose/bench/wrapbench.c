@@ -9,7 +9,9 @@
  * MPI_Allreduce of one double, each repeated from one call site, and
  * MPI_Irecv, MPI_Isend and MPI_Waitall of 8 bytes to itself in a loop
  * (no repeats: each call's record takes the general path; the count is
- * of the three).
+ * of the three), and split_waitall: the same with a MPI_Waitall for the
+ * send, while the receive is in flight, and one for the receive (the
+ * count is of the four).
  *
  * Usage: wrapbench N [TEST [WARM]]. Each test is first run through the
  * MPI_ functions, from functions of their own, for WARM seconds (default
@@ -63,6 +65,16 @@ static int r, me, flag, idx, done;
 			P##MPI_Isend(sbuf, 8, MPI_BYTE, me, 1, MPI_COMM_WORLD, &rq[1]); \
 			P##MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);                    \
 		}                                                                      \
+	}                                                                              \
+	__attribute__((noinline)) static void V##mpi_split_waitall(int n)              \
+	{                                                                              \
+		MPI_Request rq[2];                                                     \
+		for (int i = 0; i < n; i++) {                                          \
+			P##MPI_Irecv(rbuf, 8, MPI_BYTE, me, 1, MPI_COMM_WORLD, &rq[0]); \
+			P##MPI_Isend(sbuf, 8, MPI_BYTE, me, 1, MPI_COMM_WORLD, &rq[1]); \
+			P##MPI_Waitall(1, &rq[1], MPI_STATUSES_IGNORE);                \
+			P##MPI_Waitall(1, &rq[0], MPI_STATUSES_IGNORE);                \
+		}                                                                      \
 	}
 TESTS(, )
 TESTS(P, p)
@@ -77,6 +89,7 @@ static const struct {
 	{"testany", mpi_testany, pmpi_testany, warm_mpi_testany},
 	{"allreduce", mpi_allreduce, pmpi_allreduce, warm_mpi_allreduce},
 	{"isend_irecv_waitall", mpi_isend_irecv_waitall, pmpi_isend_irecv_waitall, warm_mpi_isend_irecv_waitall},
+	{"split_waitall", mpi_split_waitall, pmpi_split_waitall, warm_mpi_split_waitall},
 };
 
 static double seconds(void)

@@ -37,7 +37,7 @@ for mpi in "$@"; do
 	for f in "bench/wrapbench-$mpi" "bench/libmpiflow-valgrind-$mpi.so"; do
 		[ -f "$LIB/$f" ] || { echo "bench-wrappers: $LIB/$f is missing (make bench-wrappers builds it)" >&2; exit 1; }
 	done
-	for t in ${TESTS:-comm_rank test testany allreduce isend_irecv_waitall}; do
+	for t in ${TESTS:-comm_rank test testany allreduce isend_irecv_waitall split_waitall}; do
 		if ! (cd "$OUT" && MPIFLOW_GOLIB=/nonexistent MPIFLOW_QUIET=1 MPIFLOW_TIMING=${MPIFLOW_TIMING:-1024} MPIFLOW_DIR="$OUT" \
 			LD_PRELOAD="$LIB/bench/libmpiflow-valgrind-$mpi.so" valgrind --tool=callgrind --callgrind-out-file="$OUT/cg" \
 			--toggle-collect="mpi_$t" --toggle-collect="pmpi_$t" \

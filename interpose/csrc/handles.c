@@ -332,6 +332,45 @@ void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 	s[i] = (mf_recv){h, node, posted};
 }
 
+int mf_recvs_take_big(mf_taken *tk, int n, const MPI_Request *reqs)
+{
+	const size_t most = n < (int)mf_tls_recvs.n ? (size_t)n : mf_tls_recvs.n;
+	int *idx = malloc(sizeof(int) * most);
+	mf_recv *v = malloc(sizeof(mf_recv) * most);
+	if (idx && v) {
+		tk->idx = idx;
+		tk->v = v;
+		if (mf_recvs_take_each(tk, n, reqs))
+			return tk->n;
+	} else { /* no memory: they keep their posted sizes */
+		for (int i = 0; i < n && mf_tls_recvs.n; i++)
+			mf_recv_forget(MF_H(reqs[i]));
+	}
+	free(idx);
+	free(v);
+	tk->idx = tk->ibuf;
+	tk->v = tk->vbuf;
+	return 0;
+}
+
+void mf_recvs_got_(mf_rec *r, mf_taken *tk, const MPI_Request *reqs, const MPI_Status *st, int rc)
+{
+	if (st == MPI_STATUSES_IGNORE) /* ours could not be allocated */
+		st = NULL;
+	for (int k = 0; k < tk->n; k++) {
+		const int i = tk->idx[k];
+		const mf_recv *v = &tk->v[k];
+		if (reqs[i] != MPI_REQUEST_NULL) /* after an error: MPICH's MPI_ERR_PENDING, Open MPI's failed request */
+			mf_recv_put(&mf_tls_recvs, v->h, v->node, v->posted);
+		else if (st && (rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && st[i].MPI_ERROR == MPI_SUCCESS)))
+			mf_node_got(r, v->node, v->posted, mf_status_bytes(&st[i]));
+	}
+	if (tk->idx != tk->ibuf) {
+		free(tk->idx);
+		free(tk->v);
+	}
+}
+
 int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v)
 {
 	const uint32_t i = mf_recv_probe(t->slot, t->bits, h);

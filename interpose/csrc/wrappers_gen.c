@@ -1729,9 +1729,10 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
 	uintptr_t mf_sbuf[MF_SAVE_N];
-	uintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
+	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
+	mf_taken mf_tk;
 	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
-	if (mf_saved && mf_tls_recvs.n && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
+	if (mf_recvs_take(&mf_tk, count, array_of_requests) && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
 		array_of_statuses = mf_sts;
 	int64_t mf_bytes = 0;
 	int mf_rc, mf_u = mf_repeat(mf_r, 38, mf_site);
@@ -1751,8 +1752,9 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 38, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
+	if (mf_tk.n)
+		mf_recvs_got(mf_r, &mf_tk, array_of_requests, array_of_statuses, mf_rc);
 	if (mf_saved) {
-		mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);
 		if (mf_nreq)
 			mf_reqs_done(count, mf_saved, array_of_requests);
 		MF_SAVE_FREE(mf_saved, mf_sbuf);

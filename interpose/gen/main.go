@@ -47,7 +47,7 @@ type Spec struct {
 	Excluded []Excluded
 }
 
-var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true, "got": true, "recv": true, "recvd": true}
+var knownDirectives = map[string]bool{"comm": true, "win": true, "file": true, "bytes": true, "peer": true, "status": true, "forget": true, "track": true, "req": true, "reqs": true, "since": true, "got": true, "recv": true, "recvd": true, "recvall": true}
 
 var sinceRE = regexp.MustCompile(`^([1-9][0-9]*)\.([0-9]+)$`)
 
@@ -244,9 +244,18 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
-		fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
+		if st := d["recvall"]; st != "" {
+			// Its receives in flight are taken before the call: no copy
+			// of the handles to find them after, and no statuses of
+			// ours for an array without one.
+			fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
+			fmt.Fprintf(b, "\tmf_taken mf_tk;\n\tMPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;\n")
+			fmt.Fprintf(b, "\tif (mf_recvs_take(&mf_tk, %s, %s) && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", n, arr, st, n, st)
+		} else {
+			fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
+		}
 		// The statuses of completed receives give their sizes.
-		if rd := strings.Split(d["recvd"], ","); len(rd) != 2 {
+		if rd := strings.Split(d["recvd"], ","); d["recvd"] != "" && len(rd) != 2 {
 			fmt.Fprintf(b, "\tMPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;\n")
 			fmt.Fprintf(b, "\tif (mf_saved && mf_tls_recvs.n && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", rd[0], n, rd[0])
 		}
@@ -329,17 +338,21 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
+		if st := d["recvall"]; st != "" {
+			fmt.Fprintf(b, "\tif (mf_tk.n)\n\t\tmf_recvs_got(mf_r, &mf_tk, %s, %s, mf_rc);\n", arr, st)
+		}
 		fmt.Fprintf(b, "\tif (mf_saved) {\n")
-		switch rd := strings.Split(d["recvd"], ","); len(rd) {
-		case 1: // Waitall, Testall
+		switch rd := strings.Split(d["recvd"], ","); {
+		case d["recvd"] == "": // recvall=, above
+		case len(rd) == 1: // Testall
 			fmt.Fprintf(b, "\t\tmf_recvs_all(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL);\n", n, arr, rd[0])
-		case 2: // Waitany, Testany: a poll that completes nothing calls nothing
+		case len(rd) == 2: // Waitany, Testany: a poll that completes nothing calls nothing
 			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s >= 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, 1);\n", rd[1], n, arr, rd[0], rd[1])
-		case 3: // Waitsome, Testsome
+		case len(rd) == 3: // Waitsome, Testsome
 			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s > 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, *%s);\n", rd[2], n, arr, rd[0], rd[1], rd[2])
 		}
 		fmt.Fprintf(b, "\t\tif (mf_nreq)\n\t\t\tmf_reqs_done(%s, mf_saved, %s);\n\t\tMF_SAVE_FREE(mf_saved, mf_sbuf);\n\t}\n", n, arr)
-		if len(strings.Split(d["recvd"], ",")) != 2 {
+		if d["recvall"] != "" || d["recvd"] != "" && len(strings.Split(d["recvd"], ",")) != 2 {
 			fmt.Fprintf(b, "\tMF_SAVE_FREE(mf_sts, mf_stbuf);\n")
 		}
 	}
@@ -361,7 +374,7 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 // need nothing done after them: no status, request or handle to follow.
 func (f *Func) quickHandle() string {
 	d := f.Dir
-	for _, k := range []string{"status", "got", "forget", "track", "recv", "recvd", "req", "reqs", "peer"} {
+	for _, k := range []string{"status", "got", "forget", "track", "recv", "recvd", "recvall", "req", "reqs", "peer"} {
 		if d[k] != "" {
 			return ""
 		}

@@ -142,7 +142,8 @@ func TestReceivedSizeDirectives(t *testing.T) {
 Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | comm=comm bytes=MF_CB(count,datatype) recv=*request
 Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | comm=comm bytes=MF_CB(count,datatype)
 Wait(MPI_Request *request, MPI_Status *status) | status=status req=*request recvd=status
-Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) | reqs=count,array_of_requests recvd=array_of_statuses
+Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) | reqs=count,array_of_requests recvall=array_of_statuses
+Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) | reqs=count,array_of_requests recvd=array_of_statuses
 Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) | status=status reqs=count,array_of_requests recvd=status,index
 Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) | reqs=incount,array_of_requests recvd=array_of_statuses,array_of_indices,outcount
 Cancel(MPI_Request *request)
@@ -161,8 +162,12 @@ Cancel(MPI_Request *request)
 		"only where another thread may have completed a receive of the handle")
 	assert.NotContains(t, body("Cancel"), "mf_recv_forget", "works on a request, makes none")
 	assert.Contains(t, body("Wait"), "mf_recv_done(mf_r, mf_rh, mf_rc == MPI_SUCCESS ? status : NULL);")
-	assert.Contains(t, body("Waitall"), "array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf))")
-	assert.Contains(t, body("Waitall"), "mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);")
+	assert.Contains(t, body("Waitall"), "if (mf_recvs_take(&mf_tk, count, array_of_requests) && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))",
+		"statuses of ours only for an array that holds a receive in flight")
+	assert.Contains(t, body("Waitall"), "mf_saved = mf_nreq ? mf_reqs_save(", "no copy of the handles for the receives")
+	assert.Contains(t, body("Waitall"), "mf_recvs_got(mf_r, &mf_tk, array_of_requests, array_of_statuses, mf_rc);")
+	assert.Contains(t, body("Testall"), "mf_recvs_all(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? array_of_statuses : NULL);",
+		"a poll that completes nothing looks nothing up")
 	assert.Contains(t, body("Waitany"), "mf_recvs_done(mf_r, count, mf_saved, array_of_requests, mf_rc == MPI_SUCCESS ? status : NULL, index, 1);")
 	assert.NotContains(t, body("Waitany"), "mf_statuses(", "one status, which status= provides")
 	assert.Contains(t, body("Waitsome"), "array_of_indices, *outcount);")

@@ -5,7 +5,9 @@
  * has its own MPI_Irecv call site and completes with another call, most
  * with MPI_STATUS(ES)_IGNORE. The last phase posts a receive that no
  * message matches and cancels it (it receives nothing); then 12, and then
- * 100, receives are in flight at once and complete in another order. Rank
+ * 100, receives are in flight at once and complete in another order (by
+ * MPI_Waitany, then by one MPI_Waitall); a Waitall completes sends while
+ * receives are in flight; a Waitall fails (MPI_ERR_IN_STATUS). Rank
  * 0 prints the number of ranks and errors (wrong counts, data or
  * statuses). */
 #include <mpi.h>
@@ -160,6 +162,53 @@ int main(int argc, char **argv)
 		MPI_Waitany(NBIG, many, &idx, MPI_STATUS_IGNORE);
 		errors += idx < 0 || big[idx][idx % 5] != idx;
 	}
+
+	/* 12: NBIG receives in flight, sent in another order, one Waitall */
+	for (int k = 0; k < NBIG; k++)
+		MPI_Irecv(big[k], 8, MPI_INT, left, 300 + k, MPI_COMM_WORLD, &many[k]);
+	for (int j = 0; j < NBIG; j++) {
+		int k = j * 3 % NBIG, out[8] = {k, k, k, k};
+		MPI_Send(out, 1 + k % 4, MPI_INT, right, 300 + k, MPI_COMM_WORLD);
+	}
+	MPI_Waitall(NBIG, many, MPI_STATUSES_IGNORE);
+	for (int k = 0; k < NBIG; k++)
+		errors += big[k][k % 4] != k;
+
+	/* 13: the sends completed by a Waitall of their own while the
+	 * receives are in flight, then the receives by another */
+	static int out13[NMSG][POST];
+	MPI_Request srq[NMSG];
+	for (int k = 0; k < two; k++)
+		MPI_Irecv(buf[k], POST, MPI_INT, left, 130 + k, MPI_COMM_WORLD, &rq[k]);
+	for (int k = 0; k < two; k++) {
+		for (int i = 0; i < len(13, k, rank); i++)
+			out13[k][i] = rank * 1000 + 13 * 10 + k;
+		MPI_Isend(out13[k], len(13, k, rank), MPI_INT, right, 130 + k, MPI_COMM_WORLD, &srq[k]);
+	}
+	MPI_Waitall(two, srq, MPI_STATUSES_IGNORE);
+	MPI_Waitall(two, rq, MPI_STATUSES_IGNORE);
+	check(13, 0, 0);
+	check(13, 1, 1);
+
+	/* 14: a Waitall that fails: the first receive is too short for its
+	 * message (MPI_ERR_TRUNCATE in its status, MPI_ERR_IN_STATUS
+	 * returned). Open MPI completes the second and leaves the failed
+	 * request to free; MPICH frees the failed one and leaves the second
+	 * in flight (MPI_ERR_PENDING), to complete by another call. */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	for (int k = 0; k < two; k++)
+		MPI_Irecv(buf[k], k ? POST : 2, MPI_INT, left, 140 + k, MPI_COMM_WORLD, &rq[k]);
+	sendp(14, two);
+	int rc = MPI_Waitall(two, rq, st), cls = MPI_SUCCESS;
+	MPI_Error_class(st[0].MPI_ERROR, &cls);
+	errors += rc != MPI_ERR_IN_STATUS || cls != MPI_ERR_TRUNCATE;
+	if (st[1].MPI_ERROR == MPI_ERR_PENDING)
+		MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+	else
+		errors += st[1].MPI_ERROR != MPI_SUCCESS;
+	check(14, 1, 1);
+	if (rq[0] != MPI_REQUEST_NULL)
+		MPI_Request_free(&rq[0]);
 
 	int all = 0;
 	MPI_Reduce(&errors, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
