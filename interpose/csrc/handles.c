@@ -348,8 +348,6 @@ int mf_recvs_take_big(mf_taken *tk, int n, const MPI_Request *reqs)
 	}
 	free(idx);
 	free(v);
-	tk->idx = tk->ibuf;
-	tk->v = tk->vbuf;
 	return 0;
 }
 

@@ -264,7 +264,8 @@ MF_HIDDEN void mf_recvs_done(mf_rec *r, int n, const uintptr_t *saved, const MPI
 			     const MPI_Status *st, const int *idx, int nidx);
 /* mf_taken holds the receives in flight of a MPI_Waitall's array, taken
  * out of the table before the call: n of them, at positions idx[k] of the
- * array (in ibuf and vbuf unless more than MF_SAVE_N may be). Taken
+ * array (in ibuf and vbuf unless more than MF_SAVE_N may be; idx and v are
+ * set only when n > 0). Taken
  * before, the array's handles need no copy and a call whose array holds
  * no receive in flight is given no statuses (under MPICH, asking for them
  * takes MPI_Waitall off its fast path: about 125 instructions). */
@@ -291,12 +292,12 @@ static inline __attribute__((always_inline)) int mf_recvs_take_each(mf_taken *tk
 static inline __attribute__((always_inline)) int mf_recvs_take(mf_taken *tk, int n, const MPI_Request *reqs)
 {
 	tk->n = 0;
-	tk->idx = tk->ibuf;
-	tk->v = tk->vbuf;
 	if (!mf_tls_recvs.n || n <= 0 || !reqs)
 		return 0;
 	if (n > MF_SAVE_N && mf_tls_recvs.n > MF_SAVE_N)
 		return mf_recvs_take_big(tk, n, reqs);
+	tk->idx = tk->ibuf;
+	tk->v = tk->vbuf;
 	return mf_recvs_take_each(tk, n, reqs);
 }
 

@@ -1728,9 +1728,9 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	mf_ginfo *mf_g = &mf_null_info;
+	mf_taken mf_tk;
 	uintptr_t mf_sbuf[MF_SAVE_N];
 	uintptr_t *mf_saved = mf_nreq ? mf_reqs_save(count, array_of_requests, mf_sbuf) : NULL;
-	mf_taken mf_tk;
 	MPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;
 	if (mf_recvs_take(&mf_tk, count, array_of_requests) && array_of_statuses == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(count, mf_stbuf)))
 		array_of_statuses = mf_sts;

@@ -244,20 +244,21 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	}
 	if e := d["reqs"]; e != "" {
 		n, arr, _ := strings.Cut(e, ",")
-		if st := d["recvall"]; st != "" {
-			// Its receives in flight are taken before the call: no copy
-			// of the handles to find them after, and no statuses of
-			// ours for an array without one.
-			fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
-			fmt.Fprintf(b, "\tmf_taken mf_tk;\n\tMPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;\n")
-			fmt.Fprintf(b, "\tif (mf_recvs_take(&mf_tk, %s, %s) && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", n, arr, st, n, st)
-		} else {
-			fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = mf_nreq || mf_tls_recvs.n ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", n, arr)
+		// The handles are copied before the call, which nulls those it
+		// completes: for the requests followed (mf_nreq), and to find the
+		// receives it completed, except under recvall=, which takes them
+		// out of the table before the call (no copy, and no statuses of
+		// ours for an array that holds none).
+		save, need := "mf_nreq || mf_tls_recvs.n", "mf_saved && mf_tls_recvs.n"
+		if d["recvall"] != "" {
+			save, need = "mf_nreq", fmt.Sprintf("mf_recvs_take(&mf_tk, %s, %s)", n, arr)
+			fmt.Fprintf(b, "\tmf_taken mf_tk;\n")
 		}
+		fmt.Fprintf(b, "\tuintptr_t mf_sbuf[MF_SAVE_N];\n\tuintptr_t *mf_saved = %s ? mf_reqs_save(%s, %s, mf_sbuf) : NULL;\n", save, n, arr)
 		// The statuses of completed receives give their sizes.
-		if rd := strings.Split(d["recvd"], ","); d["recvd"] != "" && len(rd) != 2 {
+		if st := f.statusesArray(); st != "" {
 			fmt.Fprintf(b, "\tMPI_Status mf_stbuf[MF_SAVE_N], *mf_sts = NULL;\n")
-			fmt.Fprintf(b, "\tif (mf_saved && mf_tls_recvs.n && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", rd[0], n, rd[0])
+			fmt.Fprintf(b, "\tif (%s && %s == MPI_STATUSES_IGNORE && (mf_sts = mf_statuses(%s, mf_stbuf)))\n\t\t%s = mf_sts;\n", need, st, n, st)
 		}
 	}
 	bytesExpr := "0"
@@ -352,7 +353,7 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 			fmt.Fprintf(b, "\t\tif (mf_tls_recvs.n && *%s > 0)\n\t\t\tmf_recvs_done(mf_r, %s, mf_saved, %s, mf_rc == MPI_SUCCESS ? %s : NULL, %s, *%s);\n", rd[2], n, arr, rd[0], rd[1], rd[2])
 		}
 		fmt.Fprintf(b, "\t\tif (mf_nreq)\n\t\t\tmf_reqs_done(%s, mf_saved, %s);\n\t\tMF_SAVE_FREE(mf_saved, mf_sbuf);\n\t}\n", n, arr)
-		if d["recvall"] != "" || d["recvd"] != "" && len(strings.Split(d["recvd"], ",")) != 2 {
+		if f.statusesArray() != "" {
 			fmt.Fprintf(b, "\tMF_SAVE_FREE(mf_sts, mf_stbuf);\n")
 		}
 	}
@@ -363,6 +364,20 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 	}
 	fmt.Fprintf(b, "\treturn mf_rc;\n}\n")
 	s.cEntry(b, f)
+}
+
+// statusesArray is the statuses array of a completion call on an array
+// of requests (recvall=S, recvd=S or recvd=S,X,O), which gets statuses of
+// ours in place of MPI_STATUSES_IGNORE; "" for one with a single status
+// (recvd=S,I) or none.
+func (f *Func) statusesArray() string {
+	if st := f.Dir["recvall"]; st != "" {
+		return st
+	}
+	if rd := strings.Split(f.Dir["recvd"], ","); len(rd) != 2 {
+		return rd[0]
+	}
+	return ""
 }
 
 // quickHandle is, for a call whose untimed repeats the C entry records
