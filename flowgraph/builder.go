@@ -102,7 +102,7 @@ func (b *Builder) Add(c Call) {
 			}
 		}
 	}
-	b.timing.add(idx, ni, ei, dur, c.Enter-b.lastExit)
+	b.timing.add(idx, ni, ei, c.Enter, dur, c.Enter-b.lastExit)
 	b.lastExit = c.Exit
 	b.lastCounts = c.CountersExit
 	b.prevNode = ni

@@ -43,6 +43,9 @@ import (
 //	           timing (timing.go) replaces the anchors, which readers
 //	           derive from it: packed in "timingz", or plain in "timing"
 //	           (partial files)
+//	version 3  as 2, but each timing interval says how many events it
+//	           holds, so intervals end early where time accumulates
+//	           (timing.go; its bin starts with a zero byte)
 //
 // Readers accept every version up to FormatVersion; writers write the
 // newest.

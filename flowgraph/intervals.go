@@ -60,7 +60,7 @@ var ErrNotIntervals = errors.New("timing: not timed by whole intervals")
 // ErrNotIntervals. The graph must be valid (see Validate).
 func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 	t := &g.Timing
-	if !t.Present() || t.Keep() != 0 || g.NumEvents == 0 || t.Len() != (g.NumEvents+t.Spacing()-1)/t.Spacing() {
+	if !t.Present() || t.Keep() != 0 || g.NumEvents == 0 || !t.Covers(g.NumEvents) {
 		return nil, ErrNotIntervals
 	}
 	it := &IntervalIter{g: g, tim: t.Intervals(), ix: make([]*seqIndex, len(g.Edges)), nxt: make([]int64, len(g.Edges)),
@@ -120,8 +120,8 @@ func (it *IntervalIter) Next() bool {
 	}
 	g := it.g
 	iv := it.tim.Interval()
-	a := iv.Index * g.Timing.Spacing()
-	b := min(a+g.Timing.Spacing(), g.NumEvents)
+	a := iv.Start
+	b := min(a+iv.Events, g.NumEvents)
 	if a >= g.NumEvents {
 		it.err = fmt.Errorf("timing: interval %d after the last event", iv.Index)
 		return false

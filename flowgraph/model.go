@@ -13,9 +13,10 @@
 package flowgraph
 
 // FormatVersion is the version of the file format written by this package.
-// Readers accept files of this version or older. Version 2 stores sequence
-// numbers as nested progressions (Seq); version 1 stored arithmetic runs.
-const FormatVersion = 2
+// Readers accept files of this version or older. Version 3 gives each
+// timing interval its number of events; version 2 stores sequence numbers
+// as nested progressions (Seq); version 1 stored arithmetic runs.
+const FormatVersion = 3
 
 // Key fields that a recording can use to split nodes. The default key is
 // call and site.

@@ -19,7 +19,7 @@ type Event struct {
 // the graph and the events of one timing interval (or between two time
 // anchors), never by the number of events.
 //
-// Timing: with a Timing (format v2), inside an interval each event's
+// Timing: with a Timing (format v2 and later), inside an interval each event's
 // duration is its node's sum in the interval split evenly over the node's
 // events there, and each gap its edge's sum split over the edge's
 // traversals (integer parts, the first ones taking the remainder, so the
@@ -162,8 +162,7 @@ func (it *EventIter) fill() bool {
 	if it.tim != nil {
 		if it.tim.Next() {
 			iv := it.tim.Interval()
-			start := iv.Index * g.Timing.Spacing()
-			end := start + min(g.Timing.Spacing(), g.NumEvents-start)
+			end := iv.Start + min(iv.Events, g.NumEvents-iv.Start)
 			if len(it.buf) > 0 { // the last walk's follower opens the interval
 				it.countNode(it.buf[0].Node)
 			}

@@ -40,14 +40,17 @@ const (
 	// counts < 2^33, two remainders < 2^64), in nibbles, which size the
 	// cap so that it always fits.
 	timingEntryMax        = 11 + 22
-	timingIntervalHeadMax = 2*11 + 2*22
+	timingIntervalHeadMax = 22 + 2*11 + 2*22
 	maxSpacing            = int64(1) << 62
 	maxShift              = 62
 )
 
-// Timing holds time sums per interval of a graph's events (format v2). The
-// events are cut into intervals of Spacing consecutive events (a power of
-// two): interval k holds events [k*Spacing, (k+1)*Spacing). For each
+// Timing holds time sums per interval of a graph's events. The events are
+// cut into intervals of consecutive events: since format v3 each interval
+// holds at most Spacing events (a power of two) and says how many, so that a
+// recording can end an interval early where time, not events, accumulates
+// (a sparse phase of long calls); in format v2 every interval holds exactly
+// Spacing events, interval k events [k*Spacing, (k+1)*Spacing). For each
 // interval it stores, per node visited in it, the total duration of its
 // events there and, per edge traversed out of one of its events, the total
 // of those compute gaps (the gap after the last event of the interval
@@ -74,11 +77,13 @@ const (
 // an interval the split among the folded nodes and edges is lost, while
 // the interval's totals are kept.
 //
-// Encoding (the msgpack bin): uvarint spacing, uvarint keep, uvarint
-// shift, then the intervals as a stream of nibbles (4 bits, the high one
-// of each byte first; an odd count ends with a zero nibble). Numbers are
-// nibble varints: 3 bits a nibble, least significant first, the high bit
-// set when more follow. Per interval: the number of nodes, the number of
+// Encoding (the msgpack bin): since v3 a zero byte (which no v2 spacing
+// is), then uvarint spacing, uvarint keep, uvarint shift, then the
+// intervals as a stream of nibbles (4 bits, the high one of each byte
+// first; an odd count ends with a zero nibble). Numbers are nibble varints:
+// 3 bits a nibble, least significant first, the high bit set when more
+// follow. Per interval: since v3 its number of events (0 for Spacing, so a
+// full interval costs one nibble), the number of nodes, the number of
 // edges, with keep > 0 the MPI remainder and the compute remainder, then
 // one value per node and then one per edge. With keep 0 the nodes are
 // those of the interval's events and the edges those out of them, each in
@@ -93,8 +98,10 @@ type Timing struct {
 	spacing int64
 	keep    int
 	shift   int
+	counted bool   // each interval says its number of events (v3)
 	data    []byte // the intervals, a nibble stream
 	n       int64  // number of intervals
+	events  int64  // the events they hold (v2: n*spacing)
 }
 
 // TimingEntry is one sum of an interval: of the durations of a node's
@@ -110,7 +117,10 @@ type TimingEntry struct {
 
 // TimingInterval is one interval of a Timing.
 type TimingInterval struct {
-	Index int64 // k: the interval holds events [k*Spacing, (k+1)*Spacing)
+	Index int64 // k: the k-th interval
+	// Start and Events: the interval holds events [Start, Start+Events)
+	// (in format v2 the last one may end after the graph's last event)
+	Start, Events int64
 	// Entries holds the node sums and then the edge sums.
 	Entries []TimingEntry
 	// MPIRest and ComputeRest are the durations and gaps of the interval
@@ -133,18 +143,36 @@ func (t *Timing) Quantum() int64 { return int64(1) << t.shift }
 // Len is the number of intervals.
 func (t *Timing) Len() int64 { return t.n }
 
+// Covers reports whether the intervals hold exactly the nev events of a
+// graph: not a Timing cut short by a recorder stopped mid-event.
+func (t *Timing) Covers(nev int64) bool {
+	if !t.counted {
+		return t.n == (nev+t.spacing-1)/t.spacing
+	}
+	return t.events == nev
+}
+
 // Size is the length of the encoding in bytes.
 func (t *Timing) Size() int {
 	if !t.Present() {
 		return 0
 	}
-	return uvlen(uint64(t.spacing)) + uvlen(uint64(t.keep)) + uvlen(uint64(t.shift)) + len(t.data)
+	n := uvlen(uint64(t.spacing)) + uvlen(uint64(t.keep)) + uvlen(uint64(t.shift)) + len(t.data)
+	if t.counted {
+		n++
+	}
+	return n
 }
 
 // NewTiming checks an encoding of intervals (without the header) with the
-// given spacing, keep and quantum shift and returns it as a Timing. It
-// does not check the entries against a graph (see Graph.Validate).
+// given spacing, keep and quantum shift, each interval with its number of
+// events (format v3), and returns it as a Timing. It does not check the
+// entries against a graph (see Graph.Validate).
 func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
+	return newTiming(spacing, keep, shift, true, data)
+}
+
+func newTiming(spacing int64, keep, shift int, counted bool, data []byte) (Timing, error) {
 	if spacing < 1 || spacing > maxSpacing || spacing&(spacing-1) != 0 {
 		return Timing{}, fmt.Errorf("timing: spacing %d is not a power of two", spacing)
 	}
@@ -154,7 +182,7 @@ func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
 	if shift < 0 || shift > maxShift {
 		return Timing{}, fmt.Errorf("timing: quantum 2^%d out of range", shift)
 	}
-	t := Timing{spacing: spacing, keep: keep, shift: shift}
+	t := Timing{spacing: spacing, keep: keep, shift: shift, counted: counted}
 	if len(data) > 0 {
 		t.data = data
 	}
@@ -164,8 +192,17 @@ func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
 	if err := it.Err(); err != nil {
 		return Timing{}, err
 	}
-	t.n = it.k
+	t.n, t.events = it.k, it.start
 	return t, nil
+}
+
+// eventsCode is the code of an interval of events events at spacing s: 0
+// when it is full.
+func eventsCode(events, s int64) uint64 {
+	if events == s {
+		return 0
+	}
+	return uint64(events)
 }
 
 // nibLen is the number of nibbles of the nibble varint of v.
@@ -218,11 +255,12 @@ func getNib(b []byte, pos *int, n int) (uint64, bool) {
 
 // TimingIter iterates over the intervals of a Timing.
 type TimingIter struct {
-	t   *Timing
-	pos int // nibbles
-	k   int64
-	cur TimingInterval
-	err error
+	t     *Timing
+	pos   int // nibbles
+	k     int64
+	start int64 // the events of the intervals before
+	cur   TimingInterval
+	err   error
 }
 
 // Intervals returns an iterator over the intervals in order.
@@ -239,6 +277,19 @@ func (it *TimingIter) Next() bool {
 		it.err = fmt.Errorf("timing: interval %d at nibble %d: %s", it.k, it.pos, what)
 		return false
 	}
+	events := uint64(it.t.spacing)
+	if it.t.counted {
+		c, ok := getNib(b, &it.pos, end)
+		if !ok || c >= events || (c == 0 && events == 0) {
+			return fail("bad number of events")
+		}
+		if c > 0 {
+			events = c
+		}
+	}
+	if uint64(it.start) > uint64(math.MaxInt64)-events {
+		return fail("too many events")
+	}
 	nn, ok1 := getNib(b, &it.pos, end)
 	ne, ok2 := getNib(b, &it.pos, end)
 	if !ok1 || !ok2 {
@@ -253,6 +304,7 @@ func (it *TimingIter) Next() bool {
 	}
 	iv := &it.cur
 	iv.Index = it.k
+	iv.Start, iv.Events = it.start, int64(events)
 	iv.Entries = iv.Entries[:0]
 	iv.MPIRest, iv.ComputeRest = 0, 0
 	if it.t.keep > 0 {
@@ -283,6 +335,7 @@ func (it *TimingIter) Next() bool {
 		iv.Entries = append(iv.Entries, e)
 	}
 	it.k++
+	it.start += int64(events)
 	return true
 }
 
@@ -306,11 +359,14 @@ func (it *TimingIter) Err() error { return it.err }
 // with more nodes or edges than it has events, and totals that do not
 // overflow.
 func (t *Timing) validate(nn, ne int, nev int64) error {
+	if t.counted && t.events > nev {
+		return fmt.Errorf("timing: %d intervals of %d events, the graph has %d", t.n, t.events, nev)
+	}
 	need := nev / t.spacing
 	if nev%t.spacing != 0 {
 		need++
 	}
-	if t.n > need {
+	if !t.counted && t.n > need {
 		return fmt.Errorf("timing: %d intervals of %d events, %d events need %d", t.n, t.spacing, nev, need)
 	}
 	var total int64
@@ -325,7 +381,7 @@ func (t *Timing) validate(nn, ne int, nev int64) error {
 		if !add(iv.MPIRest) || !add(iv.ComputeRest) {
 			return fmt.Errorf("timing: interval %d: total time overflows", iv.Index)
 		}
-		events := min(t.spacing, nev-iv.Index*t.spacing)
+		events := min(iv.Events, nev-iv.Start)
 		var nodes, edges int64
 		for _, e := range iv.Entries {
 			if e.Edge {
@@ -365,7 +421,7 @@ func (t *Timing) Anchors(nev int64) Anchors {
 	it := t.Intervals()
 	for it.Next() {
 		iv := it.Interval()
-		out = append(out, Anchor{Event: iv.Index * t.spacing, Time: tm, MPITime: mpi})
+		out = append(out, Anchor{Event: iv.Start, Time: tm, MPITime: mpi})
 		tm += iv.MPIRest + iv.ComputeRest
 		mpi += iv.MPIRest
 		for _, e := range iv.Entries {
@@ -375,7 +431,11 @@ func (t *Timing) Anchors(nev int64) Anchors {
 			}
 		}
 	}
-	return append(out, Anchor{Event: min(nev, t.n*t.spacing), Time: tm, MPITime: mpi})
+	end := t.events
+	if !t.counted {
+		end = t.n * t.spacing
+	}
+	return append(out, Anchor{Event: min(nev, end), Time: tm, MPITime: mpi})
 }
 
 // EncodeMsgpack writes the Timing as one bin, nil when absent.
@@ -386,9 +446,12 @@ func (t Timing) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return enc.EncodeBytes(t.AppendBinary(make([]byte, 0, t.Size())))
 }
 
-// AppendBinary appends the encoding of a present t (spacing, keep, shift,
-// then the intervals) to b.
+// AppendBinary appends the encoding of a present t (the v3 mark, spacing,
+// keep, shift, then the intervals) to b.
 func (t *Timing) AppendBinary(b []byte) []byte {
+	if t.counted {
+		b = append(b, 0)
+	}
 	b = binary.AppendUvarint(b, uint64(t.spacing))
 	b = binary.AppendUvarint(b, uint64(t.keep))
 	b = binary.AppendUvarint(b, uint64(t.shift))
@@ -412,6 +475,10 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 func (t *Timing) UnmarshalBinary(b []byte) error {
 	var head [3]uint64
 	pos := 0
+	counted := len(b) > 0 && b[0] == 0
+	if counted {
+		pos++
+	}
 	for i, what := range []string{"spacing", "keep", "quantum"} {
 		v, n := binary.Uvarint(b[pos:])
 		if n <= 0 || v > uint64(maxSpacing) {
@@ -423,7 +490,7 @@ func (t *Timing) UnmarshalBinary(b []byte) error {
 		return errors.New("timing: bad keep or quantum")
 	}
 	var err error
-	*t, err = NewTiming(int64(head[0]), int(head[1]), int(head[2]), b[pos:])
+	*t, err = newTiming(int64(head[0]), int(head[1]), int(head[2]), counted, b[pos:])
 	return err
 }
 
@@ -443,16 +510,29 @@ type TimingBudget struct {
 // per id (2*node, 2*edge+1) in order of first touch, the closed intervals
 // encoded with the ids of their entries beside them, the carries of the
 // rounding, and the merge that keeps the intervals within the budget.
+//
+// An interval closes when it holds spacing events or, at the first event
+// that starts span ns or more after it (0: no such limit), so that no
+// interval spans much more than its share of the run's time: where events
+// are sparse (long calls, long compute phases), intervals are cut by time;
+// where they are dense (polls), by count. A compaction merges adjacent
+// intervals while both limits, doubled, hold.
 type timingRec struct {
 	budget  int   // nibbles for the intervals
 	maxInt  int64 // 0: no limit
-	spacing int64
+	spacing int64 // most events an interval holds
+	span    int64 // an interval closes at its first event this late (0: none)
 	keep    int
 	shift   int
 	closed  nibWriter // the closed intervals
 	ids     []uint32  // the ids of their entries, in order
 	nclosed int64
 	ctime   int64 // the time of the closed intervals as encoded
+	start   int64 // the events of the closed intervals: the open one's first
+	t0      int64 // the first event's enter
+	// the enter time at which the open interval closes:
+	// t0 + ctime + span (math.MaxInt64 without a span)
+	deadline int64
 
 	open         idSums // the open interval, raw
 	mrest, crest int64
@@ -467,6 +547,7 @@ type timingRec struct {
 	out            nibWriter
 	outIDs         []uint32
 	outTime        int64
+	outStart       int64 // the events of the groups a pass closed
 	// per entry of the interval being put (nodes, then edges)
 	entries []uint32
 	codes   []uint64
@@ -542,7 +623,7 @@ func newTimingRec(b TimingBudget) *timingRec {
 		bytes = DefaultTimingBytes
 	}
 	bytes = min(max(bytes, MinTimingBytes), MaxTimingBytes)
-	t := &timingRec{budget: 2 * (bytes - timingHeaderMax), spacing: 1}
+	t := &timingRec{budget: 2 * (bytes - timingHeaderMax), spacing: 1, deadline: math.MaxInt64}
 	for _, s := range []*idSums{&t.open, &t.carry, &t.merged, &t.pcarry} {
 		s.gen = 1
 	}
@@ -552,16 +633,35 @@ func newTimingRec(b TimingBudget) *timingRec {
 	return t
 }
 
-// add records event idx (node ni, in-edge ei unless idx is 0) of duration
-// dur after a gap of gap.
-func (t *timingRec) add(idx int64, ni, ei int, dur, gap int64) {
+// add records event idx (node ni, in-edge ei unless idx is 0) entered at
+// enter, of duration dur after a gap of gap.
+func (t *timingRec) add(idx int64, ni, ei int, enter, dur, gap int64) {
 	if idx > 0 {
 		t.open.add(2*uint32(ei)+1, gap)
-		if idx&(t.spacing-1) == 0 {
-			t.flush()
+		if idx-t.start >= t.spacing || enter >= t.deadline {
+			t.flush(idx, enter)
 		}
+	} else {
+		t.t0 = enter
 	}
 	t.open.add(2*uint32(ni), dur)
+}
+
+// setDeadline sets the time at which the open interval closes: span after
+// the start of the open interval, as the closed ones encode it.
+func (t *timingRec) setDeadline() {
+	t.deadline = math.MaxInt64
+	if t.span > 0 {
+		t.deadline = satAdd(satAdd(t.t0, t.ctime), t.span)
+	}
+}
+
+// satAdd is a+b, at most math.MaxInt64 (b >= 0).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func (t *timingRec) resetOpen() {
@@ -593,17 +693,18 @@ type carries struct {
 }
 
 // interval is one interval to put: raw sums per id (the lists of sums in
-// order) and raw remainders.
+// order), raw remainders and its number of events.
 type interval struct {
 	sums   *idSums
 	mr, cr int64
+	events int64
 }
 
 // put quantizes iv with the carries c at quantum 2^t.shift, caps it to keep
-// entries when capped, and returns its size in nibbles; with w it appends
-// it to w and its ids to *ids, updates the carries and returns its time as
-// encoded too (0 without w).
-func (t *timingRec) put(iv interval, keep int, capped bool, c carries, w *nibWriter, ids *[]uint32) (int, int64) {
+// entries when capped, and returns its size in nibbles at spacing sp; with
+// w it appends it to w and its ids to *ids, updates the carries and returns
+// its time as encoded too (0 without w).
+func (t *timingRec) put(iv interval, sp int64, keep int, capped bool, c carries, w *nibWriter, ids *[]uint32) (int, int64) {
 	t.entries, t.codes, t.rests = t.entries[:0], t.codes[:0], t.rests[:0]
 	for _, list := range iv.sums.ids {
 		for _, id := range list {
@@ -630,13 +731,15 @@ func (t *timingRec) put(iv interval, keep int, capped bool, c carries, w *nibWri
 			}
 		}
 	}
-	size += nibLen(counts[0]) + nibLen(counts[1])
+	ec := eventsCode(iv.events, sp)
+	size += nibLen(ec) + nibLen(counts[0]) + nibLen(counts[1])
 	if keep > 0 {
 		size += nibLen(mc) + nibLen(cc)
 	}
 	if w == nil {
 		return size, 0
 	}
+	w.put(ec)
 	w.put(counts[0])
 	w.put(counts[1])
 	if keep > 0 {
@@ -706,8 +809,21 @@ func (t *timingRec) capCodes(keep int, capped bool, mc, cc *uint64) []bool {
 // flushCarries are the recording's carries.
 func (t *timingRec) flushCarries() carries { return carries{&t.carry, &t.rcarry} }
 
-// openInterval is the open interval.
-func (t *timingRec) openInterval() interval { return interval{&t.open, t.mrest, t.crest} }
+// openInterval is the open interval, which holds events up to nev.
+func (t *timingRec) openInterval(nev int64) interval {
+	return interval{&t.open, t.mrest, t.crest, nev - t.start}
+}
+
+// openTime is the open interval's raw time.
+func (t *timingRec) openTime() int64 {
+	total := t.mrest + t.crest
+	for _, list := range t.open.ids {
+		for _, id := range list {
+			total += t.open.sum[id]
+		}
+	}
+	return total
+}
 
 // Why the open interval could not be closed.
 const (
@@ -716,27 +832,39 @@ const (
 	overBudget // the bytes
 )
 
-// close appends the open interval, capped when capped, if it fits the
-// budget and the interval limit with room left for lim more; it returns
-// closedOK, or why it did not.
-func (t *timingRec) close(capped bool, lim int64) int {
+// close appends the open interval, which ends before event nev, capped
+// when capped, if it fits the budget and the interval limit with room left
+// for lim more; it returns closedOK, or why it did not.
+func (t *timingRec) close(capped bool, lim, nev int64) int {
 	if t.maxInt > 0 && t.nclosed+lim > t.maxInt {
 		return overCount
 	}
-	if n, _ := t.put(t.openInterval(), t.keep, capped, t.flushCarries(), nil, nil); t.closed.nibs+n > t.budget {
+	iv := t.openInterval(nev)
+	if n, _ := t.put(iv, t.spacing, t.keep, capped, t.flushCarries(), nil, nil); t.closed.nibs+n > t.budget {
 		return overBudget
 	}
-	_, tm := t.put(t.openInterval(), t.keep, capped, t.flushCarries(), &t.closed, &t.ids)
+	_, tm := t.put(iv, t.spacing, t.keep, capped, t.flushCarries(), &t.closed, &t.ids)
 	t.ctime += tm
 	t.nclosed++
+	t.start = nev
 	t.resetOpen()
+	t.setDeadline()
 	return closedOK
 }
 
-// flush closes the open interval during the run (at event (k+1)*spacing).
-func (t *timingRec) flush() {
-	if why := t.close(true, 2); why != closedOK {
-		t.compact(false, why == overBudget)
+// flush closes the open interval during the run, before event idx entered
+// at enter. A compaction leaves its last group open, and closes that too
+// if event idx would not fit in it.
+func (t *timingRec) flush(idx, enter int64) {
+	for {
+		why := t.close(true, 2, idx)
+		if why == closedOK {
+			return
+		}
+		t.compact(false, why == overBudget, idx)
+		if idx-t.start < t.spacing && enter < t.deadline {
+			return
+		}
 	}
 }
 
@@ -752,23 +880,31 @@ func quantumShift(total int64) int {
 	return max(0, bits.Len64(uint64(max(total, 0)))-TimingQuantumBits)
 }
 
-// compact merges the closed intervals and the open one until they fit in
-// timingTarget/8 of the budget and the interval limit: when the budget is
-// what is exceeded (coarsen), at the quantum for the time recorded so far,
-// first alone if that coarsens it enough; then in groups of 2, 4, ...
-// During the run (final false) a last incomplete group becomes the open
-// interval; at the end it is the last interval.
-func (t *timingRec) compact(final, coarsen bool) {
-	m := t.nclosed + 1
+// spanFor is the time limit of the intervals of a compaction to spacing
+// sp: the time sp events took on average so far (total over nev events),
+// so that intervals are cut by time about as often as by count; 0 (none)
+// while that is 0.
+func spanFor(sp, total, nev int64) int64 {
+	hi, lo := bits.Mul64(uint64(max(total, 0)), uint64(sp))
+	if hi >= uint64(nev) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(nev))
+	return int64(min(q, math.MaxInt64))
+}
+
+// compact merges the closed intervals and the open one, which ends before
+// event nev, until they fit in timingTarget/8 of the budget and the
+// interval limit: when the budget is what is exceeded (coarsen), at the
+// quantum for the time recorded so far, first alone if that coarsens it
+// enough; then at 2, 4, ... times the spacing and span. During the run
+// (final false) the last group becomes the open interval; at the end it is
+// the last interval.
+func (t *timingRec) compact(final, coarsen bool, nev int64) {
 	target := t.budget * timingTarget / 8
 	oldShift, oldKeep := t.shift, t.keep
+	total := t.ctime + t.openTime()
 	if coarsen {
-		total := t.ctime + t.mrest + t.crest
-		for _, list := range t.open.ids {
-			for _, id := range list {
-				total += t.open.sum[id]
-			}
-		}
 		t.shift = max(t.shift, quantumShift(total))
 	}
 	// Merging alone pays when the quantum grows at least 8-fold: then
@@ -778,29 +914,30 @@ func (t *timingRec) compact(final, coarsen bool) {
 		first = 1
 	}
 	g := first
+	var sp, span, groups int64
 	for {
-		full, part := m/g, m%g != 0
-		count := full + 1
-		if final && !part {
-			count = full
+		var ok bool
+		sp, span = t.spacing*g, spanFor(t.spacing*g, total, nev)
+		groups, ok = t.pass(sp, span, oldShift, oldKeep, final, target, nev)
+		count := groups
+		if !final {
+			count++
 		}
-		ok := t.pass(g, oldShift, oldKeep, final, target)
 		if ok && (t.maxInt == 0 || count <= t.maxInt) {
 			break
 		}
-		if t.keep == 0 && !ok && full < timingMinIntervals {
+		if t.keep == 0 && !ok && nev/sp < timingMinIntervals {
 			t.keep = keepFor(t.budget)
 			g = first
 			continue
 		}
 		g *= 2
 	}
-	full, part := m/g, m%g != 0
 	t.closed, t.out = t.out, t.closed
 	t.ids, t.outIDs = t.outIDs, t.ids
 	t.ctime = t.outTime
-	t.spacing *= g
-	t.nclosed = full
+	t.spacing, t.span = sp, span
+	t.nclosed = groups
 	// The open interval took its carries; the pass left its own.
 	for _, list := range t.open.ids {
 		for _, id := range list {
@@ -814,53 +951,67 @@ func (t *timingRec) compact(final, coarsen bool) {
 	}
 	t.rcarry = t.prcarry
 	t.resetOpen()
-	if part {
-		if final {
-			t.nclosed++
-		} else {
-			t.open.addAll(&t.merged, &idSums{})
-			t.mrest, t.crest = t.mmrest, t.mcrest
-		}
+	t.start = t.outStart
+	if !final {
+		t.open.addAll(&t.merged, &idSums{})
+		t.mrest, t.crest = t.mmrest, t.mcrest
 	}
+	t.setDeadline()
 }
 
-// pass merges the m intervals (closed, written at quantum 2^oldShift with
-// oldKeep, then the open one, which takes its carries as a flush would) in
-// groups of g into t.out at the quantum and keep of t, and reports whether
-// the groups closed afterwards fit in limit nibbles (it stops at the first
-// that does not, or as soon as they are bound not to: overProjected). The
-// last, partial group is left in the merge scratch unless final.
-func (t *timingRec) pass(g int64, oldShift, oldKeep int, final bool, limit int) bool {
+// pass merges the closed intervals (written at quantum 2^oldShift with
+// oldKeep) and the open one (which takes its carries as a flush would, and
+// ends before event nev) into groups of adjacent intervals of at most sp
+// events and, unless one interval is longer, span ns (0: no limit) in
+// t.out at the quantum and keep of t. It returns how many groups it closed
+// and whether they fit in limit nibbles (it stops at the first that does
+// not, or as soon as they are bound not to: overProjected). The last group
+// is left in the merge scratch unless final.
+func (t *timingRec) pass(sp, span int64, oldShift, oldKeep int, final bool, limit int, nev int64) (int64, bool) {
 	m := t.nclosed + 1
 	t.out = nibWriter{b: t.out.b[:0]}
 	t.outIDs = t.outIDs[:0]
-	t.outTime = 0
+	t.outTime, t.outStart = 0, 0
 	t.pcarry.reset()
 	t.prcarry = [2]int64{}
+	t.merged.reset()
+	t.mmrest, t.mcrest = 0, 0
 	pos, idPos := 0, 0
-	for j := int64(0); j*g < m; j++ {
+	var groups, gev, gtime int64
+	put := func() bool {
+		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest, gev}, sp, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
+		t.outTime += tm
+		t.outStart += gev
+		groups++
 		t.merged.reset()
 		t.mmrest, t.mcrest = 0, 0
-		end := min((j+1)*g, m)
-		for k := j * g; k < end; k++ {
-			if k < t.nclosed {
-				pos, idPos = t.mergeClosed(pos, idPos, oldShift, oldKeep)
-			} else {
-				t.mmrest += t.mrest + t.rcarry[0]
-				t.mcrest += t.crest + t.rcarry[1]
-				t.merged.addAll(&t.open, &t.carry)
-			}
-		}
-		if end-j*g < g && !final {
-			return true // the partial group stays open
-		}
-		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest}, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
-		t.outTime += tm
-		if t.out.nibs > limit || overProjected(t.out.nibs, limit, pos, t.closed.nibs) {
-			return false
-		}
+		gev, gtime = 0, 0
+		return t.out.nibs <= limit && !overProjected(t.out.nibs, limit, pos, t.closed.nibs)
 	}
-	return true
+	for k := int64(0); k < m; k++ {
+		var ev, tm int64
+		if k < t.nclosed {
+			ev, tm = t.peekClosed(pos, oldShift, oldKeep)
+		} else {
+			ev, tm = nev-t.start, t.openTime()
+		}
+		if gev > 0 && (gev+ev > sp || (span > 0 && tm > span-gtime)) && !put() {
+			return groups, false
+		}
+		if k < t.nclosed {
+			pos, idPos = t.mergeClosed(pos, idPos, oldShift, oldKeep)
+		} else {
+			t.mmrest += t.mrest + t.rcarry[0]
+			t.mcrest += t.crest + t.rcarry[1]
+			t.merged.addAll(&t.open, &t.carry)
+		}
+		gev += ev
+		gtime = satAdd(gtime, max(tm, 0))
+	}
+	if final && gev > 0 && !put() {
+		return groups, false
+	}
+	return groups, true
 }
 
 // overProjected reports whether a pass that has written out nibbles after
@@ -881,6 +1032,7 @@ func overProjected(out, limit, pos, total int) bool {
 // positions of the next one.
 func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int) {
 	b, n := t.closed.b, t.closed.nibs
+	getNib(b, &pos, n) // the events, as peekClosed reads them
 	nn, _ := getNib(b, &pos, n)
 	ne, _ := getNib(b, &pos, n)
 	if keep > 0 {
@@ -900,16 +1052,42 @@ func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int) {
 	return pos, idPos
 }
 
+// peekClosed returns the events and the time of the closed interval at
+// nibble pos of t.closed.
+func (t *timingRec) peekClosed(pos, shift, keep int) (int64, int64) {
+	b, n := t.closed.b, t.closed.nibs
+	ev, _ := getNib(b, &pos, n)
+	if ev == 0 {
+		ev = uint64(t.spacing)
+	}
+	nn, _ := getNib(b, &pos, n)
+	ne, _ := getNib(b, &pos, n)
+	var tm uint64
+	if keep > 0 {
+		m, _ := getNib(b, &pos, n)
+		c, _ := getNib(b, &pos, n)
+		tm = m + c
+	}
+	for i := uint64(0); i < nn+ne; i++ {
+		if keep > 0 {
+			getNib(b, &pos, n)
+		}
+		v, _ := getNib(b, &pos, n)
+		tm += v
+	}
+	return int64(ev), int64(tm << shift)
+}
+
 // finish closes the last interval of a recording of nev events and
 // returns the Timing. The last interval is kept whole (not capped) when
 // it fits.
 func (t *timingRec) finish(nev int64) Timing {
-	if nev > t.nclosed*t.spacing {
-		if why := t.close(false, 1); why != closedOK {
-			t.compact(true, why == overBudget)
+	if nev > t.start {
+		if why := t.close(false, 1, nev); why != closedOK {
+			t.compact(true, why == overBudget, nev)
 		}
 	}
-	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, n: t.nclosed}
+	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, n: t.nclosed, events: t.start}
 	if len(t.closed.b) > 0 {
 		tm.data = t.closed.b
 	}
@@ -920,8 +1098,10 @@ func (t *timingRec) finish(nev int64) Timing {
 // the run: the closed intervals, encoded, with the ids of their entries,
 // the raw sums of the open one and the carries of the rounding.
 type TimingState struct {
-	Budget    TimingBudget
-	Spacing   int64
+	Budget  TimingBudget
+	Spacing int64
+	// Span is the time after which an interval closes (0: none).
+	Span      int64
 	Keep      int
 	Shift     int
 	Closed    []byte // the closed intervals, encoded with Keep and Shift
@@ -952,8 +1132,12 @@ func (s *TimingState) Finish(nev int64) (Timing, error) {
 	if closed.n != s.NumClosed {
 		return Timing{}, fmt.Errorf("timing: %d closed intervals encoded, %d counted", closed.n, s.NumClosed)
 	}
+	if closed.events > nev {
+		return Timing{}, fmt.Errorf("timing: closed intervals of %d events, the recording has %d", closed.events, nev)
+	}
 	t := newTimingRec(s.Budget)
 	t.spacing, t.keep, t.shift, t.nclosed, t.ctime = s.Spacing, s.Keep, s.Shift, s.NumClosed, s.ClosedTime
+	t.span, t.start = s.Span, closed.events
 	t.closed = nibWriter{b: append([]byte(nil), s.Closed...), nibs: closed.nibbles()}
 	t.ids = append([]uint32(nil), s.IDs...)
 	for _, e := range s.Open {

@@ -40,8 +40,11 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 			record := func(spacing int64) *timingRec {
 				r := newTimingRec(TimingBudget{Bytes: MaxTimingBytes})
 				r.spacing, r.shift = spacing, shift
+				var enter int64
 				for i := range nodes {
-					r.add(int64(i), nodes[i], ein[i], durs[i], gaps[i])
+					enter += gaps[i]
+					r.add(int64(i), nodes[i], ein[i], enter, durs[i], gaps[i])
+					enter += durs[i]
 				}
 				return r
 			}
@@ -49,8 +52,9 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 			require.Equal(t, n, one.n)
 			for s := int64(1); s < 2*n; s *= 2 {
 				r := record(s)
-				require.True(t, r.pass(2, shift, 0, true, math.MaxInt))
-				merged := Timing{spacing: 2 * s, shift: shift, data: r.out.b, n: (r.nclosed + 2) / 2}
+				groups, ok := r.pass(2*s, 0, shift, 0, true, math.MaxInt, n)
+				require.True(t, ok)
+				merged := Timing{spacing: 2 * s, shift: shift, counted: true, data: r.out.b, n: groups, events: n}
 				direct := record(2 * s).finish(n)
 				assert.Equal(t, direct, merged, "%d events, spacing %d, quantum 2^%d", n, s, shift)
 			}

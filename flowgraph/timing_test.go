@@ -78,7 +78,7 @@ func TestTimingPerInterval(t *testing.T) {
 			assert.Equal(t, tt.exact, tm.Quantum() == 1, "quantum %d", tm.Quantum())
 			assert.Equal(t, tt.capped, tm.Keep() > 0, "keep %d", tm.Keep())
 			n := int64(len(calls))
-			require.Equal(t, (n+tm.Spacing()-1)/tm.Spacing(), tm.Len())
+			require.True(t, tm.Covers(n), "%d intervals cover the %d events", tm.Len(), n)
 
 			var evs []flowgraph.Event
 			it := g.Events()
@@ -110,10 +110,11 @@ func TestTimingPerInterval(t *testing.T) {
 			require.Len(t, anchors, int(tm.Len())+1)
 			for k := int64(0); k < tm.Len(); k++ {
 				a := anchors[k]
-				require.Equal(t, k*tm.Spacing(), a.Event)
+				require.Greater(t, anchors[k+1].Event, a.Event, "interval %d holds events", k)
+				require.LessOrEqual(t, anchors[k+1].Event-a.Event, tm.Spacing(), "interval %d", k)
 				require.InDelta(t, calls[a.Event].Enter-t0, a.Time, float64((q-1)*ids), "anchor %d", k)
 				require.Equal(t, evs[a.Event].Start, a.Time, "anchor %d", k)
-				for i := k * tm.Spacing(); i < min(n, (k+1)*tm.Spacing()); i++ {
+				for i := a.Event; i < anchors[k+1].Event; i++ {
 					for _, s := range []struct {
 						tot      *totals
 						dur, gap int64
@@ -179,6 +180,65 @@ func TestTimingCeiling(t *testing.T) {
 	}
 }
 
+// TestTimingDensityPhases records phases whose event density differs
+// 10^4-fold (polls of 1 us, then the same call taking 20 ms, then polls
+// again) in a small budget. Intervals end by time where events are sparse,
+// so none spans much more than its share of the run and every event
+// starts within a few such shares of its true time. By count alone (format
+// v2), the sparse phase and thousands of polls shared an interval, and
+// polls were rebuilt seconds off.
+func TestTimingDensityPhases(t *testing.T) {
+	b := flowgraph.NewBuilderBudget(0, flowgraph.TimingBudget{Bytes: 4 << 10})
+	var calls []flowgraph.Call
+	var now int64
+	add := func(call string, dur, gap int64) {
+		now += gap
+		c := flowgraph.Call{Key: flowgraph.NodeKey{Call: call, Site: -1}, Enter: now, Exit: now + dur, Partner: -1}
+		now += dur
+		calls = append(calls, c)
+		b.Add(c)
+	}
+	add("MPI_Init", 1000, 0)
+	for phase := range 3 {
+		for i := range 200_000 {
+			switch {
+			case phase == 1 && i < 200:
+				add("MPI_Test", 20_000_000, 5_000_000)
+			case phase != 1 && i%100 == 0:
+				add("MPI_Irecv", 300, 500)
+			case phase != 1:
+				add("MPI_Test", 1000, 500)
+			}
+		}
+	}
+	g := b.Graph()
+	require.NoError(t, g.Validate())
+	tm := &g.Timing
+	require.True(t, tm.Covers(g.NumEvents))
+	total := calls[len(calls)-1].Exit - calls[0].Enter
+	share := total / tm.Len()
+	var longest int64
+	for k := 0; k+1 < len(g.Anchors); k++ {
+		a, z := g.Anchors[k], g.Anchors[k+1]
+		// the time of the interval but for its last event, which may
+		// end it late by its own duration and gap
+		if z.Event-a.Event > 1 {
+			longest = max(longest, calls[z.Event-1].Enter-calls[a.Event].Enter)
+		}
+	}
+	assert.LessOrEqual(t, longest, 4*share, "an interval's time before its last event, %d intervals", tm.Len())
+	var worst int64
+	it := g.Events()
+	for i := 0; it.Next(); i++ {
+		d := it.Event().Start - (calls[i].Enter - calls[0].Enter)
+		worst = max(worst, d, -d)
+	}
+	require.NoError(t, it.Err())
+	assert.LessOrEqual(t, worst, 4*share, "start error, %d intervals of up to %d events", tm.Len(), tm.Spacing())
+	t.Logf("%d events in %d intervals of up to %d events: a share of the run %d ns, longest %d ns, worst start error %d ns",
+		g.NumEvents, tm.Len(), tm.Spacing(), share, longest, worst)
+}
+
 // nibbles packs the nibble varints of vals after the header bytes.
 func nibbles(head []byte, vals ...uint64) []byte {
 	var nibs []byte
@@ -229,6 +289,9 @@ func TestTimingRejectsBadInput(t *testing.T) {
 		{"too many intervals", append(append([]byte{}, raw...), 0), "intervals"},
 		{"sum overflow", nibbles(implicit, 1, 1, 1<<62, 1<<62), "overflows"},
 		{"sum beyond 64 bits", nibbles([]byte{1, 0, 2}, 1, 0, 1<<62), "out of range"},
+		// format v3: a zero byte, then each interval with its events
+		{"more events than the spacing", nibbles([]byte{0, 4, 0, 0}, 5, 0, 0), "bad number of events"},
+		{"more events than the graph", nibbles([]byte{0, 0x80, 0x04, 0, 0}, 0, 0, 0), "the graph has 300"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

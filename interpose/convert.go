@@ -139,11 +139,7 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 	spacing, keep, shift := int64(pub.spacing), int(pub.keep), int(pub.shift)
 	nibs := pub.len
 	if r.failed != 0 {
-		lim := int64(0)
-		if nev > 0 {
-			lim = (nev - 1) / spacing
-		}
-		nibs = C.mf_timing_prefix(&pub, C.int64_t(lim))
+		nibs = C.mf_timing_prefix(&pub, C.int64_t(max(nev-1, 0)))
 	}
 	closed := C.GoBytes(unsafe.Pointer(pub.buf), C.int((nibs+1)/2))
 	if nibs%2 == 1 {
@@ -159,6 +155,7 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 	st := flowgraph.TimingState{
 		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm_budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm_maxint)},
 		Spacing:     spacing,
+		Span:        int64(r.tm_span),
 		Keep:        keep,
 		Shift:       shift,
 		Closed:      closed,

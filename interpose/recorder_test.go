@@ -179,23 +179,36 @@ func TestRecorderMatchesBuilder(t *testing.T) {
 		events int
 		seed   uint64
 		timing string // "exact": one event an interval; "merged"; "capped"
+		sparse bool   // the middle third of the events 10^4 times sparser
 	}{
-		{"", flowgraph.TimingBudget{}, 1, 1, "exact"},
-		{"", flowgraph.TimingBudget{}, 2000, 2, "exact"},
-		{"call,site", flowgraph.TimingBudget{Intervals: 4}, 500, 3, "merged"},
-		{"call", flowgraph.TimingBudget{Intervals: 7}, 3000, 4, "merged"},
-		{wide, flowgraph.TimingBudget{Intervals: 16}, 5000, 5, "merged"},
-		{"call,partner", flowgraph.TimingBudget{Intervals: 2}, 10000, 6, "merged"},
-		{"call,site", flowgraph.TimingBudget{Bytes: 4 << 10}, 20000, 7, "merged"},
-		{"call", flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 8, "merged"},
-		{wide, flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 9, "capped"},
-		{wide, flowgraph.TimingBudget{Bytes: 2 << 10, Intervals: 50}, 50000, 10, "capped"},
-		{wide, flowgraph.TimingBudget{Bytes: 16 << 10}, 100000, 11, "capped"},
+		{"", flowgraph.TimingBudget{}, 1, 1, "exact", false},
+		{"", flowgraph.TimingBudget{}, 2000, 2, "exact", false},
+		{"call,site", flowgraph.TimingBudget{Intervals: 4}, 500, 3, "merged", false},
+		{"call", flowgraph.TimingBudget{Intervals: 7}, 3000, 4, "merged", false},
+		{wide, flowgraph.TimingBudget{Intervals: 16}, 5000, 5, "merged", false},
+		{"call,partner", flowgraph.TimingBudget{Intervals: 2}, 10000, 6, "merged", false},
+		{"call,site", flowgraph.TimingBudget{Bytes: 4 << 10}, 20000, 7, "merged", false},
+		{"call", flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 8, "merged", false},
+		{wide, flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 9, "capped", false},
+		{wide, flowgraph.TimingBudget{Bytes: 2 << 10, Intervals: 50}, 50000, 10, "capped", false},
+		{wide, flowgraph.TimingBudget{Bytes: 16 << 10}, 100000, 11, "capped", false},
+		{"call,site", flowgraph.TimingBudget{Bytes: 8 << 10}, 20000, 12, "merged", true},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%d/%d", tt.key, tt.tb.Bytes, tt.tb.Intervals), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d/%d/%v", tt.key, tt.tb.Bytes, tt.tb.Intervals, tt.sparse), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tt.seed, 0))
 			evs := genEvents(rng, tt.events)
+			if tt.sparse {
+				var shift, prevExit int64
+				for i := range evs {
+					if i >= len(evs)/3 && i < 2*len(evs)/3 {
+						shift += 9999 * max(evs[i].Enter-prevExit, 1)
+					}
+					prevExit = evs[i].Exit
+					evs[i].Enter += shift
+					evs[i].Exit += shift
+				}
+			}
 			r, err := newRecorderBudget(tt.key, tt.tb, 0)
 			require.NoError(t, err)
 			defer r.free()
@@ -220,6 +233,17 @@ func TestRecorderMatchesBuilder(t *testing.T) {
 				assert.Zero(t, tm.Keep())
 			case "capped":
 				assert.Positive(t, tm.Keep())
+			}
+			if tt.sparse { // some intervals end by time
+				var short int
+				it := tm.Intervals()
+				for it.Next() {
+					if iv := it.Interval(); iv.Events < tm.Spacing() && iv.Start+iv.Events < got.NumEvents {
+						short++
+					}
+				}
+				require.NoError(t, it.Err())
+				assert.Positive(t, short, "intervals of fewer events than %d", tm.Spacing())
 			}
 			// A budget too small for the exact sums coarsens the
 			// quantum; a limit on intervals alone does not.
@@ -354,19 +378,21 @@ func TestRecorderSampledRepeats(t *testing.T) {
 			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
 			require.NoError(t, got.Validate())
 
-			_, _, wgap, ggap := assertSettled(t, &want, &got, func(int64) float64 { return 0 })
+			_, _, wgap, ggap := assertSettled(t, evs, &want, &got, func(int64) float64 { return 0 })
 			assert.Equal(t, wgap, ggap, "compute time")
 		})
 	}
 }
 
-// assertSettled checks a graph recorded with untimed repeats against the
-// one of every event timed (want): the same nodes, counts, edges and
-// sequences, each node's time within tol(its true time), and the time up
-// to each interval's end as recording every event gives, up to the
-// rounding (each node's and edge's total is within a quantum of the truth
-// in both). It returns the nodes' and the edges' total times in both.
-func assertSettled(t *testing.T, want, got *flowgraph.Graph, tol func(int64) float64) (wcall, gcall, wgap, ggap int64) {
+// assertSettled checks a graph recorded from evs with untimed repeats
+// against the one of every event timed (want): the same nodes, counts,
+// edges and sequences, each node's time within tol(its true time), and the
+// time up to each interval's end as the events give it, up to the rounding
+// (each node's and edge's total is within a quantum of the truth). The
+// intervals need not end where want's do: one that ends by time ends at
+// the first timed event past its deadline. It returns the nodes' and the
+// edges' total times in both.
+func assertSettled(t *testing.T, evs []recEvent, want, got *flowgraph.Graph, tol func(int64) float64) (wcall, gcall, wgap, ggap int64) {
 	t.Helper()
 	require.Equal(t, len(want.Nodes), len(got.Nodes))
 	for i := range want.Nodes {
@@ -385,33 +411,24 @@ func assertSettled(t *testing.T, want, got *flowgraph.Graph, tol func(int64) flo
 		wgap += w.Time.Total
 		ggap += g.Time.Total
 	}
-	require.Equal(t, want.Timing.Quantum(), got.Timing.Quantum())
-	q := 2 * (got.Timing.Quantum() - 1) * int64(len(got.Nodes)+len(got.Edges))
-	wt, gt := intervalEnds(t, &want.Timing), intervalEnds(t, &got.Timing)
-	require.Len(t, gt, len(wt))
-	for k := range wt {
-		assert.InDelta(t, wt[k], gt[k], float64(q), "end of interval %d", k)
-	}
-	return wcall, gcall, wgap, ggap
-}
-
-// intervalEnds is the time (durations and gaps) up to the end of each
-// timing interval.
-func intervalEnds(t *testing.T, tm *flowgraph.Timing) []int64 {
-	t.Helper()
-	var out []int64
+	q := (got.Timing.Quantum() - 1) * int64(len(got.Nodes)+len(got.Edges))
 	var s int64
-	it := tm.Intervals()
+	it := got.Timing.Intervals()
 	for it.Next() {
 		iv := it.Interval()
 		s += iv.MPIRest + iv.ComputeRest
 		for _, e := range iv.Entries {
 			s += e.Sum
 		}
-		out = append(out, s)
+		end := iv.Start + iv.Events
+		truth := evs[len(evs)-1].Exit - evs[0].Enter
+		if end < int64(len(evs)) {
+			truth = evs[end].Enter - evs[0].Enter
+		}
+		assert.InDelta(t, truth, s, float64(q), "end of interval %d (event %d)", iv.Index, end)
 	}
 	require.NoError(t, it.Err())
-	return out
+	return wcall, gcall, wgap, ggap
 }
 
 // TestRecorderFastRepeats records polling loops as the wrappers do by
@@ -478,7 +495,7 @@ func TestRecorderFastRepeats(t *testing.T) {
 			assert.Greater(t, untimed, len(evs)/2, "most repeats untimed")
 			assert.Equal(t, tc.long, long > 0, "long times in untimed repeats")
 
-			wcall, gcall, wgap, ggap := assertSettled(t, &want, &got, func(w int64) float64 { return 0.02*float64(w) + float64(long) })
+			wcall, gcall, wgap, ggap := assertSettled(t, evs, &want, &got, func(w int64) float64 { return 0.02*float64(w) + float64(long) })
 			assert.Equal(t, wcall+wgap, gcall+ggap, "call and compute time together")
 		})
 	}
@@ -510,7 +527,7 @@ func TestRecorderFastRepeatsUnbiased(t *testing.T) {
 			assert.Greater(t, untimed, len(evs)/2, "most repeats untimed")
 			got := r.graph(testNames)
 			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
-			wcall, gcall, _, _ := assertSettled(t, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
+			wcall, gcall, _, _ := assertSettled(t, evs, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
 			t.Logf("call time %+.2f%%", 100*float64(gcall-wcall)/float64(wcall))
 		})
 	}
@@ -563,7 +580,7 @@ func TestRecorderFastRepeatsPhases(t *testing.T) {
 	assert.Less(t, timedAfter, 38*64/8, "timed right after the gaps")
 	got := r.graph(testNames)
 	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
-	assertSettled(t, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
+	assertSettled(t, evs, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
 }
 
 // TestRecorderFastRepeatsLostProcessor: repeats go untimed only after
@@ -635,7 +652,7 @@ func TestRecorderFastRepeatsLostProcessor(t *testing.T) {
 	}
 	got := r.graph(testNames)
 	want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
-	_, _, _, _ = assertSettled(t, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
+	_, _, _, _ = assertSettled(t, evs, &want, &got, func(w int64) float64 { return 0.02 * float64(w) })
 }
 
 // TestRecorderFastRepeatsUnusualShare: polls whose runs alternate with
@@ -682,7 +699,7 @@ func TestRecorderFastRepeatsUnusualShare(t *testing.T) {
 			}
 			got := r.graph(testNames)
 			want := builderGraphBudget(evs, r.keyFlags(), tb, 0)
-			wcall, gcall, wgap, ggap := assertSettled(t, &want, &got, func(w int64) float64 { return 0.05 * float64(w) })
+			wcall, gcall, wgap, ggap := assertSettled(t, evs, &want, &got, func(w int64) float64 { return 0.05 * float64(w) })
 			assert.Equal(t, wcall+wgap, gcall+ggap, "call and compute time together")
 		})
 	}

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MF_FORMAT_VERSION 2 /* flowgraph.FormatVersion */
+#define MF_FORMAT_VERSION 3 /* flowgraph.FormatVersion */
 #define MF_PATH_MAX 4096
 
 /* CRC-32 (IEEE, reflected polynomial 0xEDB88320) as hash/crc32. The table
@@ -242,11 +242,11 @@ static void write_timing(out *o, const mf_rec *r, const mf_view *v)
 {
 	mp_key(o, "timing");
 	mf_timing_pub p = r->tm_pub[r->tm_pubi];
-	int open = !r->failed && v->nevents > 0;
-	int64_t lim = v->nevents > 0 ? (v->nevents - 1) / (p.spacing > 0 ? p.spacing : 1) : 0;
-	int64_t closed = open ? p.len : mf_timing_prefix(&p, lim);
-	mp_bin(o, (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +
+	int64_t open = !r->failed && v->nevents > 0 ? v->nevents - p.start : 0;
+	int64_t closed = open > 0 ? p.len : mf_timing_prefix(&p, v->nevents > 0 ? v->nevents - 1 : 0);
+	mp_bin(o, 1 + (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +
 			  (uint64_t)mf_uvlen((uint64_t)p.shift) + mf_timing_encode(r, &p, closed, open, NULL, NULL));
+	put_uv(o, 0); /* format v3: intervals with their number of events */
 	put_uv(o, (uint64_t)p.spacing);
 	put_uv(o, (uint64_t)p.keep);
 	put_uv(o, (uint64_t)p.shift);

@@ -105,6 +105,8 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	timing_bytes = timing_bytes < MF_TIMING_MIN ? MF_TIMING_MIN : timing_bytes > MF_TIMING_MAX ? MF_TIMING_MAX : timing_bytes;
 	r->tm_budget = 2 * (timing_bytes - MF_TM_HEAD);
 	r->tm_maxint = max_intervals >= 2 ? max_intervals : 0;
+	r->tm_spacing = 1;
+	r->tm_deadline = INT64_MAX;
 	r->tm_gen = 1;
 	r->tm_mgen = 1;
 	r->tm_pgen = 1;
@@ -902,7 +904,8 @@ static void tm_publish(mf_rec *r)
 {
 	int i = 1 - r->tm_pubi;
 	r->tm_pub[i] = (mf_timing_pub){.buf = r->tm_buf[r->tm_cur], .len = r->tm_len, .nclosed = r->tm_nclosed,
-				       .spacing = r->spacing_mask + 1, .keep = r->tm_keep, .shift = r->tm_shift};
+				       .spacing = r->tm_spacing, .start = r->tm_start, .keep = r->tm_keep,
+				       .shift = r->tm_shift};
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->tm_pubi = i;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -993,20 +996,28 @@ static void cap_codes(mf_rec *r, int64_t n, int32_t keep, uint64_t *mc, uint64_t
 	}
 }
 
-/* tm_put (timingRec.put) rounds an interval, the ids of lists (nodes,
- * edges, each in first touch order) with the raw sums of src and raw
- * remainders mr, cr, with the carries of carry, caps it to keep entries
- * when capped, and writes it at nibble *len of out and its ids at byte
- * *nids of r->tm_ids[ib] if that keeps *len within limit, then updates the
- * carries and adds its time as encoded to *time. It returns 0, or -1
- * (nothing written) if the interval does not fit or memory runs out
- * (r->failed). */
+/* tm_events_code is flowgraph's eventsCode: the code of an interval of
+ * events events at spacing sp, 0 when it is full. */
+static inline uint64_t tm_events_code(int64_t events, int64_t sp)
+{
+	return events == sp ? 0 : (uint64_t)events;
+}
+
+/* tm_put (timingRec.put) rounds an interval of events events, the ids of
+ * lists (nodes, edges, each in first touch order) with the raw sums of src
+ * and raw remainders mr, cr, with the carries of carry, caps it to keep
+ * entries when capped, and writes it at spacing sp at nibble *len of out
+ * and its ids at byte *nids of r->tm_ids[ib] if that keeps *len within
+ * limit, then updates the carries and adds its time as encoded to *time.
+ * It returns 0, or -1 (nothing written) if the interval does not fit or
+ * memory runs out (r->failed). */
 static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, int64_t *nids,
 		  uint32_t *const lists[2], const int64_t counts[2], int src, int carry, int32_t keep, int capped,
-		  int64_t mr, int64_t cr, uint64_t *time)
+		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp)
 {
 	int32_t shift = r->tm_shift;
 	int64_t n = counts[0] + counts[1];
+	const uint64_t ec = tm_events_code(events, sp);
 	if (*nids + 5 * n > r->tm_idcap[ib]) {
 		int64_t c = r->tm_idcap[ib] ? 2 * r->tm_idcap[ib] : 4096;
 		while (c < *nids + 5 * n)
@@ -1020,7 +1031,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	uint8_t *ids = r->tm_ids[ib];
 	int64_t l = *len, ni = *nids;
 	uint64_t t = 0;
-	if (keep == 0 && l + 2 * 11 + n * 22 <= limit) {
+	if (keep == 0 && l + 22 + 2 * 11 + n * 22 <= limit) {
 		/* It fits whatever the codes: round and write in one go. The
 		 * tables are in locals: the byte stores could alias r. */
 		uint8_t *restrict o = out, *restrict io = ids;
@@ -1030,6 +1041,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 		int64_t *carries = r->tm_carry;
 		mf_tm_slot *pc = r->tm_p;
 		const int64_t pgen = r->tm_pgen;
+		put_nib(o, &l, ec);
 		put_nib(o, &l, (uint64_t)counts[0]);
 		put_nib(o, &l, (uint64_t)counts[1]);
 		for (int kind = 0; kind < 2; kind++) {
@@ -1088,7 +1100,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 			nn += kept[i];
 		ne = (uint64_t)keep - nn;
 	}
-	int64_t size = nib_len(nn) + nib_len(ne);
+	int64_t size = nib_len(ec) + nib_len(nn) + nib_len(ne);
 	if (keep > 0)
 		size += nib_len(mc) + nib_len(cc);
 	for (int64_t i = 0; i < n; i++) {
@@ -1100,6 +1112,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	}
 	if (l + size > limit)
 		return -1;
+	put_nib(out, &l, ec);
 	put_nib(out, &l, nn);
 	put_nib(out, &l, ne);
 	if (keep > 0) {
@@ -1138,31 +1151,117 @@ static int over_projected(int64_t out, int64_t limit, int64_t pos, int64_t total
 	       (unsigned __int128)(17 * (uint64_t)limit) * (uint64_t)pos;
 }
 
+/* tm_open_time is the open interval's raw time (timingRec.openTime). */
+static int64_t tm_open_time(const mf_rec *r)
+{
+	int64_t total = r->tm_mrest + r->tm_crest;
+	for (int kind = 0; kind < 2; kind++)
+		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
+			total += TM_F(r, r->tm_open[kind][i], tsum);
+	return total;
+}
+
+static inline int64_t sat_add(int64_t a, int64_t b) /* b >= 0 */
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* tm_set_deadline sets where the open interval closes (timingRec's
+ * setDeadline, and tm_end). */
+static void tm_set_deadline(mf_rec *r)
+{
+	r->tm_end = r->tm_start + r->tm_spacing;
+	r->tm_deadline = r->tm_span > 0 ? sat_add(sat_add(r->t0, r->tm_ctime), r->tm_span) : INT64_MAX;
+}
+
+/* span_for is flowgraph's spanFor: the time sp events took on average,
+ * total over nev. */
+static int64_t span_for(int64_t sp, int64_t total, int64_t nev)
+{
+	unsigned __int128 p = (unsigned __int128)(uint64_t)(total > 0 ? total : 0) * (uint64_t)sp;
+	if ((uint64_t)(p >> 64) >= (uint64_t)nev)
+		return INT64_MAX;
+	unsigned __int128 q = p / (uint64_t)nev;
+	return q > INT64_MAX ? INT64_MAX : (int64_t)q;
+}
+
+/* tm_peek (timingRec.peekClosed) gives the events and the time of the
+ * closed interval at nibble pos of in, written at spacing sp. */
+static void tm_peek(const uint8_t *in, int64_t pos, int64_t sp, int32_t shift, int32_t keep, int64_t *events,
+		    int64_t *time)
+{
+	uint64_t ev = get_nib(in, &pos);
+	uint64_t n = get_nib(in, &pos);
+	n += get_nib(in, &pos);
+	uint64_t t = 0;
+	if (keep > 0) {
+		t += get_nib(in, &pos);
+		t += get_nib(in, &pos);
+	}
+	for (uint64_t e = 0; e < n; e++) {
+		if (keep > 0)
+			get_nib(in, &pos);
+		t += get_nib(in, &pos);
+	}
+	*events = ev ? (int64_t)ev : sp;
+	*time = (int64_t)(t << shift);
+}
+
+/* tm_group_reset empties the merge scratch for the next group. */
+static void tm_group_reset(mf_rec *r)
+{
+	++r->tm_mgen;
+	r->tm_nmlist[0] = r->tm_nmlist[1] = 0;
+	r->tm_mmrest = r->tm_mcrest = 0;
+}
+
 /* tm_pass (timingRec.pass during the run) merges the closed intervals,
  * written at quantum 2^old_shift with old_keep, and the open one, which
- * takes its carries as a flush would, in groups of g into the other
- * buffers at the quantum and keep of r; it returns 1 if the full groups
- * fit in limit nibbles (their size, ids and time in tm_olen, tm_onids,
- * tm_otime), else 0 (at the first that does not, or as soon as they are
- * bound not to: over_projected). The last, partial group is left in the
- * merge scratch. */
-static int tm_pass(mf_rec *r, int64_t g, int32_t old_shift, int32_t old_keep, int64_t limit)
+ * ends before event nev and takes its carries as a flush would, into
+ * groups of adjacent intervals of at most sp events and, unless one
+ * interval is longer, span ns (0: no limit), written to the other buffers
+ * at the quantum and keep of r. It returns 1 if the groups before the last
+ * fit in limit nibbles (their number in *groups, their size, ids, time and
+ * events in tm_olen, tm_onids, tm_otime, tm_ostart), else 0 (at the first
+ * that does not, or as soon as they are bound not to: over_projected). The
+ * last group is left in the merge scratch. */
+static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32_t old_keep, int64_t limit,
+		   int64_t nev, int64_t *groups)
 {
 	int cur = r->tm_cur, alt = 1 - cur;
 	const uint8_t *in = r->tm_buf[cur], *inids = r->tm_ids[cur];
-	int64_t m = r->tm_nclosed + 1, pos = 0, idpos = 0, len = 0, nids = 0;
+	int64_t m = r->tm_nclosed + 1, pos = 0, idpos = 0, len = 0, nids = 0, gev = 0, gtime = 0, ng = 0, ostart = 0;
 	uint64_t time = 0;
 	r->tm_pgen++;
 	r->tm_nplist = 0;
 	r->tm_prcarry[0] = r->tm_prcarry[1] = 0;
 	mf_tm_slot *msum = r->tm_m;
 	uint32_t *mlist[2] = {r->tm_mlist[0], r->tm_mlist[1]};
-	for (int64_t j = 0; j * g < m; j++) {
-		const int64_t mgen = ++r->tm_mgen;
-		int64_t nm[2] = {0, 0};
-		r->tm_mmrest = r->tm_mcrest = 0;
-		int64_t end = (j + 1) * g < m ? (j + 1) * g : m;
-		for (int64_t k = j * g; k < end && k < r->tm_nclosed; k++) { /* the closed ones */
+	tm_group_reset(r);
+	*groups = 0;
+	for (int64_t k = 0; k < m; k++) {
+		int64_t ev, tm;
+		if (k < r->tm_nclosed) {
+			tm_peek(in, pos, r->tm_spacing, old_shift, old_keep, &ev, &tm);
+		} else {
+			ev = nev - r->tm_start;
+			tm = tm_open_time(r);
+		}
+		if (gev > 0 && (gev + ev > sp || (span > 0 && tm > span - gtime))) {
+			if (tm_put(r, r->tm_buf[alt], &len, limit, alt, &nids, r->tm_mlist, r->tm_nmlist, TM_MERGED,
+				   TM_PASS, r->tm_keep, 1, r->tm_mmrest, r->tm_mcrest, &time, gev, sp))
+				return 0;
+			*groups = ++ng;
+			ostart += gev;
+			gev = gtime = 0;
+			tm_group_reset(r);
+			if (over_projected(len, limit, pos, r->tm_len))
+				return 0;
+		}
+		if (k < r->tm_nclosed) {
+			const int64_t mgen = r->tm_mgen;
+			int64_t nm[2] = {r->tm_nmlist[0], r->tm_nmlist[1]};
+			get_nib(in, &pos); /* the events, as tm_peek reads them */
 			uint64_t n = get_nib(in, &pos);
 			n += get_nib(in, &pos);
 			if (old_keep > 0) {
@@ -1183,10 +1282,9 @@ static int tm_pass(mf_rec *r, int64_t g, int32_t old_shift, int32_t old_keep, in
 					sl->v += v;
 				}
 			}
-		}
-		r->tm_nmlist[0] = nm[0];
-		r->tm_nmlist[1] = nm[1];
-		if (end == m) { /* the open interval, the last */
+			r->tm_nmlist[0] = nm[0];
+			r->tm_nmlist[1] = nm[1];
+		} else { /* the open interval, the last */
 			r->tm_mmrest += r->tm_mrest + r->tm_rcarry[0];
 			r->tm_mcrest += r->tm_crest + r->tm_rcarry[1];
 			for (int kind = 0; kind < 2; kind++) {
@@ -1196,52 +1294,50 @@ static int tm_pass(mf_rec *r, int64_t g, int32_t old_shift, int32_t old_keep, in
 				}
 			}
 		}
-		if (end - j * g < g)
-			break; /* the partial group stays open */
-		if (tm_put(r, r->tm_buf[alt], &len, limit, alt, &nids, r->tm_mlist, r->tm_nmlist, TM_MERGED, TM_PASS,
-			   r->tm_keep, 1, r->tm_mmrest, r->tm_mcrest, &time) ||
-		    over_projected(len, limit, pos, r->tm_len))
-			return 0;
+		gev += ev;
+		gtime = sat_add(gtime, tm > 0 ? tm : 0);
 	}
 	r->tm_olen = len;
 	r->tm_onids = nids;
 	r->tm_otime = (int64_t)time;
+	r->tm_ostart = ostart;
 	return 1;
 }
 
-/* tm_compact (timingRec.compact during the run) merges until the
- * intervals fit in MF_TM_TARGET/8 of the budget and the interval limit:
- * when the budget is what is exceeded (coarsen), at the quantum for the
- * time so far, first alone if that coarsens it enough; then in groups of
- * 2, 4, ... (one pass per try, stopped as soon as it is over). The merged
- * intervals are written to the other buffers and then published, so a
- * signal handler sees the old intervals or the new ones, never a mix. */
-static void tm_compact(mf_rec *r, int coarsen)
+/* tm_compact (timingRec.compact during the run) merges the closed
+ * intervals and the open one, which ends before event nev, until they fit
+ * in MF_TM_TARGET/8 of the budget and the interval limit: when the budget
+ * is what is exceeded (coarsen), at the quantum for the time so far, first
+ * alone if that coarsens it enough; then at 2, 4, ... times the spacing
+ * (one pass per try, stopped as soon as it is over), each with the span
+ * of its spacing (span_for). The merged intervals are written to the
+ * other buffers and then published, so a signal handler sees the old
+ * intervals or the new ones, never a mix; the last group becomes the open
+ * interval. */
+static void tm_compact(mf_rec *r, int coarsen, int64_t nev)
 {
-	int64_t m = r->tm_nclosed + 1, target = r->tm_budget * MF_TM_TARGET / 8;
+	int64_t target = r->tm_budget * MF_TM_TARGET / 8;
 	int32_t old_shift = r->tm_shift, old_keep = r->tm_keep;
+	const int64_t total = r->tm_ctime + tm_open_time(r);
 	if (coarsen) {
-		int64_t total = r->tm_ctime + r->tm_mrest + r->tm_crest;
-		for (int kind = 0; kind < 2; kind++)
-			for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
-				total += TM_F(r, r->tm_open[kind][i], tsum);
 		int32_t s = quantum_shift(total);
 		if (s > r->tm_shift)
 			r->tm_shift = s;
 	}
 	/* requantizing alone pays when the quantum grows at least 8-fold */
-	int64_t first = r->tm_shift >= old_shift + 3 ? 1 : 2, g = first;
+	int64_t first = r->tm_shift >= old_shift + 3 ? 1 : 2, g = first, sp, span, groups;
 	for (;;) {
-		int64_t full = m / g;
-		int ok = tm_pass(r, g, old_shift, old_keep, target);
+		sp = r->tm_spacing * g;
+		span = span_for(sp, total, nev);
+		int ok = tm_pass(r, sp, span, old_shift, old_keep, target, nev, &groups);
 		if (r->failed) {
 			r->tm_shift = old_shift;
 			r->tm_keep = old_keep;
 			return;
 		}
-		if (ok && (r->tm_maxint == 0 || full + 1 <= r->tm_maxint))
+		if (ok && (r->tm_maxint == 0 || groups + 1 <= r->tm_maxint))
 			break;
-		if (r->tm_keep == 0 && !ok && full < MF_TM_MIN_INTERVALS) {
+		if (r->tm_keep == 0 && !ok && nev / sp < MF_TM_MIN_INTERVALS) {
 			/* keepFor: MF_TM_MIN_INTERVALS capped intervals fit */
 			int64_t k = (r->tm_budget * MF_TM_TARGET / 8 / MF_TM_MIN_INTERVALS - MF_TM_IHEAD_MAX) / MF_TM_ENTRY_MAX;
 			r->tm_keep = k < 1 ? 1 : (int32_t)k;
@@ -1254,8 +1350,10 @@ static void tm_compact(mf_rec *r, int coarsen)
 	r->tm_len = r->tm_olen;
 	r->tm_nids = r->tm_onids;
 	r->tm_ctime = r->tm_otime;
-	r->tm_nclosed = m / g;
-	r->spacing_mask = (r->spacing_mask + 1) * g - 1;
+	r->tm_nclosed = groups;
+	r->tm_spacing = sp;
+	r->tm_span = span;
+	r->tm_start = r->tm_ostart;
 	/* the open interval took its carries; the pass left its own */
 	for (int kind = 0; kind < 2; kind++)
 		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
@@ -1268,16 +1366,15 @@ static void tm_compact(mf_rec *r, int coarsen)
 	r->tm_rcarry[1] = r->tm_prcarry[1];
 	tm_publish(r);
 	tm_reset_open(r);
-	if (m % g != 0) {
-		for (int kind = 0; kind < 2; kind++) {
-			for (int64_t i = 0; i < r->tm_nmlist[kind]; i++) {
-				uint32_t id = r->tm_mlist[kind][i];
-				mf_tm_touch(r, &TM_F(r, id, tsum), &TM_F(r, id, tstamp), id, r->tm_m[id].v);
-			}
+	for (int kind = 0; kind < 2; kind++) {
+		for (int64_t i = 0; i < r->tm_nmlist[kind]; i++) {
+			uint32_t id = r->tm_mlist[kind][i];
+			mf_tm_touch(r, &TM_F(r, id, tsum), &TM_F(r, id, tstamp), id, r->tm_m[id].v);
 		}
-		r->tm_mrest = r->tm_mmrest;
-		r->tm_crest = r->tm_mcrest;
 	}
+	r->tm_mrest = r->tm_mmrest;
+	r->tm_crest = r->tm_mcrest;
+	tm_set_deadline(r);
 }
 
 /* flush_list writes the open interval's sums of kind (0 nodes, 1 edges),
@@ -1308,21 +1405,25 @@ static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind
 	*t += tt;
 }
 
-/* mf_timing_flush closes the open interval (timingRec.flush). */
-void mf_timing_flush(mf_rec *r)
+/* Why the open interval could not be closed (timingRec.close). */
+enum { TM_CLOSED, TM_OVER_COUNT, TM_OVER_BUDGET, TM_FAILED };
+
+/* tm_close (timingRec.close during the run) closes the open interval,
+ * which ends before event idx, if it fits the budget and leaves room for
+ * one more interval within the limit. */
+static int tm_close(mf_rec *r, int64_t idx)
 {
-	if (r->tm_maxint != 0 && r->tm_nclosed + 2 > r->tm_maxint) {
-		tm_compact(r, 0);
-		return;
-	}
-	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1];
+	if (r->tm_maxint != 0 && r->tm_nclosed + 2 > r->tm_maxint)
+		return TM_OVER_COUNT;
+	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1], events = idx - r->tm_start;
 	int64_t len = r->tm_len, nids = r->tm_nids;
-	if (r->tm_keep == 0 && len + 2 * 11 + (n0 + n1) * 22 <= r->tm_budget &&
+	if (r->tm_keep == 0 && len + 22 + 2 * 11 + (n0 + n1) * 22 <= r->tm_budget &&
 	    nids + 5 * (n0 + n1) <= r->tm_idcap[r->tm_cur]) {
 		/* tm_put's fast path, with the reset of the open interval: the
 		 * tables are in locals, the byte stores could alias r */
 		uint8_t *restrict o = r->tm_buf[r->tm_cur], *restrict io = r->tm_ids[r->tm_cur];
 		uint64_t t = 0;
+		put_nib(o, &len, tm_events_code(events, r->tm_spacing));
 		put_nib(o, &len, (uint64_t)n0);
 		put_nib(o, &len, (uint64_t)n1);
 		if (r->tm_shift == 0) { /* until the budget fills: quantize is the identity for sums > 0 */
@@ -1336,30 +1437,54 @@ void mf_timing_flush(mf_rec *r)
 		r->tm_nids = nids;
 		r->tm_ctime = (int64_t)((uint64_t)r->tm_ctime + t);
 		r->tm_nclosed++;
+		r->tm_start = idx;
 		tm_publish(r);
 		r->tm_gen++;
 		r->tm_nopen[0] = r->tm_nopen[1] = 0;
 		r->tm_mrest = r->tm_crest = 0;
-		return;
+		tm_set_deadline(r);
+		return TM_CLOSED;
 	}
 	uint64_t time = (uint64_t)r->tm_ctime;
 	if (tm_put(r, r->tm_buf[r->tm_cur], &len, r->tm_budget, r->tm_cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
-		   TM_RECORDING, r->tm_keep, 1, r->tm_mrest, r->tm_crest, &time) == 0) {
+		   TM_RECORDING, r->tm_keep, 1, r->tm_mrest, r->tm_crest, &time, events, r->tm_spacing) == 0) {
 		r->tm_len = len;
 		r->tm_nids = nids;
 		r->tm_ctime = (int64_t)time;
 		r->tm_nclosed++;
+		r->tm_start = idx;
 		tm_publish(r);
 		tm_reset_open(r);
-	} else if (!r->failed) {
-		tm_compact(r, 1);
+		tm_set_deadline(r);
+		return TM_CLOSED;
+	}
+	return r->failed ? TM_FAILED : TM_OVER_BUDGET;
+}
+
+/* mf_timing_flush closes the open interval before event idx, entered at
+ * enter (timingRec.flush): a compaction leaves its last group open, and
+ * closes it too if event idx would not fit in it. */
+void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter)
+{
+	for (;;) {
+		int why = tm_close(r, idx);
+		if (why == TM_CLOSED || why == TM_FAILED)
+			return;
+		tm_compact(r, why == TM_OVER_BUDGET, idx);
+		if (r->failed || (idx < r->tm_end && enter < r->tm_deadline))
+			return;
 	}
 }
 
-int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t lim)
+int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev)
 {
-	int64_t pos = 0;
-	for (int64_t k = 0; k < lim && k < p->nclosed; k++) {
+	int64_t pos = 0, ev = 0;
+	for (int64_t k = 0; k < p->nclosed; k++) {
+		const int64_t at = pos;
+		uint64_t c = get_nib(p->buf, &pos);
+		ev += c ? (int64_t)c : p->spacing;
+		if (ev > maxev)
+			return at;
 		uint64_t n = get_nib(p->buf, &pos);
 		n += get_nib(p->buf, &pos);
 		if (p->keep > 0)
@@ -1410,7 +1535,7 @@ static void nout_var(nib_out *o, uint64_t v)
 	}
 }
 
-uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int open,
+uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int64_t open,
 			  void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx)
 {
 	nib_out o = {.put = put, .ctx = ctx};
@@ -1421,9 +1546,10 @@ uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs,
 		o.half = 1;
 		o.pending = p->buf[nibs / 2] & 0xf0;
 	}
-	if (open) {
+	if (open > 0) {
 		/* timingRec.put of the open interval, uncapped */
 		int64_t rest;
+		nout_var(&o, tm_events_code(open, p->spacing));
 		nout_var(&o, (uint64_t)r->tm_nopen[0]);
 		nout_var(&o, (uint64_t)r->tm_nopen[1]);
 		if (p->keep > 0) {

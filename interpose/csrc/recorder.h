@@ -49,7 +49,7 @@ enum {
 #define MF_TM_MIN_INTERVALS 16
 #define MF_TM_TARGET 3
 #define MF_TM_QUANTUM_BITS 20
-#define MF_TM_IHEAD_MAX (2 * 11 + 2 * 22)
+#define MF_TM_IHEAD_MAX (22 + 2 * 11 + 2 * 22)
 #define MF_TM_ENTRY_MAX (11 + 22)
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
@@ -153,6 +153,7 @@ typedef struct {
 typedef struct {
 	const uint8_t *buf;
 	int64_t len, nclosed, spacing;
+	int64_t start; /* the events of the closed intervals */
 	int32_t keep, shift;
 } mf_timing_pub;
 
@@ -208,7 +209,10 @@ typedef struct mf_rec {
 	 * of a call that mf_rep_quick takes: while it repeats the run with
 	 * that handle, its size is at most rep_csize */
 	uintptr_t rep_handle;
-	int64_t spacing_mask; /* timing: spacing - 1; the spacing is a power of two */
+	/* timing: the open interval closes at event tm_end (tm_start +
+	 * tm_spacing; 0 before the first event) or at the first event entered
+	 * at or after tm_deadline */
+	int64_t tm_end, tm_deadline;
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
@@ -267,6 +271,9 @@ typedef struct mf_rec {
 	 * (nibbles), the ids of their entries in tm_ids[tm_cur] (uvarints). */
 	int64_t tm_budget;    /* nibbles for the intervals */
 	int64_t tm_maxint;    /* most intervals, 0: no limit */
+	int64_t tm_spacing;   /* most events an interval holds, a power of two */
+	int64_t tm_span;      /* an interval closes at its first event this late (ns; 0: never) */
+	int64_t tm_start;     /* the events of the closed intervals: the open one's first */
 	int32_t tm_keep;      /* entries kept per interval, 0: all */
 	int32_t tm_shift;     /* the quantum is 2^tm_shift ns */
 	uint8_t *tm_buf[2];   /* each tm_budget / 2 + 1 bytes */
@@ -298,7 +305,7 @@ typedef struct mf_rec {
 	int64_t *tm_rests;
 	uint8_t *tm_kept;
 	mf_cap_entry *tm_order;
-	int64_t tm_olen, tm_onids, tm_otime; /* a pass's output */
+	int64_t tm_olen, tm_onids, tm_otime, tm_ostart; /* a pass's output */
 
 	/* While mf_seq_close folds the terms of edge bk_edge (-1: none), a
 	 * signal handler must see them as they were before the close: terms
@@ -371,19 +378,20 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
 void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
-void mf_timing_flush(mf_rec *r);
+void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter);
 void mf_trace_flush(mf_rec *r);
 
-/* mf_timing_prefix returns the nibbles of the first lim closed intervals
- * of p (all if lim >= p->nclosed). Pure: safe in a signal handler. */
-int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t lim);
+/* mf_timing_prefix returns the nibbles of the closed intervals of p that
+ * end at or before event maxev. Pure: safe in a signal handler. */
+int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev);
 
 /* mf_timing_encode writes through put (NULL: only counts) the intervals
  * of flowgraph.Timing's encoding: the first nibs nibbles of p's closed
- * intervals and, with open, r's open interval as the last, uncapped and
- * rounded with the carries as flowgraph's timingRec.finish closes it. It
- * returns the number of bytes. Pure: safe in a signal handler. */
-uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int open,
+ * intervals and, with open > 0, r's open interval of open events as the
+ * last, uncapped and rounded with the carries as flowgraph's
+ * timingRec.finish closes it. It returns the number of bytes. Pure: safe
+ * in a signal handler. */
+uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int64_t open,
 			  void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx);
 
 /* mf_timing_sum is the open interval's raw sum of id. */
@@ -585,9 +593,9 @@ static inline int64_t mf_tight_place(int64_t g)
  * in step (a loop of MPI_Allreduce) then timed different iterations, so a
  * rank waited for each other rank's timed calls too, which made what
  * mpiflow added to MPICH's Allreduce 0.28 of the minimal wrapper's
- * instead of 0.15. The timing intervals end at multiples of the spacing
- * (a power of two), which are timed too (mf_rep_time) but are no
- * sample. */
+ * instead of 0.15. A timing interval that ends by its count of events
+ * (tm_end) ends at a timed repeat (mf_rep_time), which is no sample; one
+ * that ends by time ends at the first timed event past its deadline. */
 static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 {
 	if (!(r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper_fx > 0 &&
@@ -595,7 +603,7 @@ static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 		r->tight_next = 0;
 		return;
 	}
-	const int64_t last = r->nevents - 1, bound = (last | r->spacing_mask) + 1;
+	const int64_t last = r->nevents - 1, bound = r->tm_end;
 	if (r->tight_pick <= last) { /* the sample was timed, or none is chosen: this group's or the next's */
 		int64_t g = last & ~(int64_t)MF_TIGHT_MASK;
 		if ((r->tight_pick = g + mf_tight_place(g)) <= last) {
@@ -742,8 +750,8 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		/* the gap belongs to the interval of the previous event, which
 		 * closes here if this event starts the next one */
 		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, ev->enter - r->last_exit);
-		if ((idx & r->spacing_mask) == 0)
-			mf_timing_flush(r);
+		if (idx >= r->tm_end || ev->enter >= r->tm_deadline)
+			mf_timing_flush(r, idx, ev->enter);
 		for (int32_t c = 0; c < r->ncounters; c++)
 			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
@@ -806,7 +814,7 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 		return r->nevents < r->tight_next ? 2 : 1;
 	if (r->nevents < r->tight_next) /* a full trace of fast repeats */
 		return r->trace_fd >= 0 ? 3 : 2;
-	if (r->nevents >= r->sample_at || !(r->nevents & r->spacing_mask))
+	if (r->nevents >= r->sample_at || r->nevents >= r->tm_end)
 		return 4;
 	return r->trace_fd >= 0 ? 3 : 2;
 }
@@ -841,16 +849,17 @@ static inline __attribute__((always_inline)) int mf_rep_count(mf_rec *r, int64_t
 	return 1;
 }
 
-/* mf_rep_time adds the duration of timed repeat idx of node n and the gap
- * before it (edge e, the self-loop) to their statistics and timing sums. */
+/* mf_rep_time adds the duration of timed repeat idx of node n, entered at
+ * enter, and the gap before it (edge e, the self-loop) to their statistics
+ * and timing sums. */
 static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node *n, mf_edge *e, int64_t idx,
-								int64_t dur, int64_t gap)
+								int64_t enter, int64_t dur, int64_t gap)
 {
 	mf_stat_add(&n->time, dur, 1);
 	mf_stat_add(&e->time, gap, 1);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
-	if ((idx & r->spacing_mask) == 0)
-		mf_timing_flush(r);
+	if (idx >= r->tm_end || enter >= r->tm_deadline)
+		mf_timing_flush(r, idx, enter);
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
 }
 
@@ -899,7 +908,7 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 		e->count++;
 		e->ocount++; /* the run of stride 1 goes on (mf_record_) */
 		const int64_t dur = exit - enter, gap = enter - r->last_exit;
-		mf_rep_time(r, n, e, idx, dur, gap);
+		mf_rep_time(r, n, e, idx, enter, dur, gap);
 		r->last_exit = exit;
 		if (r->sample_mask)
 			mf_sample(r, n, idx, dur, gap, untimed);
@@ -974,8 +983,8 @@ __attribute__((noinline)) static int mf_record_fast(mf_rec *r, uint64_t site, in
 						     int64_t exit, uint64_t cp, int32_t commsize)
 {
 	const int64_t idx = r->nevents;
-	if (__builtin_expect(r->unusual || r->pending || !(idx & r->spacing_mask), 0))
-		return 0; /* idx 0 too: no previous node */
+	if (__builtin_expect(r->unusual || r->pending || idx >= r->tm_end || enter >= r->tm_deadline, 0))
+		return 0; /* idx 0 too (tm_end 0): no previous node */
 	mf_node *p = r->prev_node;
 	const int32_t ni = p->succ_node, ei = p->succ_edge;
 	if (ni < 0 || ni == r->prev)
