@@ -280,7 +280,7 @@ func (it *TimingIter) Next() bool {
 	events := uint64(it.t.spacing)
 	if it.t.counted {
 		c, ok := getNib(b, &it.pos, end)
-		if !ok || c >= events || (c == 0 && events == 0) {
+		if !ok || c >= events {
 			return fail("bad number of events")
 		}
 		if c > 0 {
@@ -516,7 +516,8 @@ type TimingBudget struct {
 // interval spans much more than its share of the run's time: where events
 // are sparse (long calls, long compute phases), intervals are cut by time;
 // where they are dense (polls), by count. A compaction merges adjacent
-// intervals while both limits, doubled, hold.
+// intervals, in order, into groups within twice the spacing and the span
+// of that spacing.
 type timingRec struct {
 	budget  int   // nibbles for the intervals
 	maxInt  int64 // 0: no limit
