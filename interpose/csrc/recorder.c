@@ -1185,12 +1185,10 @@ static int64_t span_for(int64_t sp, int64_t total, int64_t nev)
 	return q > INT64_MAX ? INT64_MAX : (int64_t)q;
 }
 
-/* tm_peek (timingRec.peekClosed) gives the events and the time of the
- * closed interval at nibble pos of in, written at spacing sp. */
-static void tm_peek(const uint8_t *in, int64_t pos, int64_t sp, int32_t shift, int32_t keep, int64_t *events,
-		    int64_t *time)
+/* tm_peek_time is the time of the closed interval at nibble pos of in,
+ * after its events (timingRec.peekClosed's). */
+static int64_t tm_peek_time(const uint8_t *in, int64_t pos, int32_t shift, int32_t keep)
 {
-	uint64_t ev = get_nib(in, &pos);
 	uint64_t n = get_nib(in, &pos);
 	n += get_nib(in, &pos);
 	uint64_t t = 0;
@@ -1203,8 +1201,7 @@ static void tm_peek(const uint8_t *in, int64_t pos, int64_t sp, int32_t shift, i
 			get_nib(in, &pos);
 		t += get_nib(in, &pos);
 	}
-	*events = ev ? (int64_t)ev : sp;
-	*time = (int64_t)(t << shift);
+	return (int64_t)(t << shift);
 }
 
 /* tm_group_reset empties the merge scratch for the next group. */
@@ -1240,13 +1237,19 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 	tm_group_reset(r);
 	*groups = 0;
 	for (int64_t k = 0; k < m; k++) {
-		int64_t ev, tm;
-		if (k < r->tm_nclosed) {
-			tm_peek(in, pos, r->tm_spacing, old_shift, old_keep, &ev, &tm);
+		/* the interval's events, and its time where the group's
+		 * limits need it before the merge; the merge sums it too */
+		int64_t ev, tm = 0, body = pos;
+		const int closed = k < r->tm_nclosed;
+		if (closed) {
+			uint64_t c = get_nib(in, &body);
+			ev = c ? (int64_t)c : r->tm_spacing;
 		} else {
 			ev = nev - r->tm_start;
 			tm = tm_open_time(r);
 		}
+		if (gev > 0 && gev + ev <= sp && span > 0 && closed)
+			tm = tm_peek_time(in, body, old_shift, old_keep);
 		if (gev > 0 && (gev + ev > sp || (span > 0 && tm > span - gtime))) {
 			if (tm_put(r, r->tm_buf[alt], &len, limit, alt, &nids, r->tm_mlist, r->tm_nmlist, TM_MERGED,
 				   TM_PASS, r->tm_keep, 1, r->tm_mmrest, r->tm_mcrest, &time, gev, sp))
@@ -1258,20 +1261,25 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			if (over_projected(len, limit, pos, r->tm_len))
 				return 0;
 		}
-		if (k < r->tm_nclosed) {
+		if (closed) {
 			const int64_t mgen = r->tm_mgen;
 			int64_t nm[2] = {r->tm_nmlist[0], r->tm_nmlist[1]};
-			get_nib(in, &pos); /* the events, as tm_peek reads them */
-			uint64_t n = get_nib(in, &pos);
+			pos = body;
+			uint64_t n = get_nib(in, &pos), t = 0;
 			n += get_nib(in, &pos);
 			if (old_keep > 0) {
-				r->tm_mmrest += (int64_t)(get_nib(in, &pos) << old_shift);
-				r->tm_mcrest += (int64_t)(get_nib(in, &pos) << old_shift);
+				t = get_nib(in, &pos);
+				r->tm_mmrest += (int64_t)(t << old_shift);
+				uint64_t c = get_nib(in, &pos);
+				r->tm_mcrest += (int64_t)(c << old_shift);
+				t += c;
 			}
 			for (uint64_t e = 0; e < n; e++) {
 				if (old_keep > 0)
 					get_nib(in, &pos); /* the index, as in the ids */
-				int64_t v = (int64_t)(get_nib(in, &pos) << old_shift);
+				uint64_t code = get_nib(in, &pos);
+				t += code;
+				int64_t v = (int64_t)(code << old_shift);
 				uint32_t id = get_id(inids, &idpos);
 				mf_tm_slot *sl = &msum[id]; /* tm_merge */
 				if (sl->stamp != mgen) {
@@ -1284,6 +1292,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			}
 			r->tm_nmlist[0] = nm[0];
 			r->tm_nmlist[1] = nm[1];
+			tm = (int64_t)(t << old_shift);
 		} else { /* the open interval, the last */
 			r->tm_mmrest += r->tm_mrest + r->tm_rcarry[0];
 			r->tm_mcrest += r->tm_crest + r->tm_rcarry[1];
