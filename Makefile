@@ -49,9 +49,10 @@ demo: all apps
 # lmp or hpcc is not installed.
 STEPS  ?= 3000
 HPCC_N ?= 4000
+ITERS  ?= 3000 10000 30000
 BENCH_SIZE = $(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" MPIFLOW_BIN=$(BIN)/mpiflow \
-	STEPS=$(STEPS) HPCC_N=$(HPCC_N) ROUNDS="$(ROUNDS)" scripts/bench-size.sh
-.PHONY: bench-lammps bench-hpcc screenshots
+	STEPS=$(STEPS) HPCC_N=$(HPCC_N) ROUNDS="$(ROUNDS)" ITERS="$(ITERS)" scripts/bench-size.sh
+.PHONY: bench-lammps bench-hpcc bench-irregular screenshots
 # PNGs of every report section at 4 and 64 ranks of the halo app for the
 # README (docs/screenshots; headless Chromium). Not part of test or CI.
 screenshots: all apps
@@ -60,6 +61,9 @@ bench-lammps: all
 	$(BENCH_SIZE) lammps
 bench-hpcc: all
 	$(BENCH_SIZE) hpcc
+# testdata/apps/irregular at ITERS iterations: sizes and fidelity.
+bench-irregular: all apps
+	$(BENCH_SIZE) irregular
 
 test: all lint test-go fuzz
 

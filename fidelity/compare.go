@@ -21,6 +21,15 @@ type RankResult struct {
 	// they differ (-1 when identical).
 	OrderIdentical bool  `json:"order_identical"`
 	FirstMismatch  int64 `json:"first_mismatch"`
+	// OrderUpToRuns holds when the two orders are the same once every
+	// event that repeats the one before it is left out: only the lengths
+	// of runs of one call (the tries of a poll) differ.
+	OrderUpToRuns bool `json:"order_identical_up_to_runs"`
+	// Bytes are what the block's parts take in the file, and Budget the
+	// recording's budget and what was approximated to fit it (nil: no
+	// budget).
+	Bytes  flowgraph.FileBytes  `json:"bytes"`
+	Budget *flowgraph.BudgetUse `json:"budget,omitempty"`
 	// StartError and EndError are the absolute differences of the events'
 	// start and end times (ns since the rank's first event), over the
 	// indexes both have.
@@ -45,6 +54,8 @@ type RankResult struct {
 // the error histograms.
 func compareEvents(rebuilt, truth flowgraph.EventSource, res *RankResult) error {
 	res.FirstMismatch = -1
+	res.OrderUpToRuns = true
+	var runs runOrder
 	var nr, nt int64
 	for {
 		okR, okT := rebuilt.Next(), truth.Next()
@@ -68,6 +79,9 @@ func compareEvents(rebuilt, truth flowgraph.EventSource, res *RankResult) error 
 		if r.Node != t.Node && res.FirstMismatch < 0 {
 			res.FirstMismatch = r.Index
 		}
+		if res.OrderUpToRuns {
+			res.OrderUpToRuns = runs.add(r.Node, t.Node)
+		}
 		res.start.add(r.Start - t.Start)
 		res.end.add(r.End - t.End)
 	}
@@ -80,8 +94,37 @@ func compareEvents(rebuilt, truth flowgraph.EventSource, res *RankResult) error 
 	if nr != nt && res.FirstMismatch < 0 {
 		res.FirstMismatch = min(nr, nt)
 	}
+	res.OrderUpToRuns = res.OrderUpToRuns && nr == nt && len(runs.a) == 0 && len(runs.b) == 0
 	res.Events, res.TruthEvents = nr, nt
 	res.OrderIdentical = res.FirstMismatch < 0
 	res.StartError, res.EndError = res.start.percentiles(), res.end.percentiles()
 	return nil
+}
+
+// runOrder compares two event orders with every event that repeats the one
+// before it left out, fed one event of each at a time.
+type runOrder struct {
+	lastA, lastB int
+	a, b         []int // the nodes of either side not yet matched
+	started      bool
+}
+
+// add adds the next event of each side and reports whether the orders
+// still agree.
+func (o *runOrder) add(a, b int) bool {
+	if !o.started || a != o.lastA {
+		o.a = append(o.a, a)
+	}
+	if !o.started || b != o.lastB {
+		o.b = append(o.b, b)
+	}
+	o.lastA, o.lastB, o.started = a, b, true
+	n := min(len(o.a), len(o.b))
+	for i := range n {
+		if o.a[i] != o.b[i] {
+			return false
+		}
+	}
+	o.a, o.b = append(o.a[:0], o.a[n:]...), append(o.b[:0], o.b[n:]...)
+	return true
 }

@@ -72,6 +72,7 @@ type Report struct {
 	// are over all their events.
 	Events         int64       `json:"events"`
 	OrderIdentical bool        `json:"order_identical"`
+	OrderUpToRuns  bool        `json:"order_identical_up_to_runs"`
 	StartError     Percentiles `json:"start_error_ns"`
 	EndError       Percentiles `json:"end_error_ns"`
 	// The largest share errors of all ranks and slices, and where.
@@ -106,7 +107,7 @@ func Compare(f *flowgraph.File, opt Options) (*Report, error) {
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("%s: no rank selected", f.Path)
 	}
-	rep := &Report{File: f.Path, Slices: opt.Slices, OrderIdentical: true}
+	rep := &Report{File: f.Path, Slices: opt.Slices, OrderIdentical: true, OrderUpToRuns: true}
 	// Every trace must be there before anything long starts.
 	for _, r := range ranks {
 		t, err := OpenTruth(f.Path, r)
@@ -117,7 +118,10 @@ func Compare(f *flowgraph.File, opt Options) (*Report, error) {
 	}
 	var start, end hist
 	for _, r := range ranks {
-		res := RankResult{Rank: r.Rank, Thread: r.Thread}
+		res := RankResult{Rank: r.Rank, Thread: r.Thread, Budget: r.Graph.Budget}
+		if i := f.FindRank(r.Rank, r.Thread); i >= 0 {
+			res.Bytes = f.BlockBytes(i, r)
+		}
 		t, err := OpenTruth(f.Path, r)
 		if err != nil {
 			return nil, err
@@ -132,6 +136,7 @@ func Compare(f *flowgraph.File, opt Options) (*Report, error) {
 		end.merge(&res.end)
 		rep.Events += res.Events
 		rep.OrderIdentical = rep.OrderIdentical && res.OrderIdentical
+		rep.OrderUpToRuns = rep.OrderUpToRuns && res.OrderUpToRuns
 		rep.Ranks = append(rep.Ranks, res)
 	}
 	rep.StartError, rep.EndError = start.percentiles(), end.percentiles()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
+
+	"mpiflow/internal/units"
 )
 
 // WriteText prints the report as a table, one line per rank block and one
@@ -21,13 +23,18 @@ func (rep *Report) WriteText(w io.Writer) error {
 			pctl(r.StartError), pctl(r.EndError), r.MaxMPIShareErrorPP, r.WorstMPISlice, r.MaxCallShareErrorPP, r.WorstCall, r.WorstSlice)
 	}
 	same := "same"
-	if !rep.OrderIdentical {
+	switch {
+	case rep.OrderIdentical:
+	case rep.OrderUpToRuns:
+		same = "same up to run lengths"
+	default:
 		same = "DIFFERS"
 	}
 	fmt.Fprintf(tw, "all\t\t%d\t%s\t%s\t%s\t%.2f pp\trank %d, %d\t%.2f pp\t%s, rank %d, %d\t\n", rep.Events, same,
 		pctl(rep.StartError), pctl(rep.EndError), rep.MaxMPIShareErrorPP, rep.WorstMPIRank, rep.WorstMPISlice,
 		rep.MaxCallShareErrorPP, rep.WorstCall, rep.WorstRank, rep.WorstSlice)
 	tw.Flush()
+	writeBudget(bw, rep.Ranks)
 	fmt.Fprint(bw, "\nBest partitions (mpiflow aggregate):")
 	for _, a := range rep.Aggregate {
 		switch {
@@ -43,11 +50,39 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return bw.Flush()
 }
 
+// writeBudget says what each rank block's sequences and timing take and,
+// for those that did not fit the recording's budget, what was
+// approximated.
+func writeBudget(w io.Writer, ranks []RankResult) {
+	fmt.Fprintln(w, "\nRecording budget (MPIFLOW_BUDGET): sequences + timing in the file; runs are those of polls (a call repeated), errors in events.")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RANK\tTHREAD\tSEQUENCES\tTIMING\tBUDGET\tRUNS\tAPPROXIMATE\tERR p50\tp90\tmax\t")
+	for _, r := range ranks {
+		budget, runs, approx, errs := "none", "-", "0 (exact)", "-\t-\t-"
+		if a := r.Budget; a != nil {
+			budget = units.Bytes(float64(a.Budget))
+			if !a.Fits() {
+				budget += " (OVER)"
+			}
+			runs = strconv.FormatInt(a.Runs, 10)
+			if a.Approximate > 0 {
+				approx = strconv.FormatInt(a.Approximate, 10)
+				errs = fmt.Sprintf("%d\t%d\t%d", a.ErrP50, a.ErrP90, a.ErrMax)
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, r.Thread, units.Bytes(float64(r.Bytes.Sequences)),
+			units.Bytes(float64(r.Bytes.Timing)), budget, runs, approx, errs)
+	}
+	tw.Flush()
+}
+
 // order describes a rank's event order comparison.
 func order(r RankResult) string {
 	switch {
 	case r.OrderIdentical:
 		return "same"
+	case r.OrderUpToRuns:
+		return "same up to run lengths"
 	case r.Events != r.TruthEvents:
 		return fmt.Sprintf("DIFFERS at %d (%d recorded)", r.FirstMismatch, r.TruthEvents)
 	}

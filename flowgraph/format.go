@@ -46,6 +46,11 @@ import (
 //	version 3  as 2, but each timing interval says how many events it
 //	           holds, so intervals end early where time accumulates
 //	           (timing.go; its bin starts with a zero byte)
+//	version 4  as 3, but "seqs" may hold positions ("pos" true): the
+//	           sequences of a graph with irregular self-loops, those of
+//	           the other edges counting only events that do not repeat
+//	           the one before, and the self-loops' run lengths
+//	           (positions.go)
 //
 // Readers accept every version up to FormatVersion; writers write the
 // newest.
@@ -380,10 +385,7 @@ func (f *File) BlockBytes(i int, r *Rank) FileBytes {
 // partBytes returns the encoded sizes of g's sequence numbers and timing,
 // as this version writes them (for files of version 1: as it would).
 func (g *Graph) partBytes() (seq, timing int64) {
-	var raw []byte
-	for i := range g.Edges {
-		raw = g.Edges[i].Seq.AppendBinary(raw)
-	}
+	raw, _ := g.storedSeqs()
 	if b, err := msgpack.Marshal(pack(raw)); err == nil && len(g.Edges) > 0 {
 		seq = int64(len(b))
 	}

@@ -155,10 +155,15 @@ func FuzzOpen(f *testing.F) {
 // FuzzDecodeRank decodes arbitrary blocks (past the checksum, which the
 // fuzzer could not forge) and reconstructs what decodes.
 func FuzzDecodeRank(f *testing.F) {
-	_, ranks := flowgen.Run(flowgen.Options{Seed: 8, Events: 300, Depth: 2, Sites: 6, Branchy: true}, 1, 1)
-	b, _, err := flowgraph.EncodeRank(ranks[0])
-	require.NoError(f, err)
-	f.Add(b)
+	for _, opt := range []flowgen.Options{
+		{Seed: 8, Events: 300, Depth: 2, Sites: 6, Branchy: true},
+		{Seed: 40, Events: 3000, Depth: 2, Sites: 6, Branchy: true, Polls: true}, // positions
+	} {
+		_, ranks := flowgen.Run(opt, 1, 1)
+		b, _, err := flowgraph.EncodeRank(ranks[0])
+		require.NoError(f, err)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := flowgraph.DecodeRank(data)
 		if err != nil || r.Graph.NumEvents > 1e6 {

@@ -13,10 +13,11 @@
 package flowgraph
 
 // FormatVersion is the version of the file format written by this package.
-// Readers accept files of this version or older. Version 3 gives each
+// Readers accept files of this version or older. Version 4 may store the
+// sequences of graphs with irregular self-loops as positions; version 3 gives each
 // timing interval its number of events; version 2 stores sequence numbers
 // as nested progressions (Seq); version 1 stored arithmetic runs.
-const FormatVersion = 3
+const FormatVersion = 4
 
 // Key fields that a recording can use to split nodes. The default key is
 // call and site.
@@ -79,6 +80,10 @@ type Graph struct {
 	// Timing holds time sums per interval of events (absent in version 1
 	// files).
 	Timing Timing `msgpack:"timing"`
+	// Budget, when not nil, says what the sequences and timing take
+	// against the recording's byte budget and what was approximated to
+	// fit it (FitBudget); nil without a budget (MPIFLOW_ORDER=exact).
+	Budget *BudgetUse `msgpack:"budget,omitempty"`
 }
 
 // NodeKey identifies a node. Fields not named in Header.KeyFields are zero

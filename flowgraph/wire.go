@@ -28,6 +28,8 @@ type graphWire struct {
 	graphFields `msgpack:",inline"`
 	Tables      []byte `msgpack:"tables,omitempty"`
 	Seqs        []byte `msgpack:"seqs,omitempty"`
+	// Positions tells that Seqs holds positions (positions.go).
+	Positions bool `msgpack:"pos,omitempty"`
 	// TimingZ is the Timing packed; the plain "timing" is then nil. The
 	// anchors, derived from the timing, are not stored.
 	TimingZ []byte `msgpack:"timingz,omitempty"`
@@ -57,13 +59,12 @@ const (
 func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w := graphWire{graphFields: graphFields(g)}
 	t := graphTables{Nodes: g.Nodes, Edges: slices.Clone(g.Edges), Sites: g.Sites}
-	var seqs []byte
+	seqs, pos := g.storedSeqs()
 	for i := range t.Edges {
-		seqs = t.Edges[i].Seq.AppendBinary(seqs)
 		t.Edges[i].Seq = Seq{}
 	}
 	if len(t.Edges) > 0 {
-		w.Seqs = pack(seqs)
+		w.Seqs, w.Positions = pack(seqs), pos
 	}
 	tables, err := msgpack.Marshal(&t)
 	if err != nil {
@@ -132,6 +133,11 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	if len(raw) > 0 {
 		return fmt.Errorf("sequences: %d bytes after the last edge's", len(raw))
+	}
+	if w.Positions {
+		if err := g.fromPositions(); err != nil {
+			return fmt.Errorf("sequences: %w", err)
+		}
 	}
 	return nil
 }

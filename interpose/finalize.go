@@ -67,6 +67,9 @@ func finalize(j *job) error {
 			s.Add(r)
 			mpiTime, mpiWall = s.Ranks[0].MPI, s.Ranks[0].Wall
 		}
+		if j.budget > 0 {
+			r.Graph.FitBudget(j.budget)
+		}
 		b, crc, err := flowgraph.EncodeRank(r)
 		if err != nil {
 			// Keep the collective calls in step: the block is left out

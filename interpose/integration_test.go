@@ -763,7 +763,47 @@ func TestFastRepeatsFidelity(t *testing.T) {
 	})
 }
 
-// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS, MPIFLOW_TIMING and MPIFLOW_EXACT values
+// TestBudget: polls whose tries vary (testdata/apps/poll.c spin) past
+// a small MPIFLOW_BUDGET have approximate run lengths and fit it, every
+// other call in the traced order; with MPIFLOW_ORDER=exact every run
+// length is kept.
+func TestBudget(t *testing.T) {
+	dir := needMPI(t)
+	m := available()[0]
+	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
+	for _, exact := range []bool{false, true} {
+		out := t.TempDir()
+		env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_TRACE=1",
+			"-x", "MPIFLOW_BUDGET=2k"}
+		if exact {
+			env = append(env, "-x", "MPIFLOW_ORDER=exact")
+		}
+		res := mpirunN(t, m, 2, out, env, nil, filepath.Join(dir, m.name, "poll"), "4000", "spin")
+		require.Equal(t, 0, res.code, res.stderr)
+		f, err := flowgraph.Open(jobFile(t, out))
+		require.NoError(t, err)
+		defer f.Close()
+		rep, err := fidelity.Compare(f, fidelity.Options{PValues: []float64{0.5}})
+		require.NoError(t, err)
+		for _, r := range rep.Ranks {
+			t.Logf("exact %v, rank %d: %+v, approx %+v", exact, r.Rank, r.Bytes, r.Budget)
+			if exact {
+				assert.Nil(t, r.Budget)
+				assert.True(t, r.OrderIdentical)
+				assert.Greater(t, r.Bytes.Sequences+r.Bytes.Timing, int64(2<<10), "the runs take more than 2 KiB")
+				continue
+			}
+			require.NotNil(t, r.Budget)
+			assert.True(t, r.Budget.Fits())
+			assert.Equal(t, r.Budget.Bytes, r.Bytes.Sequences+r.Bytes.Timing)
+			assert.LessOrEqual(t, r.Budget.Bytes, int64(2<<10))
+			assert.Positive(t, r.Budget.Approximate)
+			assert.True(t, r.OrderUpToRuns)
+		}
+	}
+}
+
+// TestBadSettingsWarnOnce: invalid MPIFLOW_KEY, MPIFLOW_ANCHORS, MPIFLOW_TIMING, MPIFLOW_EXACT, MPIFLOW_BUDGET and MPIFLOW_ORDER values
 // give one warning each, on rank 0, and the run is recorded with the
 // defaults. The banner's %MPI is that of mpiflow stats.
 func TestBadSettingsWarnOnce(t *testing.T) {
@@ -772,13 +812,16 @@ func TestBadSettingsWarnOnce(t *testing.T) {
 	lib := filepath.Join(dir, "lib", "libmpiflow-"+m.name+".so")
 	out := t.TempDir()
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
-		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G", "-x", "MPIFLOW_EXACT=yes"}
+		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G", "-x", "MPIFLOW_EXACT=yes",
+		"-x", "MPIFLOW_BUDGET=lots", "-x", "MPIFLOW_ORDER=sorted"}
 	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_TIMING=2G"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_EXACT=yes"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_BUDGET=lots"), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ORDER=sorted"), res.stderr)
 	f, err := flowgraph.Open(jobFile(t, out))
 	require.NoError(t, err)
 	defer f.Close()

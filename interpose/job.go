@@ -159,6 +159,9 @@ type job struct {
 	traces    map[int]string // full trace so far per thread
 	traceErr  error
 	env       func(string) string
+	// budget bounds the bytes of each graph's sequences and timing
+	// (MPIFLOW_BUDGET; flowgraph.Graph.FitBudget), 0: none
+	budget int64
 }
 
 // newJob collects the data of the calling rank from the C context.
@@ -174,6 +177,7 @@ func newJob(ctx *C.mf_ctx) *job {
 		clock:    C.GoString(ctx.clock),
 		traces:   map[int]string{},
 		env:      getenv,
+		budget:   int64(ctx.budget),
 	}
 	if len(threads) > 0 {
 		j.keyFields = keyFields(uint32(threads[0].rec.keyflags))

@@ -4,7 +4,8 @@
 # profile costs and how faithful it is. APP is lammps (LJ melt,
 # testdata/lammps/in.lj with a 10x10x10 box (4000 atoms), STEPS steps, run
 # with --trace so the full traces are written) or hpcc (N=HPCC_N on a 1x2
-# grid, run ROUNDS times bare then under mpiflow).
+# grid, run ROUNDS times bare then under mpiflow) or irregular
+# (testdata/apps/irregular at each of ITERS iterations, with --trace).
 #
 # Rows: the job file's bytes, by part when `mpiflow stats --json` has
 # "file_bytes"; events per rank; for lammps the recorded full traces
@@ -17,6 +18,7 @@
 #
 # Settings (environment): MPIFLOW_BIN (default bin/mpiflow), MPIRUN
 # (mpirun), MPIRUN_FLAGS (--oversubscribe), STEPS (3000), HPCC_N (4000),
+# ITERS ("3000 10000 30000"),
 # ROUNDS (3), KEEP=1 keeps the temporary directory. An application that is not
 # installed is skipped with a message; a run that fails ends the script
 # with its exit status.
@@ -28,6 +30,7 @@ MPIRUN=${MPIRUN:-mpirun}
 MPIRUN_FLAGS=${MPIRUN_FLAGS---oversubscribe}
 STEPS=${STEPS:-3000}
 HPCC_N=${HPCC_N:-4000}
+ITERS=${ITERS:-3000 10000 30000}
 ROUNDS=${ROUNDS:-3}
 case $ROUNDS in '' | *[!0-9]* | 0)
 	echo "bench-size: ROUNDS must be a positive integer, not '$ROUNDS'" >&2
@@ -36,7 +39,7 @@ case $ROUNDS in '' | *[!0-9]* | 0)
 esac
 
 if [ $# -eq 0 ]; then
-	echo "usage: $0 lammps|hpcc..." >&2
+	echo "usage: $0 lammps|hpcc|irregular..." >&2
 	exit 2
 fi
 for tool in jq "$MPIRUN" "$MPIFLOW_BIN"; do
@@ -141,17 +144,49 @@ lammps() {
 	jb=$(stat -c %s "$job")
 	put lammps "OTF2 bytes$note" "$ob"
 	put lammps "OTF2 / job file" "$(awk -v a="$ob" -v b="$jb" 'BEGIN { printf "%.1f", a / b }')"
-	if "$MPIFLOW_BIN" fidelity --help >/dev/null 2>&1; then
-		local fid="$d/fidelity.json"
-		"$MPIFLOW_BIN" fidelity "$job" --json >"$fid"
-		put lammps "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp * 100 | round / 100' "$fid")"
-		put lammps "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp * 100 | round / 100) (\(.worst_call))"' "$fid")"
-		put lammps "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" elif .equivalent then "tie" else "no" end)"] | join(" ")' "$fid")"
-	else
-		put lammps "max MPI share error (pp)" "n/a"
-		put lammps "max call share error (pp)" "n/a"
-		put lammps "aggregate same at p" "n/a"
+	fidelity_rows lammps "$job"
+}
+
+# fidelity_rows APP FILE adds the summary of `mpiflow fidelity --json` of
+# FILE, whose full traces are beside it.
+fidelity_rows() {
+	local app=$1 fid="$tmp/$1.fidelity.json"
+	if ! "$MPIFLOW_BIN" fidelity --help >/dev/null 2>&1; then
+		for r in "max MPI share error (pp)" "max call share error (pp)" "largest start error (ms)" "event order" "aggregate same at p"; do
+			put "$app" "$r" "n/a"
+		done
+		return
 	fi
+	"$MPIFLOW_BIN" fidelity "$2" --json >"$fid"
+	put "$app" "max MPI share error (pp)" "$(jq -r '.max_mpi_share_error_pp * 100 | round / 100' "$fid")"
+	put "$app" "max call share error (pp)" "$(jq -r '"\(.max_call_share_error_pp * 100 | round / 100) (\(.worst_call))"' "$fid")"
+	put "$app" "largest start error (ms)" "$(jq -r '.start_error_ns.max / 1e4 | round / 100' "$fid")"
+	put "$app" "event order" "$(jq -r 'if .order_identical then "same" elif .order_identical_up_to_runs then "same up to run lengths" else "differs" end' "$fid")"
+	put "$app" "approximate run lengths" "$(jq -r '[.ranks[] | .budget.approximate // 0] | add' "$fid")"
+	put "$app" "aggregate same at p" "$(jq -r '[.aggregate[] | "\(.p):\(if .same then "yes" elif .equivalent then "tie" else "no" end)"] | join(" ")' "$fid")"
+}
+
+# irregular runs testdata/apps/irregular (built by make apps into
+# build/apps) with 2 ranks and --trace at each of ITERS iterations, a
+# column each.
+irregular() {
+	local exe="$root/build/apps/irregular" n d
+	if [ ! -x "$exe" ]; then
+		echo "bench-size: irregular skipped: $exe not found (make apps)"
+		return
+	fi
+	for n in $ITERS; do
+		d="$tmp/irregular.$n"
+		mkdir -p "$d"
+		cmd=("$exe" "$n")
+		echo "bench-size: irregular, 2 ranks, $n iterations, with --trace"
+		run_mpiflow "irregular $n" "$d" --trace
+		apps+=("irregular $n")
+		put "irregular $n" "run" "$n iterations"
+		put "irregular $n" "time under mpiflow (s)" "$secs"
+		profile_rows "irregular $n" "$job"
+		fidelity_rows "irregular $n" "$job"
+	done
 }
 
 # hpccinf writes HPCC's input: the package's example with N=HPCC_N and one
@@ -301,8 +336,9 @@ for app in "$@"; do
 	case $app in
 	lammps) lammps ;;
 	hpcc) hpcc ;;
+	irregular) irregular ;;
 	*)
-		echo "bench-size: unknown application $app (lammps or hpcc)" >&2
+		echo "bench-size: unknown application $app (lammps, hpcc or irregular)" >&2
 		exit 2
 		;;
 	esac

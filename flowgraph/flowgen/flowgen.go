@@ -39,7 +39,19 @@ type Options struct {
 	// Phases is the number of phases of a run (4 if 0), of equal numbers
 	// of events; not used with Uniform.
 	Phases int
+	// Polls makes about one call in four a poll: MPI_Test repeated until
+	// it completes, a number of times drawn from a long-tailed (Pareto)
+	// distribution, each try short and close to the last, as programs
+	// that wait for messages by polling do.
+	Polls bool
+	// Budget, when > 0, makes each graph fit that many bytes of
+	// sequences and timing (flowgraph.Graph.FitBudget), as the recorder
+	// does at MPI_Finalize.
+	Budget int64
 }
+
+// maxTries bounds the tries of one poll.
+const maxTries = 1 << 14
 
 var calls = []string{"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Wait", "MPI_Waitall",
 	"MPI_Allreduce", "MPI_Bcast", "MPI_Barrier", "MPI_Reduce", "MPI_Alltoall", "MPI_File_write_at_all"}
@@ -48,6 +60,7 @@ type stmt struct {
 	site   int
 	iters  int    // > 0: a loop over body
 	branch bool   // a branch between body and alt
+	poll   bool   // a poll: the call at site, tried until it completes
 	body   []stmt // loop or branch body
 	alt    []stmt
 }
@@ -95,7 +108,9 @@ func (p *Program) block(depth int) []stmt {
 		case depth > 0 && p.opt.Branchy && r < 5:
 			b = append(b, stmt{site: -1, branch: true, body: p.block(depth - 1), alt: p.block(depth - 1)})
 		default:
-			b = append(b, stmt{site: p.rng.IntN(p.opt.Sites)})
+			s := stmt{site: p.rng.IntN(p.opt.Sites)}
+			s.poll = p.opt.Polls && p.rng.IntN(4) == 0
+			b = append(b, s)
 		}
 	}
 	return b
@@ -112,6 +127,40 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 	var ctr []int64
 	if p.opt.Counters > 0 {
 		ctr = make([]int64, p.opt.Counters)
+	}
+	// emit1 makes one call, if the program may make more.
+	emit1 := func(site int, call string, compute, inMPI int64) bool {
+		if n >= p.opt.Events {
+			return false
+		}
+		t += compute
+		enter := t
+		var ce, cx []int64
+		if ctr != nil {
+			for k := range ctr {
+				ctr[k] += int64(1000 * (k + 1))
+			}
+			ce = append([]int64(nil), ctr...)
+		}
+		t += inMPI
+		if ctr != nil {
+			for k := range ctr {
+				ctr[k] += int64(10 * (k + 1))
+			}
+			cx = append([]int64(nil), ctr...)
+		}
+		emit(flowgraph.Call{
+			Key:           flowgraph.NodeKey{Call: call, Site: site, Partner: -1, Comm: -1},
+			Enter:         enter,
+			Exit:          t,
+			Bytes:         int64(8 << (site % 10)),
+			Partner:       site % 4,
+			CommSize:      4,
+			CountersEnter: ce,
+			CountersExit:  cx,
+		})
+		n++
+		return true
 	}
 	var run func(b []stmt) bool
 	run = func(b []stmt) bool {
@@ -132,10 +181,20 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 				if !run(body) {
 					return false
 				}
-			default:
-				if n >= p.opt.Events {
-					return false
+			case n >= p.opt.Events:
+				return false
+			case s.poll:
+				tries := min(int(1/math.Pow(1-rng.Float64(), 1/1.1)), maxTries)
+				for k := range tries {
+					compute, inMPI := int64(50+rng.IntN(150)), int64(150+rng.IntN(300))
+					if k == 0 && n < p.opt.Events {
+						compute, _ = p.realistic(rng, s.site, n, slow)
+					}
+					if !emit1(s.site, "MPI_Test", compute, inMPI) {
+						return false
+					}
 				}
+			default:
 				var compute, inMPI int64
 				if p.opt.Uniform {
 					compute = int64(float64(100+rng.IntN(2000)*(1+s.site%3)) * slow)
@@ -143,33 +202,9 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 				} else {
 					compute, inMPI = p.realistic(rng, s.site, n, slow)
 				}
-				t += compute
-				enter := t
-				var ce, cx []int64
-				if ctr != nil {
-					for k := range ctr {
-						ctr[k] += int64(1000 * (k + 1))
-					}
-					ce = append([]int64(nil), ctr...)
+				if !emit1(s.site, calls[s.site%len(calls)], compute, inMPI) {
+					return false
 				}
-				t += inMPI
-				if ctr != nil {
-					for k := range ctr {
-						ctr[k] += int64(10 * (k + 1))
-					}
-					cx = append([]int64(nil), ctr...)
-				}
-				emit(flowgraph.Call{
-					Key:           flowgraph.NodeKey{Call: calls[s.site%len(calls)], Site: s.site, Partner: -1, Comm: -1},
-					Enter:         enter,
-					Exit:          t,
-					Bytes:         int64(8 << (s.site % 10)),
-					Partner:       s.site % 4,
-					CommSize:      4,
-					CountersEnter: ce,
-					CountersExit:  cx,
-				})
-				n++
 			}
 		}
 		return true
@@ -311,6 +346,9 @@ func RunTruth(opt Options, nranks, ranksPerHost int, truth func(rank int, c flow
 			}
 		})
 		g := b.Graph()
+		if opt.Budget > 0 {
+			g.FitBudget(opt.Budget)
+		}
 		var wall int64
 		if k := len(g.Anchors); k > 0 {
 			wall = g.Anchors[k-1].Time

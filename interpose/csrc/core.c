@@ -96,13 +96,13 @@ static int64_t max_intervals(const char *v)
 	return n;
 }
 
-/* timing_bytes parses MPIFLOW_TIMING, the timing budget per graph in
- * bytes, with an optional k or M suffix (KiB, MiB). Unset or invalid means
- * MF_TIMING_BYTES (with a warning on rank 0 for an invalid value). */
-static int64_t timing_bytes(const char *v)
+/* size_setting parses setting name (value v), a size in bytes with an
+ * optional k or M suffix (KiB, MiB) from 1k to 1024M. Unset or invalid
+ * means def (with a warning on rank 0 for an invalid value). */
+static int64_t size_setting(const char *name, const char *v, int64_t def)
 {
 	if (!v || !*v)
-		return MF_TIMING_BYTES;
+		return def;
 	char *end;
 	errno = 0;
 	long long n = strtoll(v, &end, 10);
@@ -113,11 +113,27 @@ static int64_t timing_bytes(const char *v)
 		mul = 1 << 20, end++;
 	if (errno || *end || end == v || n < 0 || n > MF_TIMING_MAX / mul || n * mul < MF_TIMING_MIN) {
 		if (G.rank == 0)
-			fprintf(stderr, "mpiflow: MPIFLOW_TIMING=%s: use a size from 1k to 1024M; using %dk\n", v,
-				MF_TIMING_BYTES >> 10);
-		return MF_TIMING_BYTES;
+			fprintf(stderr, "mpiflow: %s=%s: use a size from 1k to 1024M; using %lldk\n", name, v,
+				(long long)def >> 10);
+		return def;
 	}
 	return n * mul;
+}
+
+/* budget parses MPIFLOW_BUDGET, the bytes a graph's sequences and timing
+ * may take in the file (MF_BUDGET_BYTES if unset), and MPIFLOW_ORDER:
+ * "exact" means no budget (0), every run length kept. */
+static int64_t budget(const char *v, const char *order)
+{
+	if (order && *order) {
+		if (strcmp(order, "exact") == 0)
+			return 0;
+		if (G.rank == 0)
+			fprintf(stderr, "mpiflow: MPIFLOW_ORDER=%s: use exact, or leave it unset for run lengths that may be "
+					"approximate past the budget\n",
+				order);
+	}
+	return size_setting("MPIFLOW_BUDGET", v, MF_BUDGET_BYTES);
 }
 
 /* sample_mask parses MPIFLOW_SAMPLE, how many of a run of repeated calls
@@ -188,7 +204,11 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	if (G.rank == 0 && mf_clock_warning())
 		fprintf(stderr, "mpiflow: %s\n", mf_clock_warning());
 	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
-	G.timing_bytes = timing_bytes(getenv("MPIFLOW_TIMING"));
+	G.timing_bytes = size_setting("MPIFLOW_TIMING", getenv("MPIFLOW_TIMING"), MF_TIMING_BYTES);
+	G.budget = budget(getenv("MPIFLOW_BUDGET"), getenv("MPIFLOW_ORDER"));
+	/* the timing takes at most half the budget, the sequences the rest */
+	if (G.budget > 0 && G.timing_bytes > G.budget / 2)
+		G.timing_bytes = G.budget / 2 < MF_TIMING_MIN ? MF_TIMING_MIN : G.budget / 2;
 	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
 	G.tight_ok = tight_ok(getenv("MPIFLOW_EXACT"), G.sample_mask);
 	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {

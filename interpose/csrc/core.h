@@ -36,6 +36,7 @@ typedef struct mf_state {
 	pthread_mutex_t mu;
 	uint32_t keyflags;
 	int64_t timing_bytes;  /* timing budget per graph, MPIFLOW_TIMING */
+	int64_t budget;        /* sequences and timing per graph, MPIFLOW_BUDGET; 0: MPIFLOW_ORDER=exact */
 	int64_t max_intervals; /* most timing intervals per graph, MPIFLOW_ANCHORS; 0: no limit */
 	int64_t sample_mask;   /* MPIFLOW_SAMPLE - 1 */
 	int tight_ok;          /* not MPIFLOW_EXACT=1 (mf_rec.tight_ok) */

@@ -207,6 +207,7 @@ void mf_finish(void)
 			.clock = mf_clock_name(),
 			.complete = 1,
 			.counters = mf_papi_names(),
+			.budget = G.budget,
 		};
 		fn(&ctx);
 		mf_remove_checkpoints();

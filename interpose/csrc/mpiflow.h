@@ -53,6 +53,7 @@ typedef struct mf_ctx {
 	const char *clock;       /* name of the recorder's clock */
 	int complete;            /* 1 when the rank reached MPI_Finalize */
 	const char *counters;    /* comma-separated counter names ("" for none) */
+	int64_t budget;          /* bytes of a graph's sequences and timing (MPIFLOW_BUDGET); 0: none */
 } mf_ctx;
 
 /* The Go part's entry point (exported by the Go library). It returns 0 when

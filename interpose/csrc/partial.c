@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MF_FORMAT_VERSION 3 /* flowgraph.FormatVersion */
+#define MF_FORMAT_VERSION 4 /* flowgraph.FormatVersion */
 #define MF_PATH_MAX 4096
 
 /* CRC-32 (IEEE, reflected polynomial 0xEDB88320) as hash/crc32. The table

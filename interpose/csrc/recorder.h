@@ -43,6 +43,7 @@ enum {
 #define MF_TIMING_BYTES (64 << 10)  /* flowgraph.DefaultTimingBytes */
 #define MF_TIMING_MIN (1 << 10)      /* flowgraph.MinTimingBytes */
 #define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
+#define MF_BUDGET_BYTES (128 << 10)  /* flowgraph.DefaultBudget */
 /* flowgraph's timingHeaderMax, timingMinIntervals, timingTarget,
  * TimingQuantumBits, timingIntervalHeadMax, timingEntryMax (nibbles) */
 #define MF_TM_HEAD 16

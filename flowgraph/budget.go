@@ -1,0 +1,241 @@
+package flowgraph
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// DefaultBudget is the default of the bytes a graph's sequences and timing
+// may take in a file (FitBudget).
+const DefaultBudget = 128 << 10
+
+// BudgetUse says what a graph's sequences and timing take in a file against
+// the byte budget of its recording, and how many of the runs of its polls
+// (the events of a node with a self-loop, from one that follows another
+// node to the next other node) were given an approximate length to fit it
+// (FitBudget), with the errors of those lengths in events.
+type BudgetUse struct {
+	Budget int64 `msgpack:"budget" json:"budget"`
+	Bytes  int64 `msgpack:"bytes" json:"bytes"`
+	Runs   int64 `msgpack:"runs" json:"runs"`
+	// Approximate runs have lengths spread evenly over a group of runs of
+	// one node in one timing interval, whose total is exact.
+	Approximate int64 `msgpack:"approx" json:"approximate"`
+	ErrP50      int64 `msgpack:"p50" json:"err_p50"`
+	ErrP90      int64 `msgpack:"p90" json:"err_p90"`
+	ErrMax      int64 `msgpack:"max" json:"err_max"`
+}
+
+// Fits tells whether the graph's sequences and timing fit the budget.
+func (a *BudgetUse) Fits() bool { return a.Bytes <= a.Budget }
+
+// runGroup is a stretch of runs of one polled node, all in one timing
+// interval, that FitBudget may give lengths spread evenly.
+type runGroup struct {
+	poll, from, to int // runs [from, to) of polls[poll]
+	dev            float64
+}
+
+// FitBudget makes g's sequences and timing take at most budget bytes in a
+// file, as far as approximating the lengths of its poll runs allows, and
+// sets g.Budget to what they take and what was approximated. The order of all other
+// events stays exact, and so does each node's count in every timing
+// interval: runs are approximated in groups of one node within one
+// interval, whose total is kept, the most uniform groups first; a run
+// across an interval's start keeps its length.
+func (g *Graph) FitBudget(budget int64) *BudgetUse {
+	tim := int64(0)
+	if g.Timing.Present() {
+		tim = packedLen(g.Timing.AppendBinary(nil))
+	}
+	seqs, polls := g.positions()
+	if seqs == nil {
+		raw, _ := g.storedSeqs()
+		g.Budget = &BudgetUse{Budget: budget, Bytes: packedLen(raw) + tim}
+		return g.Budget
+	}
+	var raw []byte
+	for _, s := range seqs {
+		raw = s.AppendBinary(raw)
+	}
+	a := &BudgetUse{Budget: budget, Bytes: packedLen(raw) + tim}
+	g.Budget = a
+	for _, p := range polls {
+		a.Runs += int64(len(p.lens))
+	}
+	if a.Fits() {
+		return a
+	}
+	bounds := g.intervalStarts()
+	fixed := make([][]byte, len(g.Edges)) // the encoding of each edge that is not a self-loop
+	pollOf := make([]int, len(g.Edges))   // the poll of each self-loop, else -1
+	for i := range g.Edges {
+		pollOf[i] = -1
+		if e := &g.Edges[i]; e.Src != e.Dst {
+			fixed[i] = seqs[i].AppendBinary(nil)
+		}
+	}
+	for k, p := range polls {
+		pollOf[p.edge] = k
+	}
+	lens := make([][]int64, len(polls))
+	encode := func(groups []runGroup) int64 {
+		for k, p := range polls {
+			lens[k] = append(lens[k][:0], p.lens...)
+		}
+		for _, gr := range groups {
+			even(lens[gr.poll][gr.from:gr.to])
+		}
+		var b []byte
+		for i := range g.Edges {
+			if k := pollOf[i]; k >= 0 {
+				s := runEnds(lens[k])
+				b = s.AppendBinary(b)
+			} else {
+				b = append(b, fixed[i]...)
+			}
+		}
+		return packedLen(b) + tim
+	}
+	// Coarser groups save more: runs of one interval in stretches of 64,
+	// then whole intervals.
+	var groups []runGroup
+	for _, most := range []int{64, math.MaxInt} {
+		groups = runGroups(polls, bounds, most)
+		if encode(groups) > budget {
+			continue // not even all of them: coarser groups
+		}
+		groups = groups[:sort.Search(len(groups), func(k int) bool { return encode(groups[:k]) <= budget })]
+		break
+	}
+	a.Bytes = encode(groups)
+	var errs []int64
+	for _, gr := range groups {
+		p := &polls[gr.poll]
+		for r := gr.from; r < gr.to; r++ {
+			errs = append(errs, abs(lens[gr.poll][r]-p.lens[r]))
+		}
+	}
+	a.Approximate = int64(len(errs))
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		a.ErrP50, a.ErrP90, a.ErrMax = errs[len(errs)/2], errs[len(errs)*9/10], errs[len(errs)-1]
+	}
+	// The graph takes the approximate lengths: back to event indices
+	// through positions, which keep every other event's order.
+	for k, p := range polls {
+		seqs[p.edge] = runEnds(lens[k])
+	}
+	for i := range g.Edges {
+		g.Edges[i].Seq = seqs[i]
+	}
+	if err := g.fromPositions(); err != nil {
+		panic("flowgraph: FitBudget: " + err.Error()) // positions it made itself
+	}
+	return a
+}
+
+// packedLen is what raw takes in a file: packed, in a msgpack bin (as
+// File.BlockBytes counts it).
+func packedLen(raw []byte) int64 {
+	n := int64(len(pack(raw)))
+	switch {
+	case n < 1<<8:
+		return n + 2
+	case n < 1<<16:
+		return n + 3
+	}
+	return n + 5
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// even gives runs the same length, as far as integers allow, and the
+// same total: the first total%n one more.
+func even(lens []int64) {
+	var total int64
+	for _, m := range lens {
+		total += m
+	}
+	n := int64(len(lens))
+	for k := range lens {
+		lens[k] = total / n
+		if int64(k) < total%n {
+			lens[k]++
+		}
+	}
+}
+
+// intervalStarts returns the first event of each timing interval after
+// the first, ascending.
+func (g *Graph) intervalStarts() []int64 {
+	var starts []int64
+	if !g.Timing.Present() {
+		return nil
+	}
+	it := g.Timing.Intervals()
+	for it.Next() {
+		if s := it.Interval().Start; s > 0 {
+			starts = append(starts, s)
+		}
+	}
+	return starts
+}
+
+// runGroups divides the runs of polls into groups of at most most runs of
+// one node, each within one timing interval (bounds: the intervals'
+// starts), leaving out the runs that cross a start; it returns them the
+// most uniform first (the mean absolute deviation of their lengths over
+// their mean).
+func runGroups(polls []polled, bounds []int64, most int) []runGroup {
+	var gs []runGroup
+	for pi, p := range polls {
+		b := 0
+		from := 0
+		flush := func(to int) {
+			if to-from >= 2 {
+				gs = append(gs, runGroup{poll: pi, from: from, to: to, dev: deviation(p.lens[from:to])})
+			}
+			from = to
+		}
+		for r, h := range p.heads {
+			end := h + p.lens[r] // the run's events are [h, end)
+			if b < len(bounds) && bounds[b] <= h {
+				flush(r) // a new interval
+				for b < len(bounds) && bounds[b] <= h {
+					b++
+				}
+			}
+			if b < len(bounds) && bounds[b] < end {
+				flush(r) // across a start: exact
+				from = r + 1
+				continue
+			}
+			if r-from+1 > most {
+				flush(r)
+			}
+		}
+		flush(len(p.heads))
+	}
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].dev < gs[j].dev })
+	return gs
+}
+
+func deviation(lens []int64) float64 {
+	var sum float64
+	for _, m := range lens {
+		sum += float64(m)
+	}
+	mean := sum / float64(len(lens))
+	var d float64
+	for _, m := range lens {
+		d += math.Abs(float64(m) - mean)
+	}
+	return d / sum
+}

@@ -1,0 +1,403 @@
+package flowgraph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Positions (format version 4). A poll that completes after a varying number
+// of tries is a run of one node whose length varies; with sequence numbers
+// that count every event, each such run shifts the numbers of every later
+// event, so every edge of the loop around the poll breaks its arithmetic
+// progressions into a term per iteration (HPCC at 2 ranks: 72k terms, of
+// which the polls' self-loops hold 31k). Files of version 4 therefore may
+// store the sequences in positions: an edge that is not a self-loop stores
+// the position of each event it leads to, its index among the events that
+// do not repeat the event before them; a self-loop n -> n stores, for each
+// event of n at a position (each run of n), the number of events of n up to
+// the end of that run. The order of the program around the polls keeps its
+// regularity, and what varies, the run lengths, is one ascending sequence
+// per polled node. In memory every Seq holds event indices; the conversion
+// happens when a graph is encoded and decoded.
+//
+// Positions cost a walk over the runs and the positions of the polled
+// nodes when read, so they are used only where self-loops are irregular
+// (more than positionsMinTerms terms in all) and the walk is bounded.
+const (
+	positionsMinTerms = 64
+	// maxPositionsWork bounds the runs and occurrences a conversion
+	// walks, so that a crafted file cannot make a reader work without
+	// limit; writers fall back to event indices beyond it.
+	maxPositionsWork = 1 << 26
+)
+
+// selfBlock is a run of consecutive traversals of a self-loop: the events
+// at indices start .. start+count-1 (at decoding: from position key, the
+// position after the run's first event).
+type selfBlock struct {
+	start, count int64
+	edge         int
+}
+
+// runCount is the number of arithmetic runs of the subtree at p, repeats
+// expanded.
+func runCount(ts []SeqTerm, p int) int64 {
+	t := &ts[p]
+	if t.Body == 0 {
+		return 1
+	}
+	var n int64
+	for c, k := p+1, int32(0); k < t.Body; c, k = c+int(ts[c].Size), k+1 {
+		n += runCount(ts, c)
+		if n > maxPositionsWork {
+			return n
+		}
+	}
+	if n > maxPositionsWork/max(t.Count, 1) {
+		return maxPositionsWork + 1
+	}
+	return t.Count * n
+}
+
+// seqRuns is runCount of a whole Seq, saturating above maxPositionsWork.
+func seqRuns(s *Seq) int64 {
+	ts := s.Terms()
+	var n int64
+	for p := 0; p < len(ts) && n <= maxPositionsWork; p += int(ts[p].Size) {
+		n += runCount(ts, p)
+	}
+	return n
+}
+
+// appendRun appends the numbers of r, which must all be larger than the
+// last number of s, with the terms Append would give them one by one.
+func (s *Seq) appendRun(r SeqRun) {
+	for k := int64(0); k < r.Count; k++ {
+		s.Append(r.Start + k*r.Stride)
+		if o := &s.open; r.Count > 1 && o.Count >= 2 && o.Stride == r.Stride {
+			// The open run ends with number k at stride r.Stride:
+			// the rest continue it one by one.
+			o.Count += r.Count - 1 - k
+			return
+		}
+	}
+}
+
+// usePositions tells whether g's sequences are stored as positions: its
+// self-loops are irregular and the conversion's walk is bounded.
+func (g *Graph) usePositions() bool {
+	terms, work := 0, int64(0)
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src != e.Dst {
+			continue
+		}
+		terms += e.Seq.NumTerms()
+		work += seqRuns(&e.Seq) + g.Nodes[e.Src].Count - e.Count
+	}
+	return terms > positionsMinTerms && work <= maxPositionsWork
+}
+
+// positionsWork is what reading sequences stored as positions (seq(i) of
+// edge i) walks: their runs, and the events of polled nodes that follow
+// another node (self: each node's self-loop or -1), saturating above
+// maxPositionsWork.
+func positionsWork(g *Graph, seq func(i int) *Seq, self []int) int64 {
+	var w int64
+	for i := range g.Edges {
+		s := seq(i)
+		w += seqRuns(s)
+		if e := &g.Edges[i]; e.Src != e.Dst && self[e.Dst] >= 0 {
+			l := s.Len()
+			if l < 0 || l > maxPositionsWork {
+				return maxPositionsWork + 1
+			}
+			w += l
+		}
+		if w > maxPositionsWork {
+			return w
+		}
+	}
+	return w
+}
+
+// heads returns, per node with a self-loop, the events that start its runs
+// (those that follow another node), ascending, from the edges' sequences
+// seq(i) (event indices or positions alike).
+func heads(g *Graph, seq func(i int) *Seq, self []int) [][]int64 {
+	n := make([]int64, len(g.Nodes))
+	n[g.Initial]++
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src != e.Dst && self[e.Dst] >= 0 {
+			n[e.Dst] += seq(i).Len()
+		}
+	}
+	hs := make([][]int64, len(g.Nodes))
+	for k := range hs {
+		if self[k] >= 0 {
+			hs[k] = make([]int64, 0, n[k])
+		}
+	}
+	if self[g.Initial] >= 0 {
+		hs[g.Initial] = append(hs[g.Initial], 0)
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src == e.Dst || self[e.Dst] < 0 {
+			continue
+		}
+		seq(i).All(func(x int64) bool {
+			hs[e.Dst] = append(hs[e.Dst], x)
+			return true
+		})
+	}
+	for _, h := range hs {
+		slices.Sort(h)
+	}
+	return hs
+}
+
+// toPositions returns g's sequences as positions, one per edge, and the
+// runs of its self-looped nodes.
+func (g *Graph) toPositions() ([]Seq, []polled) {
+	var blocks []selfBlock
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src != e.Dst {
+			continue
+		}
+		e.Seq.Runs(func(r SeqRun) bool {
+			if r.Stride == 1 {
+				blocks = appendBlock(blocks, r.Start, r.Count, i)
+				return true
+			}
+			for k := int64(0); k < r.Count; k++ {
+				blocks = appendBlock(blocks, r.Start+k*r.Stride, 1, i)
+			}
+			return true
+		})
+	}
+	sort.Slice(blocks, func(a, b int) bool { return blocks[a].start < blocks[b].start })
+	// A self-loop's runs from different terms may touch; merge them.
+	w := 0
+	for _, b := range blocks {
+		if w > 0 && blocks[w-1].edge == b.edge && blocks[w-1].start+blocks[w-1].count == b.start {
+			blocks[w-1].count += b.count
+			continue
+		}
+		blocks[w] = b
+		w++
+	}
+	blocks = blocks[:w]
+	// keys[j] is block j's start; before[j] the traversals of the
+	// blocks before j.
+	keys := make([]int64, len(blocks))
+	before := make([]int64, len(blocks)+1)
+	for j, b := range blocks {
+		keys[j] = b.start
+		before[j+1] = before[j] + b.count
+	}
+	out := make([]Seq, len(g.Edges))
+	self := selfLoops(g)
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src != e.Dst {
+			mapRuns(&e.Seq, &out[i], keys, func(x int64, j int) int64 { return x - before[j] })
+		}
+	}
+	// Each self-loop: per run of its node (head h), its length.
+	per := make([][]selfBlock, len(g.Edges))
+	for _, b := range blocks {
+		per[b.edge] = append(per[b.edge], b)
+	}
+	var runs []polled
+	for n, hs := range heads(g, func(i int) *Seq { return &g.Edges[i].Seq }, self) {
+		ei := self[n]
+		if ei < 0 {
+			continue
+		}
+		bs := per[ei]
+		p := polled{edge: ei, heads: hs, lens: make([]int64, len(hs))}
+		for k, h := range hs {
+			p.lens[k] = 1
+			if len(bs) > 0 && bs[0].start == h+1 {
+				p.lens[k] += bs[0].count
+				bs = bs[1:]
+			}
+		}
+		out[ei] = runEnds(p.lens)
+		runs = append(runs, p)
+	}
+	return out, runs
+}
+
+// polled are the runs of a node with a self-loop (edge): the index of
+// each run's first event, in order, and its number of events.
+type polled struct {
+	edge        int
+	heads, lens []int64
+}
+
+// runEnds returns the stored form of run lengths lens: each run's end,
+// counted in the node's events.
+func runEnds(lens []int64) Seq {
+	var s Seq
+	var c int64
+	for k := 0; k < len(lens); {
+		// a stretch of equal lengths is one progression
+		m, n := lens[k], 1
+		for k+n < len(lens) && lens[k+n] == m {
+			n++
+		}
+		s.appendRun(SeqRun{Start: c + m, Stride: m, Count: int64(n)})
+		c += m * int64(n)
+		k += n
+	}
+	return s
+}
+
+// selfLoops returns, per node, the index of its self-loop edge or -1.
+func selfLoops(g *Graph) []int {
+	self := make([]int, len(g.Nodes))
+	for i := range self {
+		self[i] = -1
+	}
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src == e.Dst && e.Src >= 0 && e.Src < len(self) {
+			self[e.Src] = i
+		}
+	}
+	return self
+}
+
+func appendBlock(bs []selfBlock, start, count int64, edge int) []selfBlock {
+	return append(bs, selfBlock{start: start, count: count, edge: edge})
+}
+
+// mapRuns appends to out the numbers of s, each x mapped by f(x, j), where
+// j is the number of keys at or below x: a run at a time between keys.
+func mapRuns(s, out *Seq, keys []int64, f func(x int64, j int) int64) {
+	s.Runs(func(r SeqRun) bool {
+		x, left, last := r.Start, r.Count, r.Last()
+		j := sort.Search(len(keys), func(k int) bool { return keys[k] > x })
+		for left > 0 {
+			for j < len(keys) && keys[j] <= x {
+				j++
+			}
+			n := left
+			if j < len(keys) && keys[j] <= last {
+				n = (keys[j] - x + r.Stride - 1) / r.Stride // the numbers below key j
+			}
+			out.appendRun(SeqRun{Start: f(x, j), Stride: r.Stride, Count: n})
+			x += n * r.Stride
+			left -= n
+		}
+		return true
+	})
+}
+
+// storedSeqs returns the sequences of g's edges as files store them, one
+// after the other (Seq.AppendBinary), and whether they are positions.
+func (g *Graph) storedSeqs() (raw []byte, positions bool) {
+	seqs, _ := g.positions()
+	if seqs != nil {
+		for _, s := range seqs {
+			raw = s.AppendBinary(raw)
+		}
+		return raw, true
+	}
+	for i := range g.Edges {
+		raw = g.Edges[i].Seq.AppendBinary(raw)
+	}
+	return raw, false
+}
+
+// positions returns what toPositions does where g's sequences are stored
+// as positions, else nil.
+func (g *Graph) positions() ([]Seq, []polled) {
+	if g.NumEvents == 0 || !g.usePositions() {
+		return nil, nil
+	}
+	seqs, polls := g.toPositions()
+	if positionsWork(g, func(i int) *Seq { return &seqs[i] }, selfLoops(g)) > maxPositionsWork {
+		return nil, nil
+	}
+	return seqs, polls
+}
+
+var errPositions = errors.New("sequence positions inconsistent")
+
+// fromPositions turns g's sequences, stored as positions, into event
+// indices.
+func (g *Graph) fromPositions() error {
+	nn := len(g.Nodes)
+	self := make([]int, nn)
+	for i := range self {
+		self[i] = -1
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src < 0 || e.Src >= nn || e.Dst < 0 || e.Dst >= nn {
+			return fmt.Errorf("edge %d: %d -> %d out of range (%d nodes)", i, e.Src, e.Dst, nn)
+		}
+		if e.Src == e.Dst {
+			if self[e.Src] >= 0 {
+				return fmt.Errorf("edges %d and %d: two self-loops of node %d", self[e.Src], i, e.Src)
+			}
+			self[e.Src] = i
+		}
+	}
+	if g.NumEvents <= 0 || g.Initial < 0 || g.Initial >= nn {
+		return fmt.Errorf("%w: no events or initial node out of range", errPositions)
+	}
+	seq := func(i int) *Seq { return &g.Edges[i].Seq }
+	if positionsWork(g, seq, self) > maxPositionsWork {
+		return fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
+	}
+	var blocks []selfBlock // start: the position after the run's head
+	for n, hs := range heads(g, seq, self) {
+		ei := self[n]
+		if ei < 0 {
+			continue
+		}
+		s := &g.Edges[ei].Seq
+		if l := s.Len(); l != int64(len(hs)) {
+			return fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
+		}
+		k, prev := 0, int64(0)
+		s.All(func(c int64) bool {
+			if m := c - prev; m > 1 {
+				blocks = appendBlock(blocks, hs[k]+1, m-1, ei)
+			}
+			prev = c
+			k++
+			return true
+		})
+	}
+	sort.Slice(blocks, func(a, b int) bool { return blocks[a].start < blocks[b].start })
+	keys := make([]int64, len(blocks))
+	before := make([]int64, len(blocks)+1)
+	for j, b := range blocks {
+		if j > 0 && b.start == blocks[j-1].start {
+			return fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
+		}
+		keys[j] = b.start
+		if before[j+1] = before[j] + b.count; before[j+1] > g.NumEvents {
+			return fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
+		}
+	}
+	out := make([]Seq, len(g.Edges))
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src != e.Dst {
+			mapRuns(&e.Seq, &out[i], keys, func(x int64, j int) int64 { return x + before[j] })
+		}
+	}
+	for j, b := range blocks {
+		out[b.edge].appendRun(SeqRun{Start: b.start + before[j], Stride: 1, Count: b.count})
+	}
+	for i := range g.Edges {
+		g.Edges[i].Seq = out[i]
+	}
+	return nil
+}
