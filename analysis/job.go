@@ -62,6 +62,8 @@ type Job struct {
 	// FileBytes are the bytes of the selected blocks by part, and of the
 	// rest of the file.
 	FileBytes flowgraph.FileBytes
+	// Budget sums up the recording budget of the selected blocks.
+	Budget BudgetSummary
 	// Metrics are the metrics of the level elements' values.
 	Metrics []string
 	// ResolveErr is the first call site resolution problem, nil if every
@@ -72,6 +74,32 @@ type Job struct {
 	// ranks (without the loop analysis: empty).
 	Groups    []Group
 	LoopTable loops.TableRow
+}
+
+// BudgetSummary sums up what the blocks' sequences and timing took against
+// the recording's budget (MPIFLOW_BUDGET) and the poll runs whose length
+// was approximated to fit it (flowgraph.BudgetUse).
+type BudgetSummary struct {
+	Blocks      int   `json:"blocks"` // blocks recorded with a budget
+	Budget      int64 `json:"budget"` // bytes a block (the largest of them)
+	Over        int   `json:"over"`   // blocks over it even so
+	Runs        int64 `json:"runs"`
+	Approximate int64 `json:"approximate"`
+	ErrMax      int64 `json:"err_max"` // the largest error of a run length, in events
+}
+
+func (b *BudgetSummary) add(u *flowgraph.BudgetUse) {
+	if u == nil {
+		return
+	}
+	b.Blocks++
+	b.Budget = max(b.Budget, u.Budget)
+	if !u.Fits() {
+		b.Over++
+	}
+	b.Runs += u.Runs
+	b.Approximate += u.Approximate
+	b.ErrMax = max(b.ErrMax, u.ErrMax)
 }
 
 // Rank is one selected block with its analysis.
@@ -159,6 +187,7 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 			}
 		}
 		j.FileBytes.Add(f.BlockBytes(i, r))
+		j.Budget.add(r.Graph.Budget)
 		j.Summary.Add(r)
 		sites.add(r)
 		comm.add(r)

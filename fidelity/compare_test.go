@@ -59,7 +59,7 @@ func TestCompareGenerated(t *testing.T) {
 // one up to run lengths, and the report says what was approximated.
 func TestCompareApproximateRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "poll.mpiflow")
-	opt := flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 8 << 10}
+	opt := flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 4 << 10}
 	_, ranks, err := flowgen.WriteJob(path, opt, 2, 2)
 	require.NoError(t, err)
 	for _, r := range ranks {

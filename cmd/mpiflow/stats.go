@@ -86,6 +86,8 @@ type statsOutput struct {
 	// FileBytes are the bytes of the selected ranks' blocks by part, and
 	// of the rest of the file.
 	FileBytes flowgraph.FileBytes `json:"file_bytes"`
+	// Budget sums up the recording budget (nil: none).
+	Budget *analysis.BudgetSummary `json:"budget,omitempty"`
 	// Sites are the call sites (with --sites).
 	Sites []analysis.SiteStat `json:"sites,omitempty"`
 	// Comm is the point-to-point traffic (with --matrix).
@@ -95,9 +97,13 @@ type statsOutput struct {
 func statsJSON(job *analysis.Job) statsOutput {
 	h, s := &job.Header, job.Summary
 	mpi, wall, bytes := s.Totals()
-	return statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: analysis.Percent(mpi, wall), TotalBytes: bytes,
+	out := statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: analysis.Percent(mpi, wall), TotalBytes: bytes,
 		Calls: job.Calls, Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
 		FileBytes: job.FileBytes}
+	if job.Budget.Blocks > 0 {
+		out.Budget = &job.Budget
+	}
+	return out
 }
 
 func printStats(w io.Writer, job *analysis.Job) error {
@@ -118,6 +124,10 @@ func printStats(w io.Writer, job *analysis.Job) error {
 	}
 	fmt.Fprintf(w, "# file      : %s (graph %s, sequences %s, timing %s, other %s)\n", units.Bytes(float64(fb.Total())),
 		units.Bytes(float64(fb.Graph)), units.Bytes(float64(fb.Sequences)), units.Bytes(float64(fb.Timing)), units.Bytes(float64(fb.Other)))
+	if b := job.Budget; b.Blocks > 0 {
+		fmt.Fprintf(w, "# budget    : %s a rank for sequences and timing, %d of %d over it; %s\n", units.Bytes(float64(b.Budget)),
+			b.Over, b.Blocks, runLengths(b))
+	}
 	selected := make(map[int]bool)
 	for _, r := range s.Ranks {
 		selected[r.Rank] = true
@@ -138,6 +148,15 @@ func printStats(w io.Writer, job *analysis.Job) error {
 			units.NS(c.Avg), units.NS(c.Time.Min), units.NS(c.Time.Max), units.Bytes(float64(c.Bytes)), shares)
 	}
 	return tw.Flush()
+}
+
+// runLengths says how many poll run lengths a budget approximated.
+func runLengths(b analysis.BudgetSummary) string {
+	if b.Approximate == 0 {
+		return "run lengths exact"
+	}
+	return fmt.Sprintf("%d of %d poll run lengths approximate (order exact up to them; largest error %d events)",
+		b.Approximate, b.Runs, b.ErrMax)
 }
 
 // printSites prints the table of call sites.

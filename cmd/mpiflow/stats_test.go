@@ -13,6 +13,7 @@ import (
 
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
 	"mpiflow/internal/units"
 )
 
@@ -158,4 +159,35 @@ func TestStatsMatrix(t *testing.T) {
 	js, _, err = run(t, "stats", "--json", path)
 	require.NoError(t, err)
 	assert.NotContains(t, js, `"comm"`)
+}
+
+// stats says what the recording's budget approximated, in text and JSON,
+// and nothing of a budget where there was none.
+func TestStatsBudget(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 4 << 10}, 2, 2)
+	path := filepath.Join(t.TempDir(), "poll.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	var approx int64
+	for _, r := range ranks {
+		approx += r.Graph.Budget.Approximate
+	}
+	require.Positive(t, approx)
+	js, _, err := run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	var got statsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	require.NotNil(t, got.Budget)
+	assert.Equal(t, analysis.BudgetSummary{Blocks: 2, Budget: 4 << 10, Runs: ranks[0].Graph.Budget.Runs + ranks[1].Graph.Budget.Runs,
+		Approximate: approx, ErrMax: max(ranks[0].Graph.Budget.ErrMax, ranks[1].Graph.Budget.ErrMax)}, *got.Budget)
+	out, _, err := run(t, "stats", path)
+	require.NoError(t, err)
+	assert.Contains(t, out, "# budget    : 4.0 KiB a rank for sequences and timing, 0 of 2 over it; "+strconv.FormatInt(approx, 10)+" of ")
+
+	path, _ = genJob(t)
+	out, _, err = run(t, "stats", path)
+	require.NoError(t, err)
+	assert.NotContains(t, out, "budget")
+	js, _, err = run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	assert.NotContains(t, js, `"budget"`)
 }

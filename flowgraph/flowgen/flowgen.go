@@ -45,8 +45,8 @@ type Options struct {
 	// that wait for messages by polling do.
 	Polls bool
 	// Budget, when > 0, makes each graph fit that many bytes of
-	// sequences and timing (flowgraph.Graph.FitBudget), as the recorder
-	// does at MPI_Finalize.
+	// sequences and timing (flowgraph.Graph.FitBudget), the timing at
+	// most half of them, as the recorder does.
 	Budget int64
 }
 
@@ -91,6 +91,9 @@ func New(opt Options) *Program {
 	}
 	if opt.Phases <= 0 {
 		opt.Phases = 4
+	}
+	if half := int(opt.Budget / 2); opt.Budget > 0 && (opt.TimingBytes == 0 || opt.TimingBytes > half) {
+		opt.TimingBytes = max(half, flowgraph.MinTimingBytes)
 	}
 	p := &Program{opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15)), ranks: 1, job: opt.Seed}
 	p.main = p.block(opt.Depth)
