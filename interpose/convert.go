@@ -135,7 +135,7 @@ func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
 // recorder that failed gives, as its partial file, only the closed
 // intervals whose events and gaps are all within nev.
 func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
-	pub := r.tm_pub[r.tm_pubi]
+	pub := r.tm.pub[r.tm.pubi]
 	spacing, keep, shift := int64(pub.spacing), int(pub.keep), int(pub.shift)
 	nibs := pub.len
 	if r.failed != 0 {
@@ -153,19 +153,19 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 		return t
 	}
 	st := flowgraph.TimingState{
-		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm_budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm_maxint)},
+		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm.budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm.maxint)},
 		Spacing:     spacing,
-		Span:        int64(r.tm_span),
+		Span:        int64(r.tm.span),
 		Keep:        keep,
 		Shift:       shift,
 		Closed:      closed,
 		NumClosed:   int64(pub.nclosed),
-		ClosedTime:  int64(r.tm_ctime),
-		MPIRest:     int64(r.tm_mrest),
-		ComputeRest: int64(r.tm_crest),
-		RestCarry:   [2]int64{int64(r.tm_rcarry[0]), int64(r.tm_rcarry[1])},
+		ClosedTime:  int64(r.tm.ctime),
+		MPIRest:     int64(r.tm.mrest),
+		ComputeRest: int64(r.tm.crest),
+		RestCarry:   [2]int64{int64(r.tm.rcarry[0]), int64(r.tm.rcarry[1])},
 	}
-	for ids := C.GoBytes(unsafe.Pointer(r.tm_ids[r.tm_cur]), C.int(r.tm_nids)); len(ids) > 0; {
+	for ids := C.GoBytes(unsafe.Pointer(r.tm.ids[r.tm.cur]), C.int(r.tm.nids)); len(ids) > 0; {
 		id, n := binary.Uvarint(ids)
 		st.IDs = append(st.IDs, uint32(id))
 		ids = ids[n:]
@@ -175,7 +175,7 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 			st.Open = append(st.Open, flowgraph.TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(C.mf_timing_sum(r, id))})
 		}
 	}
-	carry := unsafe.Slice(r.tm_carry, int(r.tm_idn))
+	carry := unsafe.Slice(r.tm.carry, int(r.tm.idn))
 	for i := range int(r.nnodes) {
 		if c := carry[2*i]; c != 0 {
 			st.Carry = append(st.Carry, flowgraph.TimingEntry{Index: i, Sum: int64(c)})

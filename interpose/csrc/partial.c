@@ -241,7 +241,7 @@ static void put_uv(out *o, uint64_t v)
 static void write_timing(out *o, const mf_rec *r, const mf_view *v)
 {
 	mp_key(o, "timing");
-	mf_timing_pub p = r->tm_pub[r->tm_pubi];
+	mf_timing_pub p = r->tm.pub[r->tm.pubi];
 	int64_t open = !r->failed && v->nevents > 0 ? v->nevents - p.start : 0;
 	int64_t closed = open > 0 ? p.len : mf_timing_prefix(&p, v->nevents > 0 ? v->nevents - 1 : 0);
 	mp_bin(o, 1 + (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +

@@ -1,7 +1,7 @@
 /*
  * recorder.c: the slow paths of the recorder (new nodes, edges, sites,
- * sequence runs, timing intervals) and the full-trace writer. See
- * recorder.h.
+ * sequence runs) and the full-trace writer; timing.c has the timing
+ * intervals'. See recorder.h.
  */
 #include "recorder.h"
 #include "clock.h"
@@ -36,7 +36,6 @@ static uint64_t node_hash(int32_t call, uint64_t site, int64_t kbytes, int32_t k
 	return mix64(h ^ ((uint64_t)(uint32_t)kpartner << 32 | (uint32_t)kcomm));
 }
 
-static void tm_publish(mf_rec *r);
 
 /* thread_cpu is the calling thread's CPU time in ns, -1 if unknown. */
 static int64_t thread_cpu(const mf_rec *r)
@@ -103,13 +102,13 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	if (timing_bytes == 0)
 		timing_bytes = MF_TIMING_BYTES;
 	timing_bytes = timing_bytes < MF_TIMING_MIN ? MF_TIMING_MIN : timing_bytes > MF_TIMING_MAX ? MF_TIMING_MAX : timing_bytes;
-	r->tm_budget = 2 * (timing_bytes - MF_TM_HEAD);
-	r->tm_maxint = max_intervals >= 2 ? max_intervals : 0;
-	r->tm_spacing = 1;
+	r->tm.budget = 2 * (timing_bytes - MF_TM_HEAD);
+	r->tm.maxint = max_intervals >= 2 ? max_intervals : 0;
+	r->tm.spacing = 1;
 	r->tm_deadline = INT64_MAX;
 	r->tm_gen = 1;
-	r->tm_mgen = 1;
-	r->tm_pgen = 1;
+	r->tm.mgen = 1;
+	r->tm.pgen = 1;
 	r->trace_fd = -1;
 	r->bk_edge = -1;
 	r->ckpt_next = INT64_MAX;
@@ -119,13 +118,13 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->nhash = calloc(r->nhashcap, sizeof(int32_t));
 	r->ehash = calloc(r->ehashcap, sizeof(int32_t));
 	r->shash = calloc(r->shashcap, sizeof(int32_t));
-	r->tm_buf[0] = malloc((size_t)(r->tm_budget / 2 + 1));
-	r->tm_buf[1] = malloc((size_t)(r->tm_budget / 2 + 1));
-	if (!r->nhash || !r->ehash || !r->shash || !r->tm_buf[0] || !r->tm_buf[1]) {
+	r->tm.buf[0] = malloc((size_t)(r->tm.budget / 2 + 1));
+	r->tm.buf[1] = malloc((size_t)(r->tm.budget / 2 + 1));
+	if (!r->nhash || !r->ehash || !r->shash || !r->tm.buf[0] || !r->tm.buf[1]) {
 		mf_rec_free(r);
 		return -1;
 	}
-	tm_publish(r);
+	mf_tm_publish(r);
 	mf_rec_mode(r);
 	return 0;
 }
@@ -148,41 +147,41 @@ void mf_rec_free(mf_rec *r)
 	free(r->nhash);
 	free(r->ehash);
 	free(r->shash);
-	free(r->tm_buf[0]);
-	free(r->tm_buf[1]);
-	free(r->tm_ids[0]);
-	free(r->tm_ids[1]);
+	free(r->tm.buf[0]);
+	free(r->tm.buf[1]);
+	free(r->tm.ids[0]);
+	free(r->tm.ids[1]);
 	free(r->tm_open[0]);
 	free(r->tm_open[1]);
-	free(r->tm_mlist[0]);
-	free(r->tm_mlist[1]);
-	free(r->tm_plist);
-	free(r->tm_carry);
-	free(r->tm_m);
-	free(r->tm_p);
-	free(r->tm_entries);
-	free(r->tm_codes);
-	free(r->tm_rests);
-	free(r->tm_kept);
-	free(r->tm_order);
+	free(r->tm.mlist[0]);
+	free(r->tm.mlist[1]);
+	free(r->tm.plist);
+	free(r->tm.carry);
+	free(r->tm.m);
+	free(r->tm.p);
+	free(r->tm.entries);
+	free(r->tm.codes);
+	free(r->tm.rests);
+	free(r->tm.kept);
+	free(r->tm.order);
 	free(r->tbuf);
 	r->nodes = NULL;
 	r->edges = NULL;
 	r->sites = NULL;
 	r->nhash = r->ehash = r->shash = NULL;
-	r->tm_buf[0] = r->tm_buf[1] = NULL;
-	r->tm_ids[0] = r->tm_ids[1] = NULL;
-	r->tm_idcap[0] = r->tm_idcap[1] = 0;
-	r->tm_open[0] = r->tm_open[1] = r->tm_mlist[0] = r->tm_mlist[1] = r->tm_plist = r->tm_entries = NULL;
-	r->tm_carry = NULL;
-	r->tm_m = r->tm_p = NULL;
-	r->tm_codes = NULL;
-	r->tm_rests = NULL;
-	r->tm_kept = NULL;
-	r->tm_order = NULL;
-	r->tm_pub[0].buf = r->tm_pub[1].buf = NULL;
-	r->tm_pub[0].len = r->tm_pub[1].len = 0;
-	r->tm_pub[0].nclosed = r->tm_pub[1].nclosed = 0;
+	r->tm.buf[0] = r->tm.buf[1] = NULL;
+	r->tm.ids[0] = r->tm.ids[1] = NULL;
+	r->tm.idcap[0] = r->tm.idcap[1] = 0;
+	r->tm_open[0] = r->tm_open[1] = r->tm.mlist[0] = r->tm.mlist[1] = r->tm.plist = r->tm.entries = NULL;
+	r->tm.carry = NULL;
+	r->tm.m = r->tm.p = NULL;
+	r->tm.codes = NULL;
+	r->tm.rests = NULL;
+	r->tm.kept = NULL;
+	r->tm.order = NULL;
+	r->tm.pub[0].buf = r->tm.pub[1].buf = NULL;
+	r->tm.pub[0].len = r->tm.pub[1].len = 0;
+	r->tm.pub[0].nclosed = r->tm.pub[1].nclosed = 0;
 	r->tbuf = NULL;
 	r->nnodes = r->nedges = r->nsites = 0;
 }
@@ -221,63 +220,11 @@ int mf_parse_key(const char *s, uint32_t *flags)
 	return 0;
 }
 
-static void fail(mf_rec *r)
+void mf_rec_fail(mf_rec *r)
 {
 	r->failed = 1;
 	r->rep_call = -1; /* no more repeats either */
 	mf_rec_mode(r);
-}
-
-/* tm_grow reallocs *p to n elements of size elem; it returns -1 (and
- * leaves *p) when out of memory. */
-static int tm_grow(void **p, int64_t n, size_t elem)
-{
-	void *q = realloc(*p, (size_t)n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	return 0;
-}
-
-/* tm_reserve makes room for every node and edge in the timing lists and
- * per id arrays (whose new entries are zero: no carry, old stamps). */
-static int tm_reserve(mf_rec *r)
-{
-	int64_t need = (int64_t)r->nnodes + r->nedges;
-	if (need > r->tm_cap) {
-		int64_t nc = r->tm_cap ? r->tm_cap * 2 : 64;
-		while (nc < need)
-			nc *= 2;
-		if (tm_grow((void **)&r->tm_open[0], nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_open[1], nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_mlist[0], nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_mlist[1], nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_plist, nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_entries, nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_codes, nc, sizeof(uint64_t)) ||
-		    tm_grow((void **)&r->tm_rests, nc, sizeof(int64_t)) || tm_grow((void **)&r->tm_kept, nc, 1) ||
-		    tm_grow((void **)&r->tm_order, nc, sizeof(mf_cap_entry))) {
-			fail(r);
-			return -1;
-		}
-		r->tm_cap = nc;
-	}
-	int64_t ids = 2 * (int64_t)(r->nnodes > r->nedges ? r->nnodes : r->nedges);
-	if (ids > r->tm_idn) {
-		int64_t nc = r->tm_idn ? r->tm_idn * 2 : 128;
-		while (nc < ids)
-			nc *= 2;
-		if (tm_grow((void **)&r->tm_carry, nc, sizeof(int64_t)) || tm_grow((void **)&r->tm_m, nc, sizeof(mf_tm_slot)) ||
-		    tm_grow((void **)&r->tm_p, nc, sizeof(mf_tm_slot))) {
-			fail(r);
-			return -1;
-		}
-		memset(r->tm_carry + r->tm_idn, 0, (size_t)(nc - r->tm_idn) * sizeof(int64_t));
-		memset(r->tm_m + r->tm_idn, 0, (size_t)(nc - r->tm_idn) * sizeof(mf_tm_slot));
-		memset(r->tm_p + r->tm_idn, 0, (size_t)(nc - r->tm_idn) * sizeof(mf_tm_slot));
-		r->tm_idn = nc;
-	}
-	return 0;
 }
 
 /* grow doubles an array of elem-sized entries to hold at least need. */
@@ -375,12 +322,12 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 	if (r->keyflags & MF_KEY_SITE) {
 		sidx = site_index(r, site);
 		if (sidx < 0) {
-			fail(r);
+			mf_rec_fail(r);
 			return -1;
 		}
 	}
 	if (grow((void **)&r->nodes, &r->capnodes, r->nnodes + 1, sizeof(mf_node))) {
-		fail(r);
+		mf_rec_fail(r);
 		return -1;
 	}
 	if (r->prev >= 0) /* the table may have moved */
@@ -399,10 +346,10 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 	n->succ_edge = -1;
 	r->nhash[j] = i + 1;
 	if ((uint32_t)r->nnodes * 2 > r->nhashcap && rehash(&r->nhash, &r->nhashcap, r->nnodes, node_hash_at, r)) {
-		fail(r);
+		mf_rec_fail(r);
 		return -1;
 	}
-	if (tm_reserve(r))
+	if (mf_tm_reserve(r))
 		return -1;
 	return i;
 }
@@ -421,7 +368,7 @@ int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst)
 		j = (j + 1) & mask;
 	}
 	if (grow((void **)&r->edges, &r->capedges, r->nedges + 1, sizeof(mf_edge))) {
-		fail(r);
+		mf_rec_fail(r);
 		return -1;
 	}
 	int32_t i = r->nedges++;
@@ -431,10 +378,10 @@ int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst)
 	e->dst = dst;
 	r->ehash[j] = i + 1;
 	if ((uint32_t)r->nedges * 2 > r->ehashcap && rehash(&r->ehash, &r->ehashcap, r->nedges, edge_hash_at, r)) {
-		fail(r);
+		mf_rec_fail(r);
 		return -1;
 	}
-	if (tm_reserve(r))
+	if (mf_tm_reserve(r))
 		return -1;
 	return i;
 }
@@ -536,7 +483,7 @@ void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n)
 		if (grow_terms(&e->terms, &e->capterms, e->nterms + 1) ||
 		    grow((void **)&e->roots, &e->caproots, e->nroots + 1, sizeof(int32_t)) ||
 		    grow_terms(&r->bk, &r->bk_cap, e->nterms + 1)) {
-			fail(r);
+			mf_rec_fail(r);
 			return;
 		}
 		/* Until the new run is open, a signal handler sees the terms and
@@ -641,7 +588,7 @@ void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank)
 		if (!n->partners) {
 			n->partners = malloc(sizeof(mf_partner) * MF_MAX_PARTNERS);
 			if (!n->partners) {
-				fail(r);
+				mf_rec_fail(r);
 				return;
 			}
 		}
@@ -769,816 +716,6 @@ void mf_sample(mf_rec *r, mf_node *n, int64_t idx, int64_t dur, int64_t gap, int
 	n->sgap += gap;
 	n->sn++;
 	r->sample_at = idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1));
-}
-
-/* ---- Timing: the slow paths of flowgraph's timingRec, step for step ---- */
-
-/* Nibble streams (flowgraph.Timing): nibble i is the high half of byte i/2
- * when i is even. A nibble varint holds 3 bits a nibble, least significant
- * first, the high bit set when more follow. */
-static inline int nib_len(uint64_t v)
-{
-	return (64 - __builtin_clzll(v | 1) + 2) / 3;
-}
-
-static inline void put_nib(uint8_t *b, int64_t *n, uint64_t v)
-{
-	int64_t i = *n;
-	if (v < 8) { /* the common cases: one nibble, two */
-		if (i & 1)
-			b[i >> 1] |= (uint8_t)v;
-		else
-			b[i >> 1] = (uint8_t)(v << 4);
-		*n = i + 1;
-		return;
-	}
-	if (v < 64) {
-		uint8_t x0 = (uint8_t)((v & 7) | 8), x1 = (uint8_t)(v >> 3);
-		if (i & 1) {
-			b[i >> 1] |= x0;
-			b[(i >> 1) + 1] = (uint8_t)(x1 << 4);
-		} else {
-			b[i >> 1] = (uint8_t)(x0 << 4 | x1);
-		}
-		*n = i + 2;
-		return;
-	}
-	for (;;) {
-		uint8_t x = (uint8_t)(v & 7);
-		v >>= 3;
-		if (v)
-			x |= 8;
-		if (i & 1)
-			b[i >> 1] |= x;
-		else
-			b[i >> 1] = (uint8_t)(x << 4);
-		i++;
-		if (!v)
-			break;
-	}
-	*n = i;
-}
-
-/* get_nib reads a nibble varint of our own encoding at nibble *pos. */
-static inline uint64_t get_nib(const uint8_t *b, int64_t *pos)
-{
-	int64_t i = *pos;
-	unsigned x0 = (unsigned)(b[i >> 1] >> (4 - 4 * (i & 1))) & 15;
-	if (x0 < 8) { /* the common cases: one nibble, two */
-		*pos = i + 1;
-		return x0;
-	}
-	unsigned x1 = (unsigned)(b[(i + 1) >> 1] >> (4 - 4 * ((i + 1) & 1))) & 15;
-	if (x1 < 8) {
-		*pos = i + 2;
-		return (x0 & 7) | x1 << 3;
-	}
-	uint64_t v = 0;
-	for (int s = 0;; s += 3) {
-		unsigned x = (unsigned)(b[i >> 1] >> (4 - 4 * (i & 1))) & 15;
-		i++;
-		v |= (uint64_t)(x & 7) << s;
-		if (x < 8)
-			break;
-	}
-	*pos = i;
-	return v;
-}
-
-/* put_id and get_id write and read the uvarints of the id buffers. */
-static inline int64_t put_id(uint8_t *b, int64_t n, uint32_t id)
-{
-	if (id < 0x80) {
-		b[n] = (uint8_t)id;
-		return n + 1;
-	}
-	size_t k = (size_t)n;
-	mf_trace_uvarint(b, &k, id);
-	return (int64_t)k;
-}
-
-static inline uint32_t get_id(const uint8_t *b, int64_t *pos)
-{
-	if (b[*pos] < 0x80)
-		return b[(*pos)++];
-	uint32_t v = 0;
-	int shift = 0;
-	for (;;) {
-		uint8_t c = b[(*pos)++];
-		v |= (uint32_t)(c & 0x7f) << shift;
-		if (c < 0x80)
-			return v;
-		shift += 7;
-	}
-}
-
-/* quantize is flowgraph's quantize: the code of v at quantum 2^shift,
- * rounded half up (at most INT64_MAX >> shift), with the rounding left in
- * *rest; v <= 0 gives code 0 and rest v. */
-static inline uint64_t quantize(int64_t v, int32_t shift, int64_t *rest)
-{
-	if (v <= 0) {
-		*rest = v;
-		return 0;
-	}
-	int64_t c = v >> shift;
-	if (shift > 0)
-		c += (v >> (shift - 1)) & 1;
-	if (c > INT64_MAX >> shift)
-		c = INT64_MAX >> shift;
-	*rest = v - (int64_t)((uint64_t)c << shift);
-	return (uint64_t)c;
-}
-
-/* quantum_shift is flowgraph's quantumShift. */
-static int32_t quantum_shift(int64_t total)
-{
-	int b = total > 0 ? 64 - __builtin_clzll((uint64_t)total) : 0;
-	return b > MF_TM_QUANTUM_BITS ? b - MF_TM_QUANTUM_BITS : 0;
-}
-
-/* TM_F is field f of the node or edge of id. */
-#define TM_F(r, id, f) (*((id) & 1 ? &(r)->edges[(id) >> 1].f : &(r)->nodes[(id) >> 1].f))
-
-static void tm_publish(mf_rec *r)
-{
-	int i = 1 - r->tm_pubi;
-	r->tm_pub[i] = (mf_timing_pub){.buf = r->tm_buf[r->tm_cur], .len = r->tm_len, .nclosed = r->tm_nclosed,
-				       .spacing = r->tm_spacing, .start = r->tm_start, .keep = r->tm_keep,
-				       .shift = r->tm_shift};
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	r->tm_pubi = i;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-/* tm_reset_open empties the open interval, zeroing the sums it took. */
-static void tm_reset_open(mf_rec *r)
-{
-	for (int64_t i = 0; i < r->tm_nopen[0]; i++)
-		r->nodes[r->tm_open[0][i] >> 1].tsum = 0;
-	for (int64_t i = 0; i < r->tm_nopen[1]; i++)
-		r->edges[r->tm_open[1][i] >> 1].tsum = 0;
-	r->tm_gen++;
-	r->tm_nopen[0] = r->tm_nopen[1] = 0;
-	r->tm_mrest = r->tm_crest = 0;
-}
-
-static inline void tm_merge(mf_rec *r, uint32_t id, int64_t v)
-{
-	mf_tm_slot *s = &r->tm_m[id];
-	if (s->stamp != r->tm_mgen) {
-		s->stamp = r->tm_mgen;
-		s->v = v;
-		r->tm_mlist[id & 1][r->tm_nmlist[id & 1]++] = id;
-	} else {
-		s->v += v;
-	}
-}
-
-/* The sums of an interval to put, and the carries to round it with. */
-enum { TM_OPEN, TM_MERGED };
-enum { TM_RECORDING, TM_PASS };
-
-static inline int64_t tm_sum(const mf_rec *r, uint32_t id, int src)
-{
-	return src == TM_OPEN ? TM_F(r, id, tsum) : r->tm_m[id].v;
-}
-
-static inline int64_t tm_carry_of(const mf_rec *r, uint32_t id, int carry)
-{
-	if (carry == TM_RECORDING)
-		return r->tm_carry[id];
-	return r->tm_p[id].stamp == r->tm_pgen ? r->tm_p[id].v : 0;
-}
-
-static inline void tm_set_carry(mf_rec *r, uint32_t id, int carry, int64_t v)
-{
-	if (carry == TM_RECORDING) {
-		r->tm_carry[id] = v;
-		return;
-	}
-	mf_tm_slot *s = &r->tm_p[id];
-	if (s->stamp == r->tm_pgen) {
-		s->v = v;
-	} else if (v != 0) { /* an untouched pass carry is 0 */
-		s->stamp = r->tm_pgen;
-		s->v = v;
-		r->tm_plist[r->tm_nplist++] = id;
-	}
-}
-
-static int cap_cmp(const void *a, const void *b)
-{
-	const mf_cap_entry *x = a, *y = b;
-	if (x->code != y->code)
-		return x->code > y->code ? -1 : 1;
-	return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
-/* cap_codes (timingRec.capCodes) marks the keep largest of the n codes of
- * r->tm_codes (ties: the earlier first) in r->tm_kept and folds the others
- * into the remainder codes by kind. */
-static void cap_codes(mf_rec *r, int64_t n, int32_t keep, uint64_t *mc, uint64_t *cc)
-{
-	for (int64_t i = 0; i < n; i++)
-		r->tm_order[i] = (mf_cap_entry){.code = r->tm_codes[i], .pos = i};
-	qsort(r->tm_order, (size_t)n, sizeof(mf_cap_entry), cap_cmp);
-	memset(r->tm_kept, 0, (size_t)n);
-	for (int32_t k = 0; k < keep; k++)
-		r->tm_kept[r->tm_order[k].pos] = 1;
-	for (int64_t i = 0; i < n; i++) {
-		if (r->tm_kept[i])
-			continue;
-		if (r->tm_entries[i] & 1)
-			*cc += r->tm_codes[i];
-		else
-			*mc += r->tm_codes[i];
-	}
-}
-
-/* tm_events_code is flowgraph's eventsCode: the code of an interval of
- * events events at spacing sp, 0 when it is full. */
-static inline uint64_t tm_events_code(int64_t events, int64_t sp)
-{
-	return events == sp ? 0 : (uint64_t)events;
-}
-
-/* tm_put (timingRec.put) rounds an interval of events events, the ids of
- * lists (nodes, edges, each in first touch order) with the raw sums of src
- * and raw remainders mr, cr, with the carries of carry, caps it to keep
- * entries when capped, and writes it at spacing sp at nibble *len of out
- * and its ids at byte *nids of r->tm_ids[ib] if that keeps *len within
- * limit, then updates the carries and adds its time as encoded to *time.
- * It returns 0, or -1 (nothing written) if the interval does not fit or
- * memory runs out (r->failed). */
-static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, int64_t *nids,
-		  uint32_t *const lists[2], const int64_t counts[2], int src, int carry, int32_t keep, int capped,
-		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp)
-{
-	int32_t shift = r->tm_shift;
-	int64_t n = counts[0] + counts[1];
-	const uint64_t ec = tm_events_code(events, sp);
-	if (*nids + 5 * n > r->tm_idcap[ib]) {
-		int64_t c = r->tm_idcap[ib] ? 2 * r->tm_idcap[ib] : 4096;
-		while (c < *nids + 5 * n)
-			c *= 2;
-		if (tm_grow((void **)&r->tm_ids[ib], c, 1)) {
-			fail(r);
-			return -1;
-		}
-		r->tm_idcap[ib] = c;
-	}
-	uint8_t *ids = r->tm_ids[ib];
-	int64_t l = *len, ni = *nids;
-	uint64_t t = 0;
-	if (keep == 0 && l + 22 + 2 * 11 + n * 22 <= limit) {
-		/* It fits whatever the codes: round and write in one go. The
-		 * tables are in locals: the byte stores could alias r. */
-		uint8_t *restrict o = out, *restrict io = ids;
-		const mf_node *nodes = r->nodes;
-		const mf_edge *edges = r->edges;
-		const mf_tm_slot *msum = r->tm_m;
-		int64_t *carries = r->tm_carry;
-		mf_tm_slot *pc = r->tm_p;
-		const int64_t pgen = r->tm_pgen;
-		put_nib(o, &l, ec);
-		put_nib(o, &l, (uint64_t)counts[0]);
-		put_nib(o, &l, (uint64_t)counts[1]);
-		for (int kind = 0; kind < 2; kind++) {
-			const uint32_t *list = lists[kind];
-			const int64_t cnt = counts[kind];
-			for (int64_t i = 0; i < cnt; i++) {
-				uint32_t id = list[i];
-				int64_t v, rest;
-				if (src == TM_OPEN)
-					v = kind ? edges[id >> 1].tsum : nodes[id >> 1].tsum;
-				else
-					v = msum[id].v;
-				if (carry == TM_RECORDING)
-					v += carries[id];
-				else if (pc[id].stamp == pgen)
-					v += pc[id].v;
-				uint64_t code = quantize(v, shift, &rest);
-				put_nib(o, &l, code);
-				ni = put_id(io, ni, id);
-				t += code << shift;
-				if (carry == TM_RECORDING)
-					carries[id] = rest;
-				else if (rest != 0 || pc[id].stamp == pgen)
-					tm_set_carry(r, id, carry, rest);
-			}
-		}
-		*len = l;
-		*nids = ni;
-		*time += t;
-		return 0;
-	}
-	uint32_t *entries = r->tm_entries;
-	uint64_t *codes = r->tm_codes;
-	int64_t *rests = r->tm_rests;
-	for (int kind = 0, k = 0; kind < 2; kind++) {
-		for (int64_t i = 0; i < counts[kind]; i++, k++) {
-			uint32_t id = lists[kind][i];
-			entries[k] = id;
-			codes[k] = quantize(tm_sum(r, id, src) + tm_carry_of(r, id, carry), shift, &rests[k]);
-		}
-	}
-	int64_t *rc = carry == TM_RECORDING ? r->tm_rcarry : r->tm_prcarry;
-	uint64_t mc = 0, cc = 0;
-	int64_t mrest = 0, crest = 0;
-	if (keep > 0) {
-		mc = quantize(mr + rc[0], shift, &mrest);
-		cc = quantize(cr + rc[1], shift, &crest);
-	}
-	const uint8_t *kept = NULL;
-	uint64_t nn = (uint64_t)counts[0], ne = (uint64_t)counts[1];
-	if (capped && keep > 0 && n > keep) {
-		cap_codes(r, n, keep, &mc, &cc);
-		kept = r->tm_kept;
-		nn = 0;
-		for (int64_t i = 0; i < counts[0]; i++)
-			nn += kept[i];
-		ne = (uint64_t)keep - nn;
-	}
-	int64_t size = nib_len(ec) + nib_len(nn) + nib_len(ne);
-	if (keep > 0)
-		size += nib_len(mc) + nib_len(cc);
-	for (int64_t i = 0; i < n; i++) {
-		if (kept && !kept[i])
-			continue;
-		size += nib_len(codes[i]);
-		if (keep > 0)
-			size += nib_len(entries[i] >> 1);
-	}
-	if (l + size > limit)
-		return -1;
-	put_nib(out, &l, ec);
-	put_nib(out, &l, nn);
-	put_nib(out, &l, ne);
-	if (keep > 0) {
-		put_nib(out, &l, mc);
-		put_nib(out, &l, cc);
-		t = (mc + cc) << shift;
-	}
-	for (int64_t i = 0; i < n; i++) {
-		if (!kept || kept[i]) {
-			if (keep > 0)
-				put_nib(out, &l, entries[i] >> 1);
-			put_nib(out, &l, codes[i]);
-			ni = put_id(ids, ni, entries[i]);
-			t += codes[i] << shift;
-		}
-		tm_set_carry(r, entries[i], carry, rests[i]);
-	}
-	if (keep > 0) {
-		rc[0] = mrest;
-		rc[1] = crest;
-	}
-	*len = l;
-	*nids = ni;
-	*time += t;
-	return 0;
-}
-
-/* over_projected is flowgraph's overProjected: whether a pass that wrote
- * out nibbles after reading pos of the total of the closed intervals is
- * bound to end over limit. */
-static int over_projected(int64_t out, int64_t limit, int64_t pos, int64_t total)
-{
-	if (16 * pos < total)
-		return 0;
-	return (unsigned __int128)(16 * (uint64_t)out) * (uint64_t)total >
-	       (unsigned __int128)(17 * (uint64_t)limit) * (uint64_t)pos;
-}
-
-/* tm_open_time is the open interval's raw time (timingRec.openTime). */
-static int64_t tm_open_time(const mf_rec *r)
-{
-	int64_t total = r->tm_mrest + r->tm_crest;
-	for (int kind = 0; kind < 2; kind++)
-		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
-			total += TM_F(r, r->tm_open[kind][i], tsum);
-	return total;
-}
-
-static inline int64_t sat_add(int64_t a, int64_t b) /* b >= 0 */
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
-/* tm_set_deadline sets where the open interval closes (timingRec's
- * setDeadline, and tm_end). */
-static void tm_set_deadline(mf_rec *r)
-{
-	r->tm_end = r->tm_start + r->tm_spacing;
-	r->tm_deadline = r->tm_span > 0 ? sat_add(sat_add(r->t0, r->tm_ctime), r->tm_span) : INT64_MAX;
-}
-
-/* span_for is flowgraph's spanFor: the time sp events took on average,
- * total over nev. */
-static int64_t span_for(int64_t sp, int64_t total, int64_t nev)
-{
-	unsigned __int128 p = (unsigned __int128)(uint64_t)(total > 0 ? total : 0) * (uint64_t)sp;
-	if ((uint64_t)(p >> 64) >= (uint64_t)nev)
-		return INT64_MAX;
-	unsigned __int128 q = p / (uint64_t)nev;
-	return q > INT64_MAX ? INT64_MAX : (int64_t)q;
-}
-
-/* tm_peek_time is the time of the closed interval at nibble pos of in,
- * after its events (timingRec.peekClosed's). */
-static int64_t tm_peek_time(const uint8_t *in, int64_t pos, int32_t shift, int32_t keep)
-{
-	uint64_t n = get_nib(in, &pos);
-	n += get_nib(in, &pos);
-	uint64_t t = 0;
-	if (keep > 0) {
-		t += get_nib(in, &pos);
-		t += get_nib(in, &pos);
-	}
-	for (uint64_t e = 0; e < n; e++) {
-		if (keep > 0)
-			get_nib(in, &pos);
-		t += get_nib(in, &pos);
-	}
-	return (int64_t)(t << shift);
-}
-
-/* tm_group_reset empties the merge scratch for the next group. */
-static void tm_group_reset(mf_rec *r)
-{
-	++r->tm_mgen;
-	r->tm_nmlist[0] = r->tm_nmlist[1] = 0;
-	r->tm_mmrest = r->tm_mcrest = 0;
-}
-
-/* tm_pass (timingRec.pass during the run) merges the closed intervals,
- * written at quantum 2^old_shift with old_keep, and the open one, which
- * ends before event nev and takes its carries as a flush would, into
- * groups of adjacent intervals of at most sp events and, unless one
- * interval is longer, span ns (0: no limit), written to the other buffers
- * at the quantum and keep of r. It returns 1 if the groups before the last
- * fit in limit nibbles (their number in *groups, their size, ids, time and
- * events in tm_olen, tm_onids, tm_otime, tm_ostart), else 0 (at the first
- * that does not, or as soon as they are bound not to: over_projected). The
- * last group is left in the merge scratch. */
-static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32_t old_keep, int64_t limit,
-		   int64_t nev, int64_t *groups)
-{
-	int cur = r->tm_cur, alt = 1 - cur;
-	const uint8_t *in = r->tm_buf[cur], *inids = r->tm_ids[cur];
-	int64_t m = r->tm_nclosed + 1, pos = 0, idpos = 0, len = 0, nids = 0, gev = 0, gtime = 0, ng = 0, ostart = 0;
-	uint64_t time = 0;
-	r->tm_pgen++;
-	r->tm_nplist = 0;
-	r->tm_prcarry[0] = r->tm_prcarry[1] = 0;
-	mf_tm_slot *msum = r->tm_m;
-	uint32_t *mlist[2] = {r->tm_mlist[0], r->tm_mlist[1]};
-	tm_group_reset(r);
-	*groups = 0;
-	for (int64_t k = 0; k < m; k++) {
-		/* the interval's events, and its time where the group's
-		 * limits need it before the merge; the merge sums it too */
-		int64_t ev, tm = 0, body = pos;
-		const int closed = k < r->tm_nclosed;
-		if (closed) {
-			uint64_t c = get_nib(in, &body);
-			ev = c ? (int64_t)c : r->tm_spacing;
-		} else {
-			ev = nev - r->tm_start;
-			tm = tm_open_time(r);
-		}
-		if (gev > 0 && gev + ev <= sp && span > 0 && closed)
-			tm = tm_peek_time(in, body, old_shift, old_keep);
-		if (gev > 0 && (gev + ev > sp || (span > 0 && tm > span - gtime))) {
-			if (tm_put(r, r->tm_buf[alt], &len, limit, alt, &nids, r->tm_mlist, r->tm_nmlist, TM_MERGED,
-				   TM_PASS, r->tm_keep, 1, r->tm_mmrest, r->tm_mcrest, &time, gev, sp))
-				return 0;
-			*groups = ++ng;
-			ostart += gev;
-			gev = gtime = 0;
-			tm_group_reset(r);
-			if (over_projected(len, limit, pos, r->tm_len))
-				return 0;
-		}
-		if (closed) {
-			const int64_t mgen = r->tm_mgen;
-			int64_t nm[2] = {r->tm_nmlist[0], r->tm_nmlist[1]};
-			pos = body;
-			uint64_t n = get_nib(in, &pos), t = 0;
-			n += get_nib(in, &pos);
-			if (old_keep > 0) {
-				t = get_nib(in, &pos);
-				r->tm_mmrest += (int64_t)(t << old_shift);
-				uint64_t c = get_nib(in, &pos);
-				r->tm_mcrest += (int64_t)(c << old_shift);
-				t += c;
-			}
-			for (uint64_t e = 0; e < n; e++) {
-				if (old_keep > 0)
-					get_nib(in, &pos); /* the index, as in the ids */
-				uint64_t code = get_nib(in, &pos);
-				t += code;
-				int64_t v = (int64_t)(code << old_shift);
-				uint32_t id = get_id(inids, &idpos);
-				mf_tm_slot *sl = &msum[id]; /* tm_merge */
-				if (sl->stamp != mgen) {
-					sl->stamp = mgen;
-					sl->v = v;
-					mlist[id & 1][nm[id & 1]++] = id;
-				} else {
-					sl->v += v;
-				}
-			}
-			r->tm_nmlist[0] = nm[0];
-			r->tm_nmlist[1] = nm[1];
-			tm = (int64_t)(t << old_shift);
-		} else { /* the open interval, the last */
-			r->tm_mmrest += r->tm_mrest + r->tm_rcarry[0];
-			r->tm_mcrest += r->tm_crest + r->tm_rcarry[1];
-			for (int kind = 0; kind < 2; kind++) {
-				for (int64_t e = 0; e < r->tm_nopen[kind]; e++) {
-					uint32_t id = r->tm_open[kind][e];
-					tm_merge(r, id, TM_F(r, id, tsum) + r->tm_carry[id]);
-				}
-			}
-		}
-		gev += ev;
-		gtime = sat_add(gtime, tm > 0 ? tm : 0);
-	}
-	r->tm_olen = len;
-	r->tm_onids = nids;
-	r->tm_otime = (int64_t)time;
-	r->tm_ostart = ostart;
-	return 1;
-}
-
-/* tm_compact (timingRec.compact during the run) merges the closed
- * intervals and the open one, which ends before event nev, until they fit
- * in MF_TM_TARGET/8 of the budget and the interval limit: when the budget
- * is what is exceeded (coarsen), at the quantum for the time so far, first
- * alone if that coarsens it enough; then at 2, 4, ... times the spacing
- * (one pass per try, stopped as soon as it is over), each with the span
- * of its spacing (span_for). The merged intervals are written to the
- * other buffers and then published, so a signal handler sees the old
- * intervals or the new ones, never a mix; the last group becomes the open
- * interval. */
-static void tm_compact(mf_rec *r, int coarsen, int64_t nev)
-{
-	int64_t target = r->tm_budget * MF_TM_TARGET / 8;
-	int32_t old_shift = r->tm_shift, old_keep = r->tm_keep;
-	const int64_t total = r->tm_ctime + tm_open_time(r);
-	if (coarsen) {
-		int32_t s = quantum_shift(total);
-		if (s > r->tm_shift)
-			r->tm_shift = s;
-	}
-	/* requantizing alone pays when the quantum grows at least 8-fold */
-	int64_t first = r->tm_shift >= old_shift + 3 ? 1 : 2, g = first, sp, span, groups;
-	for (;;) {
-		sp = r->tm_spacing * g;
-		span = span_for(sp, total, nev);
-		int ok = tm_pass(r, sp, span, old_shift, old_keep, target, nev, &groups);
-		if (r->failed) {
-			r->tm_shift = old_shift;
-			r->tm_keep = old_keep;
-			return;
-		}
-		if (ok && (r->tm_maxint == 0 || groups + 1 <= r->tm_maxint))
-			break;
-		if (r->tm_keep == 0 && !ok && nev / sp < MF_TM_MIN_INTERVALS) {
-			/* keepFor: MF_TM_MIN_INTERVALS capped intervals fit */
-			int64_t k = (r->tm_budget * MF_TM_TARGET / 8 / MF_TM_MIN_INTERVALS - MF_TM_IHEAD_MAX) / MF_TM_ENTRY_MAX;
-			r->tm_keep = k < 1 ? 1 : (int32_t)k;
-			g = first;
-			continue;
-		}
-		g *= 2;
-	}
-	r->tm_cur = 1 - r->tm_cur;
-	r->tm_len = r->tm_olen;
-	r->tm_nids = r->tm_onids;
-	r->tm_ctime = r->tm_otime;
-	r->tm_nclosed = groups;
-	r->tm_spacing = sp;
-	r->tm_span = span;
-	r->tm_start = r->tm_ostart;
-	/* the open interval took its carries; the pass left its own */
-	for (int kind = 0; kind < 2; kind++)
-		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
-			r->tm_carry[r->tm_open[kind][i]] = 0;
-	for (int64_t i = 0; i < r->tm_nplist; i++) {
-		uint32_t id = r->tm_plist[i];
-		r->tm_carry[id] += r->tm_p[id].v;
-	}
-	r->tm_rcarry[0] = r->tm_prcarry[0];
-	r->tm_rcarry[1] = r->tm_prcarry[1];
-	tm_publish(r);
-	tm_reset_open(r);
-	for (int kind = 0; kind < 2; kind++) {
-		for (int64_t i = 0; i < r->tm_nmlist[kind]; i++) {
-			uint32_t id = r->tm_mlist[kind][i];
-			mf_tm_touch(r, &TM_F(r, id, tsum), &TM_F(r, id, tstamp), id, r->tm_m[id].v);
-		}
-	}
-	r->tm_mrest = r->tm_mmrest;
-	r->tm_crest = r->tm_mcrest;
-	tm_set_deadline(r);
-}
-
-/* flush_list writes the open interval's sums of kind (0 nodes, 1 edges),
- * rounded with their carries, at nibble *len of o and their ids at byte
- * *nids of io, zeroes them and adds their time as encoded to *t: the loop
- * of tm_put's fast path for the flush, with the reset. */
-static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind, int32_t shift, uint8_t *restrict o,
-								int64_t *len, uint8_t *restrict io, int64_t *nids,
-								uint64_t *t)
-{
-	const uint32_t *list = r->tm_open[kind];
-	const int64_t n = r->tm_nopen[kind];
-	int64_t *carry = r->tm_carry;
-	int64_t l = *len, ni = *nids, rest;
-	uint64_t tt = 0;
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t id = list[i];
-		int64_t *sum = kind ? &r->edges[id >> 1].tsum : &r->nodes[id >> 1].tsum;
-		uint64_t code = quantize(*sum + carry[id], shift, &rest);
-		*sum = 0;
-		carry[id] = rest;
-		put_nib(o, &l, code);
-		ni = put_id(io, ni, id);
-		tt += code << shift;
-	}
-	*len = l;
-	*nids = ni;
-	*t += tt;
-}
-
-/* Why the open interval could not be closed (timingRec.close). */
-enum { TM_CLOSED, TM_OVER_COUNT, TM_OVER_BUDGET, TM_FAILED };
-
-/* tm_close (timingRec.close during the run) closes the open interval,
- * which ends before event idx, if it fits the budget and leaves room for
- * one more interval within the limit. */
-static int tm_close(mf_rec *r, int64_t idx)
-{
-	if (r->tm_maxint != 0 && r->tm_nclosed + 2 > r->tm_maxint)
-		return TM_OVER_COUNT;
-	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1], events = idx - r->tm_start;
-	int64_t len = r->tm_len, nids = r->tm_nids;
-	if (r->tm_keep == 0 && len + 22 + 2 * 11 + (n0 + n1) * 22 <= r->tm_budget &&
-	    nids + 5 * (n0 + n1) <= r->tm_idcap[r->tm_cur]) {
-		/* tm_put's fast path, with the reset of the open interval: the
-		 * tables are in locals, the byte stores could alias r */
-		uint8_t *restrict o = r->tm_buf[r->tm_cur], *restrict io = r->tm_ids[r->tm_cur];
-		uint64_t t = 0;
-		put_nib(o, &len, tm_events_code(events, r->tm_spacing));
-		put_nib(o, &len, (uint64_t)n0);
-		put_nib(o, &len, (uint64_t)n1);
-		if (r->tm_shift == 0) { /* until the budget fills: quantize is the identity for sums > 0 */
-			flush_list(r, 0, 0, o, &len, io, &nids, &t);
-			flush_list(r, 1, 0, o, &len, io, &nids, &t);
-		} else {
-			flush_list(r, 0, r->tm_shift, o, &len, io, &nids, &t);
-			flush_list(r, 1, r->tm_shift, o, &len, io, &nids, &t);
-		}
-		r->tm_len = len;
-		r->tm_nids = nids;
-		r->tm_ctime = (int64_t)((uint64_t)r->tm_ctime + t);
-		r->tm_nclosed++;
-		r->tm_start = idx;
-		tm_publish(r);
-		r->tm_gen++;
-		r->tm_nopen[0] = r->tm_nopen[1] = 0;
-		r->tm_mrest = r->tm_crest = 0;
-		tm_set_deadline(r);
-		return TM_CLOSED;
-	}
-	uint64_t time = (uint64_t)r->tm_ctime;
-	if (tm_put(r, r->tm_buf[r->tm_cur], &len, r->tm_budget, r->tm_cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
-		   TM_RECORDING, r->tm_keep, 1, r->tm_mrest, r->tm_crest, &time, events, r->tm_spacing) == 0) {
-		r->tm_len = len;
-		r->tm_nids = nids;
-		r->tm_ctime = (int64_t)time;
-		r->tm_nclosed++;
-		r->tm_start = idx;
-		tm_publish(r);
-		tm_reset_open(r);
-		tm_set_deadline(r);
-		return TM_CLOSED;
-	}
-	return r->failed ? TM_FAILED : TM_OVER_BUDGET;
-}
-
-/* mf_timing_flush closes the open interval before event idx, entered at
- * enter (timingRec.flush): a compaction leaves its last group open, and
- * closes it too if event idx would not fit in it. */
-void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter)
-{
-	for (;;) {
-		int why = tm_close(r, idx);
-		if (why == TM_CLOSED || why == TM_FAILED)
-			return;
-		tm_compact(r, why == TM_OVER_BUDGET, idx);
-		if (r->failed || (idx < r->tm_end && enter < r->tm_deadline))
-			return;
-	}
-}
-
-int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev)
-{
-	int64_t pos = 0, ev = 0;
-	for (int64_t k = 0; k < p->nclosed; k++) {
-		const int64_t at = pos;
-		uint64_t c = get_nib(p->buf, &pos);
-		ev += c ? (int64_t)c : p->spacing;
-		if (ev > maxev)
-			return at;
-		uint64_t n = get_nib(p->buf, &pos);
-		n += get_nib(p->buf, &pos);
-		if (p->keep > 0)
-			n = 2 * n + 2; /* remainders, indices */
-		for (uint64_t e = 0; e < n; e++)
-			get_nib(p->buf, &pos);
-	}
-	return pos;
-}
-
-/* A nibble stream written through put in chunks. */
-typedef struct {
-	void (*put)(void *ctx, const uint8_t *b, size_t n);
-	void *ctx;
-	uint8_t b[64];
-	size_t n;
-	uint64_t total;
-	int half; /* a high nibble is pending */
-	uint8_t pending;
-} nib_out;
-
-static void nout_byte(nib_out *o, uint8_t c)
-{
-	o->total++;
-	if (!o->put)
-		return;
-	o->b[o->n++] = c;
-	if (o->n == sizeof(o->b)) {
-		o->put(o->ctx, o->b, o->n);
-		o->n = 0;
-	}
-}
-
-static void nout_var(nib_out *o, uint64_t v)
-{
-	for (;;) {
-		uint8_t x = (uint8_t)(v & 7);
-		v >>= 3;
-		if (v)
-			x |= 8;
-		if (o->half)
-			nout_byte(o, (uint8_t)(o->pending | x));
-		else
-			o->pending = (uint8_t)(x << 4);
-		o->half = !o->half;
-		if (!v)
-			return;
-	}
-}
-
-uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int64_t open,
-			  void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx)
-{
-	nib_out o = {.put = put, .ctx = ctx};
-	if (nibs / 2 > 0 && put)
-		put(ctx, p->buf, (size_t)(nibs / 2));
-	o.total = (uint64_t)(nibs / 2);
-	if (nibs & 1) {
-		o.half = 1;
-		o.pending = p->buf[nibs / 2] & 0xf0;
-	}
-	if (open > 0) {
-		/* timingRec.put of the open interval, uncapped */
-		int64_t rest;
-		nout_var(&o, tm_events_code(open, p->spacing));
-		nout_var(&o, (uint64_t)r->tm_nopen[0]);
-		nout_var(&o, (uint64_t)r->tm_nopen[1]);
-		if (p->keep > 0) {
-			nout_var(&o, quantize(r->tm_mrest + r->tm_rcarry[0], p->shift, &rest));
-			nout_var(&o, quantize(r->tm_crest + r->tm_rcarry[1], p->shift, &rest));
-		}
-		for (int kind = 0; kind < 2; kind++) {
-			for (int64_t i = 0; i < r->tm_nopen[kind]; i++) {
-				uint32_t id = r->tm_open[kind][i];
-				if (p->keep > 0)
-					nout_var(&o, id >> 1);
-				nout_var(&o, quantize(TM_F(r, id, tsum) + r->tm_carry[id], p->shift, &rest));
-			}
-		}
-	}
-	if (o.half)
-		nout_byte(&o, o.pending);
-	if (put && o.n > 0)
-		put(ctx, o.b, o.n);
-	return o.total;
 }
 
 static int write_all(int fd, const uint8_t *b, size_t n)

@@ -148,7 +148,7 @@ typedef struct {
 } mf_edge;
 
 /* The closed timing intervals as a signal handler may read them: the
- * recorder fills the other of two copies and then switches (tm_pubi), and
+ * recorder fills the other of two copies and then switches (tm.pubi), and
  * never changes the nibbles below len (a nibble stream, see
  * flowgraph.Timing) of a published buffer. */
 typedef struct {
@@ -174,6 +174,53 @@ typedef struct {
 	 * recorder has counters */
 	const int64_t *cin, *cout;
 } mf_event;
+
+/* mf_timing is the state of the timing's slow paths (timing.c) and of
+ * the writers of its files; the fields the hot path reads (tm_end,
+ * tm_deadline, tm_gen, the open interval's lists) stay in mf_rec. */
+typedef struct mf_timing {
+	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
+	 * open interval's raw sums live in the nodes and edges (tsum), touched
+	 * in the order tm_open; closed intervals are encoded in buf[cur]
+	 * (nibbles), the ids of their entries in ids[cur] (uvarints). */
+	int64_t budget;    /* nibbles for the intervals */
+	int64_t maxint;    /* most intervals, 0: no limit */
+	int64_t spacing;   /* most events an interval holds, a power of two */
+	int64_t span;      /* an interval closes at its first event this late (ns; 0: never) */
+	int64_t start;     /* the events of the closed intervals: the open one's first */
+	int32_t keep;      /* entries kept per interval, 0: all */
+	int32_t shift;     /* the quantum is 2^shift ns */
+	uint8_t *buf[2];   /* each budget / 2 + 1 bytes */
+	uint8_t *ids[2];
+	int64_t idcap[2];
+	int cur;
+	int64_t len, nids, nclosed;
+	int64_t ctime; /* the time of the closed intervals as encoded */
+	mf_timing_pub pub[2];
+	volatile int pubi;
+	int64_t mrest, crest; /* the open interval's raw remainders */
+	int64_t rcarry[2];    /* the rounding carried into them */
+	/* per id (idn >= 2 * max(nnodes, nedges)): the rounding carried
+	 * into its next sum, a merged group's sum (generation mgen), a
+	 * pass's carry (generation pgen) */
+	int64_t idn;
+	int64_t *carry;
+	mf_tm_slot *m, *p;
+	/* scratch of cap >= nnodes + nedges entries: a merged group's ids
+	 * by kind, a pass's carried ids, an interval's ids, codes, rests and
+	 * cap */
+	int64_t cap;
+	uint32_t *mlist[2];
+	int64_t nmlist[2], mgen, mmrest, mcrest;
+	uint32_t *plist;
+	int64_t nplist, pgen, prcarry[2];
+	uint32_t *entries;
+	uint64_t *codes;
+	int64_t *rests;
+	uint8_t *kept;
+	mf_cap_entry *order;
+	int64_t olen, onids, otime, ostart; /* a pass's output */
+} mf_timing;
 
 typedef struct mf_rec {
 	/* Hot: what a repeat reads and writes (mf_repeat, mf_record_rep)
@@ -210,8 +257,8 @@ typedef struct mf_rec {
 	 * of a call that mf_rep_quick takes: while it repeats the run with
 	 * that handle, its size is at most rep_csize */
 	uintptr_t rep_handle;
-	/* timing: the open interval closes at event tm_end (tm_start +
-	 * tm_spacing; 0 before the first event) or at the first event entered
+	/* timing: the open interval closes at event tm_end (tm.start +
+	 * tm.spacing; 0 before the first event) or at the first event entered
 	 * at or after tm_deadline */
 	int64_t tm_end, tm_deadline;
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
@@ -266,47 +313,7 @@ typedef struct mf_rec {
 	int32_t initial;
 	int64_t t0;
 
-	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
-	 * open interval's raw sums live in the nodes and edges (tsum), touched
-	 * in the order tm_open; closed intervals are encoded in tm_buf[tm_cur]
-	 * (nibbles), the ids of their entries in tm_ids[tm_cur] (uvarints). */
-	int64_t tm_budget;    /* nibbles for the intervals */
-	int64_t tm_maxint;    /* most intervals, 0: no limit */
-	int64_t tm_spacing;   /* most events an interval holds, a power of two */
-	int64_t tm_span;      /* an interval closes at its first event this late (ns; 0: never) */
-	int64_t tm_start;     /* the events of the closed intervals: the open one's first */
-	int32_t tm_keep;      /* entries kept per interval, 0: all */
-	int32_t tm_shift;     /* the quantum is 2^tm_shift ns */
-	uint8_t *tm_buf[2];   /* each tm_budget / 2 + 1 bytes */
-	uint8_t *tm_ids[2];
-	int64_t tm_idcap[2];
-	int tm_cur;
-	int64_t tm_len, tm_nids, tm_nclosed;
-	int64_t tm_ctime; /* the time of the closed intervals as encoded */
-	mf_timing_pub tm_pub[2];
-	volatile int tm_pubi;
-	int64_t tm_mrest, tm_crest; /* the open interval's raw remainders */
-	int64_t tm_rcarry[2];       /* the rounding carried into them */
-	/* per id (tm_idn >= 2 * max(nnodes, nedges)): the rounding carried
-	 * into its next sum, a merged group's sum (generation tm_mgen), a
-	 * pass's carry (generation tm_pgen) */
-	int64_t tm_idn;
-	int64_t *tm_carry;
-	mf_tm_slot *tm_m, *tm_p;
-	/* scratch of tm_cap >= nnodes + nedges entries: a merged group's ids
-	 * by kind, a pass's carried ids, an interval's ids, codes, rests and
-	 * cap */
-	int64_t tm_cap;
-	uint32_t *tm_mlist[2];
-	int64_t tm_nmlist[2], tm_mgen, tm_mmrest, tm_mcrest;
-	uint32_t *tm_plist;
-	int64_t tm_nplist, tm_pgen, tm_prcarry[2];
-	uint32_t *tm_entries;
-	uint64_t *tm_codes;
-	int64_t *tm_rests;
-	uint8_t *tm_kept;
-	mf_cap_entry *tm_order;
-	int64_t tm_olen, tm_onids, tm_otime, tm_ostart; /* a pass's output */
+	mf_timing tm; /* the timing's slow paths (timing.c) */
 
 	/* While mf_seq_close folds the terms of edge bk_edge (-1: none), a
 	 * signal handler must see them as they were before the close: terms
@@ -381,6 +388,14 @@ void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
 void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter);
 void mf_trace_flush(mf_rec *r);
+
+/* Between recorder.c and timing.c: mf_rec_fail stops recording (out of
+ * memory), mf_tm_reserve makes room in the timing's tables for every node
+ * and edge (-1 when out of memory), mf_tm_publish makes the closed
+ * intervals visible to a signal handler (mf_timing_pub). */
+void mf_rec_fail(mf_rec *r);
+int mf_tm_reserve(mf_rec *r);
+void mf_tm_publish(mf_rec *r);
 
 /* mf_timing_prefix returns the nibbles of the closed intervals of p that
  * end at or before event maxev. Pure: safe in a signal handler. */

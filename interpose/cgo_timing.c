@@ -1,0 +1,2 @@
+/* csrc/timing.c compiled into the Go package by cgo (see csrc.go). */
+#include "csrc/timing.c"
