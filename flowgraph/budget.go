@@ -39,9 +39,9 @@ type runGroup struct {
 
 // FitBudget makes g's sequences and timing take at most budget bytes in a
 // file, as far as approximating the lengths of its poll runs allows, and
-// sets g.Budget to what they take and what was approximated. The order of all other
-// events stays exact, and so does each node's count in every timing
-// interval: runs are approximated in groups of one node within one
+// sets g.Budget to what they take and what was approximated. The order of
+// all other events stays exact, and so does each node's count in every
+// timing interval: runs are approximated in groups of one node within one
 // interval, whose total is kept, the most uniform groups first; a run
 // across an interval's start keeps its length.
 func (g *Graph) FitBudget(budget int64) *BudgetUse {
@@ -124,6 +124,10 @@ func (g *Graph) FitBudget(budget int64) *BudgetUse {
 	}
 	// The graph takes the approximate lengths: back to event indices
 	// through positions, which keep every other event's order.
+	exact := make([]Seq, len(g.Edges))
+	for i := range g.Edges {
+		exact[i] = g.Edges[i].Seq
+	}
 	for k, p := range polls {
 		seqs[p.edge] = runEnds(lens[k])
 	}
@@ -131,7 +135,12 @@ func (g *Graph) FitBudget(budget int64) *BudgetUse {
 		g.Edges[i].Seq = seqs[i]
 	}
 	if err := g.fromPositions(); err != nil {
-		panic("flowgraph: FitBudget: " + err.Error()) // positions it made itself
+		// Positions it made itself cannot be wrong; were they, the
+		// recording stays exact rather than the run failing.
+		for i := range g.Edges {
+			g.Edges[i].Seq = exact[i]
+		}
+		*a = BudgetUse{Budget: budget, Bytes: packedLen(raw) + tim, Runs: a.Runs}
 	}
 	return a
 }

@@ -146,6 +146,8 @@ type banner struct {
 	Command, JobID, Start, Ranks, Hosts, HostList, Wall, MPIPct, Bytes, Lib, Clock, Counters, Events, Key string
 	Incomplete                                                                                            bool
 	IncompleteRanks                                                                                       string
+	// Budget says what the recording's budget approximated ("": nothing).
+	Budget string
 }
 
 type crumb struct {
@@ -417,6 +419,15 @@ func makeBanner(job *analysis.Job) banner {
 	}
 	if wall > 0 {
 		b.MPIPct = fmt.Sprintf("%.2f %%", 100*float64(mpi)/float64(wall))
+	}
+	if u := job.Budget; u.Approximate > 0 || u.Over > 0 {
+		b.Budget = fmt.Sprintf("Run lengths approximate: %d of %d runs of a repeated call (a poll's tries) have lengths "+
+			"spread evenly within their timing interval, to fit the recording's budget of %s a rank (MPIFLOW_BUDGET); "+
+			"every other call is in its recorded order and every count is exact (largest error %d events).",
+			u.Approximate, u.Runs, units.Bytes(float64(u.Budget)), u.ErrMax)
+		if u.Over > 0 {
+			b.Budget += fmt.Sprintf(" %d of %d rank blocks exceed the budget even so.", u.Over, u.Blocks)
+		}
 	}
 	if h.StartUnixNano != 0 {
 		b.Start = time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339)

@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
 )
 
 func TestReportSmoke(t *testing.T) {
@@ -39,6 +42,24 @@ func TestIncompleteWarning(t *testing.T) {
 		assert.Contains(t, html[warn:], "Incomplete run")
 		assert.Less(t, warn, strings.Index(html, `<div class="banner">`), "before the banner's fields")
 	}
+}
+
+// A job whose poll run lengths were approximated to fit the budget says so
+// in the job section, with the numbers of stats; others say nothing.
+func TestBudgetNote(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 4 << 10}, 2, 2)
+	path := filepath.Join(t.TempDir(), "poll.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	var approx, runs int64
+	for _, r := range ranks {
+		approx += r.Graph.Budget.Approximate
+		runs += r.Graph.Budget.Runs
+	}
+	require.Positive(t, approx)
+	_, html := writeReport(t, path, "budget.html", Options{NoOcelotl: true})
+	assert.Contains(t, html, fmt.Sprintf(`<p class="note" id="job-budget">Run lengths approximate: %d of %d runs`, approx, runs))
+	_, html = writeReport(t, genJob(t, 2, 300, nil), "nobudget.html", Options{NoOcelotl: true})
+	assert.NotContains(t, html, "job-budget")
 }
 
 // The progress callback sees every stage, counts up to each stage's total
