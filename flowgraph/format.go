@@ -50,7 +50,9 @@ import (
 //	           sequences of a graph with irregular self-loops, those of
 //	           the other edges counting only events that do not repeat
 //	           the one before, and the self-loops' run lengths
-//	           (positions.go)
+//	           (positions.go); and a timing interval that ends early
+//	           (by time) says its last gap where that stands out (the
+//	           timing bin starts with two zero bytes)
 //
 // Readers accept every version up to FormatVersion; writers write the
 // newest.

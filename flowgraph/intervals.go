@@ -43,6 +43,10 @@ type IntervalIter struct {
 	// nodeAt is the node of event First, inEdge the edge into it (-1
 	// for event 0).
 	nodeAt, inEdge int
+	// lastEdge is the edge into event End (-1: none), lastGap the
+	// interval's last gap kept apart (TimingInterval.LastGap).
+	lastEdge int
+	lastGap  int64
 
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	cur      []walkCursor
@@ -132,6 +136,7 @@ func (it *IntervalIter) Next() bool {
 	}
 	it.Nodes, it.Edges = it.Nodes[:0], it.Edges[:0]
 	it.nodeAt, it.inEdge = -1, -1
+	it.lastEdge, it.lastGap = -1, iv.LastGap
 	if a == 0 {
 		it.addNode(g.Initial, 1, 0)
 		it.nodeAt = g.Initial
@@ -165,6 +170,7 @@ func (it *IntervalIter) Next() bool {
 		n := inner
 		if next == b {
 			n++
+			it.lastEdge = e
 		}
 		if n > 0 {
 			it.Edges = append(it.Edges, IntervalSum{Index: e, Count: n, first: firstIn})
@@ -244,6 +250,15 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		edgeSlot[e.Index] = k
 		esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
 	}
+	// A last gap kept apart goes to the transition into event End, the
+	// rest of its edge's sum to the others (EventIter's takeLast).
+	lastSlot, last := -1, int64(0)
+	if k, ok := edgeSlot[it.lastEdge]; ok && it.lastGap > 0 && it.Edges[k].Count >= 2 {
+		e := it.Edges[k]
+		last = min(it.lastGap, max(e.Sum, 0))
+		lastSlot = k
+		esh[k] = share{q: (e.Sum - last) / (e.Count - 1), r: (e.Sum - last) % (e.Count - 1)}
+	}
 	take := func(s *share) int64 {
 		v := s.q
 		if s.seen < s.r {
@@ -287,7 +302,11 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		if !ok {
 			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)
 		}
-		t += take(&esh[es])
+		if es == lastSlot && k+1 == it.End {
+			t += last
+		} else {
+			t += take(&esh[es])
+		}
 		ev.Node, ev.InEdge = g.Edges[next].Dst, next
 		if ev.Node >= len(g.Nodes) || (k+1 < it.End && it.nodeSlot[ev.Node] == 0) {
 			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k+1)

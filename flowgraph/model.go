@@ -14,7 +14,8 @@ package flowgraph
 
 // FormatVersion is the version of the file format written by this package.
 // Readers accept files of this version or older. Version 4 may store the
-// sequences of graphs with irregular self-loops as positions; version 3 gives each
+// sequences of graphs with irregular self-loops as positions, and timing
+// intervals that end by time say their last gap; version 3 gives each
 // timing interval its number of events; version 2 stores sequence numbers
 // as nested progressions (Seq); version 1 stored arithmetic runs.
 const FormatVersion = 4

@@ -174,7 +174,7 @@ func collapse(ns []int) []int {
 }
 
 func TestFitBudget(t *testing.T) {
-	opt := flowgen.Options{Seed: 40, Events: 400_000, Depth: 3, Sites: 12, Polls: true}
+	opt := flowgen.Options{Seed: 40, Events: 400_000, Depth: 3, Sites: 12, Polls: true, TimingBytes: 12 << 10}
 	exact := flowgen.New(opt).Graph(1)
 	raw, pos := flowgraph.StoredSeqs(&exact)
 	require.True(t, pos)
@@ -186,7 +186,7 @@ func TestFitBudget(t *testing.T) {
 	}
 
 	truth := nodesOf(t, &exact)
-	for _, budget := range []int64{40 << 10, 24 << 10, 1 << 10} {
+	for _, budget := range []int64{24 << 10, 16 << 10, 1 << 10} {
 		g := flowgen.New(opt).Graph(1)
 		a := g.FitBudget(budget)
 		require.NotNil(t, a)
@@ -196,7 +196,7 @@ func TestFitBudget(t *testing.T) {
 		assert.Positive(t, a.Approximate)
 		assert.LessOrEqual(t, a.Approximate, a.Runs)
 		assert.Positive(t, a.ErrMax)
-		if budget >= 24<<10 {
+		if budget >= 16<<10 {
 			assert.True(t, a.Fits())
 		} else {
 			assert.False(t, a.Fits(), "1 KiB is less than the order of the other calls takes")

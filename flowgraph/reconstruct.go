@@ -294,7 +294,14 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	switch {
 	case err != nil:
 	case mr == 0 && cr == 0:
-		// The usual interval: every node and edge has its sum.
+		// The usual interval: every node and edge has its sum. A last
+		// gap kept apart goes to the transition out of the last event,
+		// the rest of its edge's sum to the others.
+		lastEdge, last := -1, int64(0)
+		if trans == len(buf) && iv.LastGap > 0 {
+			lastEdge = outEdge(buf, follower, trans-1)
+			last = eacc[lastEdge].takeLast(iv.LastGap)
+		}
 		t := it.tnext
 		for k := range buf {
 			ev := &buf[k]
@@ -304,7 +311,11 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 				t += a.share()
 			}
 			ev.End = t
-			if k < trans {
+			switch {
+			case k >= trans:
+			case k == trans-1 && lastEdge >= 0:
+				t += last
+			default:
 				if a := &eacc[outEdge(buf, follower, k)]; a.has {
 					t += a.share()
 				}
@@ -485,6 +496,19 @@ func (s *spreader) next(weight float64) int64 {
 	s.prev = x
 	s.k++
 	return d
+}
+
+// takeLast sets apart the part of the last of a.cnt items: gap, at most
+// a.sum (with one item, all of it), and leaves the rest of a.sum to the
+// others.
+func (a *intervalAcc) takeLast(gap int64) int64 {
+	if a.cnt < 2 {
+		return a.sum
+	}
+	last := min(gap, max(a.sum, 0))
+	a.sum -= last
+	a.cnt--
+	return last
 }
 
 // share returns the next of a.cnt even integer parts of a.sum (the first

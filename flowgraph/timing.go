@@ -36,11 +36,11 @@ const (
 	// power of two at most the recorded time over 2^TimingQuantumBits.
 	TimingQuantumBits = 20
 	// timingEntryMax and timingIntervalHeadMax are the largest encoded
-	// capped entry (index < 2^33, value < 2^64) and interval head (two
-	// counts < 2^33, two remainders < 2^64), in nibbles, which size the
-	// cap so that it always fits.
+	// capped entry (index < 2^33, value < 2^64) and interval head and
+	// tail (the events, two counts < 2^33, two remainders and the last
+	// gap < 2^64), in nibbles, which size the cap so that it always fits.
 	timingEntryMax        = 11 + 22
-	timingIntervalHeadMax = 22 + 2*11 + 2*22
+	timingIntervalHeadMax = 22 + 2*11 + 3*22
 	maxSpacing            = int64(1) << 62
 	maxShift              = 62
 )
@@ -99,6 +99,7 @@ type Timing struct {
 	keep    int
 	shift   int
 	counted bool   // each interval says its number of events (v3)
+	gaps    bool   // each interval that ends early says its last gap (v4)
 	data    []byte // the intervals, a nibble stream
 	n       int64  // number of intervals
 	events  int64  // the events they hold (v2: n*spacing)
@@ -126,6 +127,10 @@ type TimingInterval struct {
 	// MPIRest and ComputeRest are the durations and gaps of the interval
 	// not covered by Entries (only when Keep > 0).
 	MPIRest, ComputeRest int64
+	// LastGap is the gap after the interval's last event, part of its
+	// edge's sum, when the interval ended early by time and that gap
+	// stood out (more than half the edge's sum in the interval), else 0.
+	LastGap int64
 }
 
 // Present reports whether the graph has a Timing.
@@ -161,18 +166,22 @@ func (t *Timing) Size() int {
 	if t.counted {
 		n++
 	}
+	if t.gaps {
+		n++
+	}
 	return n
 }
 
 // NewTiming checks an encoding of intervals (without the header) with the
 // given spacing, keep and quantum shift, each interval with its number of
-// events (format v3), and returns it as a Timing. It does not check the
-// entries against a graph (see Graph.Validate).
+// events and the intervals that end early with their last gap (format v4),
+// and returns it as a Timing. It does not check the entries against a
+// graph (see Graph.Validate).
 func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
-	return newTiming(spacing, keep, shift, true, data)
+	return newTiming(spacing, keep, shift, true, true, data)
 }
 
-func newTiming(spacing int64, keep, shift int, counted bool, data []byte) (Timing, error) {
+func newTiming(spacing int64, keep, shift int, counted, gaps bool, data []byte) (Timing, error) {
 	if spacing < 1 || spacing > maxSpacing || spacing&(spacing-1) != 0 {
 		return Timing{}, fmt.Errorf("timing: spacing %d is not a power of two", spacing)
 	}
@@ -182,7 +191,7 @@ func newTiming(spacing int64, keep, shift int, counted bool, data []byte) (Timin
 	if shift < 0 || shift > maxShift {
 		return Timing{}, fmt.Errorf("timing: quantum 2^%d out of range", shift)
 	}
-	t := Timing{spacing: spacing, keep: keep, shift: shift, counted: counted}
+	t := Timing{spacing: spacing, keep: keep, shift: shift, counted: counted, gaps: gaps}
 	if len(data) > 0 {
 		t.data = data
 	}
@@ -278,13 +287,14 @@ func (it *TimingIter) Next() bool {
 		return false
 	}
 	events := uint64(it.t.spacing)
+	early := false
 	if it.t.counted {
 		c, ok := getNib(b, &it.pos, end)
 		if !ok || c >= events {
 			return fail("bad number of events")
 		}
 		if c > 0 {
-			events = c
+			events, early = c, true
 		}
 	}
 	if uint64(it.start) > uint64(math.MaxInt64)-events {
@@ -333,6 +343,14 @@ func (it *TimingIter) Next() bool {
 			e.Index = int(idx)
 		}
 		iv.Entries = append(iv.Entries, e)
+	}
+	iv.LastGap = 0
+	if early && it.t.gaps {
+		g, ok := it.value(b, end)
+		if !ok {
+			return fail("bad last gap")
+		}
+		iv.LastGap = g
 	}
 	it.k++
 	it.start += int64(events)
@@ -446,10 +464,13 @@ func (t Timing) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return enc.EncodeBytes(t.AppendBinary(make([]byte, 0, t.Size())))
 }
 
-// AppendBinary appends the encoding of a present t (the v3 mark, spacing,
-// keep, shift, then the intervals) to b.
+// AppendBinary appends the encoding of a present t (the v3 mark 0, or the
+// v4 mark 0 0, spacing, keep, shift, then the intervals) to b.
 func (t *Timing) AppendBinary(b []byte) []byte {
 	if t.counted {
+		b = append(b, 0)
+	}
+	if t.gaps {
 		b = append(b, 0)
 	}
 	b = binary.AppendUvarint(b, uint64(t.spacing))
@@ -475,8 +496,13 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 func (t *Timing) UnmarshalBinary(b []byte) error {
 	var head [3]uint64
 	pos := 0
+	// no spacing is 0: a zero byte marks v3, two of them v4
 	counted := len(b) > 0 && b[0] == 0
+	gaps := counted && len(b) > 1 && b[1] == 0
 	if counted {
+		pos++
+	}
+	if gaps {
 		pos++
 	}
 	for i, what := range []string{"spacing", "keep", "quantum"} {
@@ -490,7 +516,7 @@ func (t *Timing) UnmarshalBinary(b []byte) error {
 		return errors.New("timing: bad keep or quantum")
 	}
 	var err error
-	*t, err = newTiming(int64(head[0]), int(head[1]), int(head[2]), counted, b[pos:])
+	*t, err = newTiming(int64(head[0]), int(head[1]), int(head[2]), counted, gaps, b[pos:])
 	return err
 }
 
@@ -537,6 +563,7 @@ type timingRec struct {
 
 	open         idSums // the open interval, raw
 	mrest, crest int64
+	gapIn        int64    // its last gap, if it stands out (at a flush), else 0
 	carry        idSums   // per id: the rounding carried into its next sum
 	rcarry       [2]int64 // the same for the MPI and compute remainders
 
@@ -640,6 +667,12 @@ func (t *timingRec) add(idx int64, ni, ei int, enter, dur, gap int64) {
 	if idx > 0 {
 		t.open.add(2*uint32(ei)+1, gap)
 		if idx-t.start >= t.spacing || enter >= t.deadline {
+			// The interval keeps its last gap apart where it stands
+			// out: more than half its edge's sum, and not all of it.
+			t.gapIn = 0
+			if sum := t.open.get(2*uint32(ei) + 1); gap < sum && gap > sum-gap {
+				t.gapIn = gap
+			}
 			t.flush(idx, enter)
 		}
 	} else {
@@ -694,11 +727,13 @@ type carries struct {
 }
 
 // interval is one interval to put: raw sums per id (the lists of sums in
-// order), raw remainders and its number of events.
+// order), raw remainders, its number of events and its last gap (ns, 0:
+// none kept apart).
 type interval struct {
-	sums   *idSums
-	mr, cr int64
-	events int64
+	sums    *idSums
+	mr, cr  int64
+	events  int64
+	lastGap int64
 }
 
 // put quantizes iv with the carries c at quantum 2^t.shift, caps it to keep
@@ -737,6 +772,10 @@ func (t *timingRec) put(iv interval, sp int64, keep int, capped bool, c carries,
 	if keep > 0 {
 		size += nibLen(mc) + nibLen(cc)
 	}
+	lg := uint64(max(iv.lastGap, 0)) >> t.shift
+	if ec != 0 {
+		size += nibLen(lg)
+	}
 	if w == nil {
 		return size, 0
 	}
@@ -758,6 +797,9 @@ func (t *timingRec) put(iv interval, sp int64, keep int, capped bool, c carries,
 			time += int64(t.codes[i]) << t.shift
 		}
 		c.id.set(id, t.rests[i])
+	}
+	if ec != 0 {
+		w.put(lg)
 	}
 	if keep > 0 {
 		_, c.rest[0] = quantize(iv.mr+c.rest[0], t.shift)
@@ -812,7 +854,7 @@ func (t *timingRec) flushCarries() carries { return carries{&t.carry, &t.rcarry}
 
 // openInterval is the open interval, which holds events up to nev.
 func (t *timingRec) openInterval(nev int64) interval {
-	return interval{&t.open, t.mrest, t.crest, nev - t.start}
+	return interval{&t.open, t.mrest, t.crest, nev - t.start, t.gapIn}
 }
 
 // openTime is the open interval's raw time.
@@ -978,9 +1020,9 @@ func (t *timingRec) pass(sp, span int64, oldShift, oldKeep int, final bool, limi
 	t.merged.reset()
 	t.mmrest, t.mcrest = 0, 0
 	pos, idPos := 0, 0
-	var groups, gev, gtime int64
+	var groups, gev, gtime, glast int64 // glast: the last gap of the group's last interval
 	put := func() bool {
-		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest, gev}, sp, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
+		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest, gev, glast}, sp, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
 		t.outTime += tm
 		t.outStart += gev
 		groups++
@@ -1000,11 +1042,12 @@ func (t *timingRec) pass(sp, span int64, oldShift, oldKeep int, final bool, limi
 			return groups, false
 		}
 		if k < t.nclosed {
-			pos, idPos = t.mergeClosed(pos, idPos, oldShift, oldKeep)
+			pos, idPos, glast = t.mergeClosed(pos, idPos, oldShift, oldKeep)
 		} else {
 			t.mmrest += t.mrest + t.rcarry[0]
 			t.mcrest += t.crest + t.rcarry[1]
 			t.merged.addAll(&t.open, &t.carry)
+			glast = t.gapIn
 		}
 		gev += ev
 		gtime = satAdd(gtime, max(tm, 0))
@@ -1030,10 +1073,10 @@ func overProjected(out, limit, pos, total int) bool {
 
 // mergeClosed adds the closed interval at nibble pos of t.closed, whose
 // ids start at idPos of t.ids, to the merge scratch and returns the
-// positions of the next one.
-func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int) {
+// positions of the next one and the interval's last gap (ns, 0 if none).
+func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int, int64) {
 	b, n := t.closed.b, t.closed.nibs
-	getNib(b, &pos, n) // the events, as peekClosed reads them
+	early, _ := getNib(b, &pos, n) // the events, as peekClosed reads them
 	nn, _ := getNib(b, &pos, n)
 	ne, _ := getNib(b, &pos, n)
 	if keep > 0 {
@@ -1050,7 +1093,12 @@ func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int) {
 		t.merged.add(t.ids[idPos], int64(v)<<shift)
 		idPos++
 	}
-	return pos, idPos
+	var last int64
+	if early != 0 {
+		g, _ := getNib(b, &pos, n)
+		last = int64(g) << shift
+	}
+	return pos, idPos, last
 }
 
 // peekClosed returns the events and the time of the closed interval at
@@ -1083,12 +1131,13 @@ func (t *timingRec) peekClosed(pos, shift, keep int) (int64, int64) {
 // returns the Timing. The last interval is kept whole (not capped) when
 // it fits.
 func (t *timingRec) finish(nev int64) Timing {
+	t.gapIn = 0 // no event follows
 	if nev > t.start {
 		if why := t.close(false, 1, nev); why != closedOK {
 			t.compact(true, why == overBudget, nev)
 		}
 	}
-	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, n: t.nclosed, events: t.start}
+	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, gaps: true, n: t.nclosed, events: t.start}
 	if len(t.closed.b) > 0 {
 		tm.data = t.closed.b
 	}

@@ -54,7 +54,7 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 				r := record(s)
 				groups, ok := r.pass(2*s, 0, shift, 0, true, math.MaxInt, n)
 				require.True(t, ok)
-				merged := Timing{spacing: 2 * s, shift: shift, counted: true, data: r.out.b, n: groups, events: n}
+				merged := Timing{spacing: 2 * s, shift: shift, counted: true, gaps: true, data: r.out.b, n: groups, events: n}
 				direct := record(2 * s).finish(n)
 				assert.Equal(t, direct, merged, "%d events, spacing %d, quantum 2^%d", n, s, shift)
 			}

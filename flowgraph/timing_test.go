@@ -227,6 +227,53 @@ func TestTimingDensityPhases(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, longest, 4*share, "an interval's time before its last event, %d intervals", tm.Len())
+	worst := worstStart(t, &g, calls)
+	assert.LessOrEqual(t, worst, 4*share, "start error, %d intervals of up to %d events", tm.Len(), tm.Spacing())
+	t.Logf("%d events in %d intervals of up to %d events: a share of the run %d ns, longest %d ns, worst start error %d ns",
+		g.NumEvents, tm.Len(), tm.Spacing(), share, longest, worst)
+}
+
+// TestTimingLastGap: a loop whose gap back to its start is now and then
+// 200 ms instead of 1 us. The long gap crosses an interval's deadline, so
+// it ends the interval, and the interval keeps it apart: the rebuilt
+// events before it are not pushed late by a share of it (spread evenly
+// over the loop's gaps in the interval, they were: up to 200 ms).
+func TestTimingLastGap(t *testing.T) {
+	b := flowgraph.NewBuilderBudget(0, flowgraph.TimingBudget{Bytes: 2 << 10})
+	var calls []flowgraph.Call
+	var now int64
+	for i := range 300_000 {
+		gap := int64(1000)
+		if i%3 == 0 && i%60000 == 0 && i > 0 {
+			gap = 200_000_000
+		}
+		now += gap
+		c := flowgraph.Call{Key: flowgraph.NodeKey{Call: []string{"MPI_Irecv", "MPI_Send", "MPI_Wait"}[i%3], Site: -1},
+			Enter: now, Exit: now + 1000, Partner: -1}
+		now += 1000
+		calls = append(calls, c)
+		b.Add(c)
+	}
+	g := b.Graph()
+	require.NoError(t, g.Validate())
+	var kept int
+	ti := g.Timing.Intervals()
+	for ti.Next() {
+		if ti.Interval().LastGap > 0 {
+			kept++
+		}
+	}
+	require.NoError(t, ti.Err())
+	assert.Positive(t, kept, "intervals that kept their last gap apart")
+	worst := worstStart(t, &g, calls)
+	assert.Less(t, worst, int64(2_000_000), "start error (ns), %d of %d intervals kept their last gap", kept, g.Timing.Len())
+	t.Logf("worst start error %d ns; %d of %d intervals kept their last gap", worst, kept, g.Timing.Len())
+}
+
+// worstStart is the largest error of the rebuilt events' start times
+// against the calls g was built from.
+func worstStart(t *testing.T, g *flowgraph.Graph, calls []flowgraph.Call) int64 {
+	t.Helper()
 	var worst int64
 	it := g.Events()
 	for i := 0; it.Next(); i++ {
@@ -234,9 +281,7 @@ func TestTimingDensityPhases(t *testing.T) {
 		worst = max(worst, d, -d)
 	}
 	require.NoError(t, it.Err())
-	assert.LessOrEqual(t, worst, 4*share, "start error, %d intervals of up to %d events", tm.Len(), tm.Spacing())
-	t.Logf("%d events in %d intervals of up to %d events: a share of the run %d ns, longest %d ns, worst start error %d ns",
-		g.NumEvents, tm.Len(), tm.Spacing(), share, longest, worst)
+	return worst
 }
 
 // nibbles packs the nibble varints of vals after the header bytes.

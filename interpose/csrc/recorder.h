@@ -50,7 +50,7 @@ enum {
 #define MF_TM_MIN_INTERVALS 16
 #define MF_TM_TARGET 3
 #define MF_TM_QUANTUM_BITS 20
-#define MF_TM_IHEAD_MAX (22 + 2 * 11 + 2 * 22)
+#define MF_TM_IHEAD_MAX (22 + 2 * 11 + 3 * 22)
 #define MF_TM_ENTRY_MAX (11 + 22)
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
@@ -220,6 +220,7 @@ typedef struct mf_timing {
 	uint8_t *kept;
 	mf_cap_entry *order;
 	int64_t olen, onids, otime, ostart; /* a pass's output */
+	int64_t gapin; /* the open interval's last gap if it stands out (timingRec.gapIn), else 0 */
 } mf_timing;
 
 typedef struct mf_rec {
@@ -386,7 +387,7 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
 void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
-void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter);
+void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum);
 void mf_trace_flush(mf_rec *r);
 
 /* Between recorder.c and timing.c: mf_rec_fail stops recording (out of
@@ -767,7 +768,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		 * closes here if this event starts the next one */
 		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, ev->enter - r->last_exit);
 		if (idx >= r->tm_end || ev->enter >= r->tm_deadline)
-			mf_timing_flush(r, idx, ev->enter);
+			mf_timing_flush(r, idx, ev->enter, ev->enter - r->last_exit, e->tsum);
 		for (int32_t c = 0; c < r->ncounters; c++)
 			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
@@ -875,7 +876,7 @@ static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node
 	mf_stat_add(&e->time, gap, 1);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
 	if (idx >= r->tm_end || enter >= r->tm_deadline)
-		mf_timing_flush(r, idx, enter);
+		mf_timing_flush(r, idx, enter, gap, e->tsum);
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
 }
 

@@ -305,11 +305,12 @@ static inline uint64_t tm_events_code(int64_t events, int64_t sp)
  * memory runs out (r->failed). */
 static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, int64_t *nids,
 		  uint32_t *const lists[2], const int64_t counts[2], int src, int carry, int32_t keep, int capped,
-		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp)
+		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp, int64_t lastgap)
 {
 	int32_t shift = r->tm.shift;
 	int64_t n = counts[0] + counts[1];
 	const uint64_t ec = tm_events_code(events, sp);
+	const uint64_t lg = (uint64_t)(lastgap > 0 ? lastgap : 0) >> shift;
 	if (*nids + 5 * n > r->tm.idcap[ib]) {
 		int64_t c = r->tm.idcap[ib] ? 2 * r->tm.idcap[ib] : 4096;
 		while (c < *nids + 5 * n)
@@ -323,7 +324,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	uint8_t *ids = r->tm.ids[ib];
 	int64_t l = *len, ni = *nids;
 	uint64_t t = 0;
-	if (keep == 0 && l + 22 + 2 * 11 + n * 22 <= limit) {
+	if (keep == 0 && l + 22 + 2 * 11 + 22 + n * 22 <= limit) {
 		/* It fits whatever the codes: round and write in one go. The
 		 * tables are in locals: the byte stores could alias r. */
 		uint8_t *restrict o = out, *restrict io = ids;
@@ -360,6 +361,8 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 					tm_set_carry(r, id, carry, rest);
 			}
 		}
+		if (ec)
+			put_nib(o, &l, lg);
 		*len = l;
 		*nids = ni;
 		*time += t;
@@ -395,6 +398,8 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	int64_t size = nib_len(ec) + nib_len(nn) + nib_len(ne);
 	if (keep > 0)
 		size += nib_len(mc) + nib_len(cc);
+	if (ec)
+		size += nib_len(lg);
 	for (int64_t i = 0; i < n; i++) {
 		if (kept && !kept[i])
 			continue;
@@ -422,6 +427,8 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 		}
 		tm_set_carry(r, entries[i], carry, rests[i]);
 	}
+	if (ec)
+		put_nib(out, &l, lg);
 	if (keep > 0) {
 		rc[0] = mrest;
 		rc[1] = crest;
@@ -520,6 +527,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 	int cur = r->tm.cur, alt = 1 - cur;
 	const uint8_t *in = r->tm.buf[cur], *inids = r->tm.ids[cur];
 	int64_t m = r->tm.nclosed + 1, pos = 0, idpos = 0, len = 0, nids = 0, gev = 0, gtime = 0, ng = 0, ostart = 0;
+	int64_t glast = 0; /* the last gap of the group's last interval */
 	uint64_t time = 0;
 	r->tm.pgen++;
 	r->tm.nplist = 0;
@@ -533,8 +541,9 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 		 * limits need it before the merge; the merge sums it too */
 		int64_t ev, tm = 0, body = pos;
 		const int closed = k < r->tm.nclosed;
+		uint64_t c = 0;
 		if (closed) {
-			uint64_t c = get_nib(in, &body);
+			c = get_nib(in, &body);
 			ev = c ? (int64_t)c : r->tm.spacing;
 		} else {
 			ev = nev - r->tm.start;
@@ -544,7 +553,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			tm = tm_peek_time(in, body, old_shift, old_keep);
 		if (gev > 0 && (gev + ev > sp || (span > 0 && tm > span - gtime))) {
 			if (tm_put(r, r->tm.buf[alt], &len, limit, alt, &nids, r->tm.mlist, r->tm.nmlist, TM_MERGED,
-				   TM_PASS, r->tm.keep, 1, r->tm.mmrest, r->tm.mcrest, &time, gev, sp))
+				   TM_PASS, r->tm.keep, 1, r->tm.mmrest, r->tm.mcrest, &time, gev, sp, glast))
 				return 0;
 			*groups = ++ng;
 			ostart += gev;
@@ -585,6 +594,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			r->tm.nmlist[0] = nm[0];
 			r->tm.nmlist[1] = nm[1];
 			tm = (int64_t)(t << old_shift);
+			glast = c ? (int64_t)(get_nib(in, &pos) << old_shift) : 0;
 		} else { /* the open interval, the last */
 			r->tm.mmrest += r->tm.mrest + r->tm.rcarry[0];
 			r->tm.mcrest += r->tm.crest + r->tm.rcarry[1];
@@ -594,6 +604,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 					tm_merge(r, id, TM_F(r, id, tsum) + r->tm.carry[id]);
 				}
 			}
+			glast = r->tm.gapin;
 		}
 		gev += ev;
 		gtime = sat_add(gtime, tm > 0 ? tm : 0);
@@ -718,13 +729,14 @@ static int tm_close(mf_rec *r, int64_t idx)
 		return TM_OVER_COUNT;
 	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1], events = idx - r->tm.start;
 	int64_t len = r->tm.len, nids = r->tm.nids;
-	if (r->tm.keep == 0 && len + 22 + 2 * 11 + (n0 + n1) * 22 <= r->tm.budget &&
+	if (r->tm.keep == 0 && len + 22 + 2 * 11 + 22 + (n0 + n1) * 22 <= r->tm.budget &&
 	    nids + 5 * (n0 + n1) <= r->tm.idcap[r->tm.cur]) {
 		/* tm_put's fast path, with the reset of the open interval: the
 		 * tables are in locals, the byte stores could alias r */
 		uint8_t *restrict o = r->tm.buf[r->tm.cur], *restrict io = r->tm.ids[r->tm.cur];
 		uint64_t t = 0;
-		put_nib(o, &len, tm_events_code(events, r->tm.spacing));
+		const uint64_t ec = tm_events_code(events, r->tm.spacing);
+		put_nib(o, &len, ec);
 		put_nib(o, &len, (uint64_t)n0);
 		put_nib(o, &len, (uint64_t)n1);
 		if (r->tm.shift == 0) { /* until the budget fills: quantize is the identity for sums > 0 */
@@ -734,6 +746,8 @@ static int tm_close(mf_rec *r, int64_t idx)
 			flush_list(r, 0, r->tm.shift, o, &len, io, &nids, &t);
 			flush_list(r, 1, r->tm.shift, o, &len, io, &nids, &t);
 		}
+		if (ec)
+			put_nib(o, &len, (uint64_t)(r->tm.gapin > 0 ? r->tm.gapin : 0) >> r->tm.shift);
 		r->tm.len = len;
 		r->tm.nids = nids;
 		r->tm.ctime = (int64_t)((uint64_t)r->tm.ctime + t);
@@ -748,7 +762,8 @@ static int tm_close(mf_rec *r, int64_t idx)
 	}
 	uint64_t time = (uint64_t)r->tm.ctime;
 	if (tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
-		   TM_RECORDING, r->tm.keep, 1, r->tm.mrest, r->tm.crest, &time, events, r->tm.spacing) == 0) {
+		   TM_RECORDING, r->tm.keep, 1, r->tm.mrest, r->tm.crest, &time, events, r->tm.spacing,
+		   r->tm.gapin) == 0) {
 		r->tm.len = len;
 		r->tm.nids = nids;
 		r->tm.ctime = (int64_t)time;
@@ -763,10 +778,14 @@ static int tm_close(mf_rec *r, int64_t idx)
 }
 
 /* mf_timing_flush closes the open interval before event idx, entered at
- * enter (timingRec.flush): a compaction leaves its last group open, and
- * closes it too if event idx would not fit in it. */
-void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter)
+ * enter after gap, whose edge's open sum with it is gapsum
+ * (timingRec.flush): a compaction leaves its last group open, and closes
+ * it too if event idx would not fit in it. The interval keeps its last gap
+ * apart where it stands out: more than half its edge's sum, and not all of
+ * it. */
+void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum)
 {
+	r->tm.gapin = gap < gapsum && gap > gapsum - gap ? gap : 0;
 	for (;;) {
 		int why = tm_close(r, idx);
 		if (why == TM_CLOSED || why == TM_FAILED)
@@ -790,6 +809,8 @@ int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev)
 		n += get_nib(p->buf, &pos);
 		if (p->keep > 0)
 			n = 2 * n + 2; /* remainders, indices */
+		if (c)
+			n++; /* the last gap */
 		for (uint64_t e = 0; e < n; e++)
 			get_nib(p->buf, &pos);
 	}
@@ -865,6 +886,8 @@ uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs,
 				nout_var(&o, quantize(TM_F(r, id, tsum) + r->tm.carry[id], p->shift, &rest));
 			}
 		}
+		if (tm_events_code(open, p->spacing))
+			nout_var(&o, 0); /* no last gap: no event follows */
 	}
 	if (o.half)
 		nout_byte(&o, o.pending);
