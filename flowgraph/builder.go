@@ -70,6 +70,7 @@ func (b *Builder) Add(c Call) {
 	}
 	n := &g.Nodes[ni]
 	dur := c.Exit - c.Enter
+	np := past{n.Time.Total, n.Count} // the node's durations before this one
 	n.Time.Add(dur, n.Count)
 	n.Bytes.Add(c.Bytes, n.Count)
 	n.Count++
@@ -81,6 +82,8 @@ func (b *Builder) Add(c Call) {
 	}
 
 	ei := -1
+	gap := c.Enter - b.lastExit
+	var ep past // the edge's gaps before this one
 	if idx == 0 {
 		g.Initial = ni
 	} else {
@@ -93,7 +96,8 @@ func (b *Builder) Add(c Call) {
 			b.edges[key] = ei
 		}
 		e := &g.Edges[ei]
-		e.Time.Add(c.Enter-b.lastExit, e.Count)
+		ep = past{e.Time.Total, e.Count}
+		e.Time.Add(gap, e.Count)
 		e.Count++
 		e.Seq.Append(idx)
 		if b.lastCounts != nil && c.CountersEnter != nil {
@@ -102,7 +106,7 @@ func (b *Builder) Add(c Call) {
 			}
 		}
 	}
-	b.timing.add(idx, ni, ei, c.Enter, dur, c.Enter-b.lastExit)
+	b.timing.add(idx, ni, ei, c.Enter, dur, gap, np, ep)
 	b.lastExit = c.Exit
 	b.lastCounts = c.CountersExit
 	b.prevNode = ni

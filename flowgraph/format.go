@@ -53,6 +53,9 @@ import (
 //	           (positions.go); and a timing interval that ends early
 //	           (by time) says its last gap where that stands out (the
 //	           timing bin starts with two zero bytes)
+//	version 5  as 4, but such an interval also says its last event's
+//	           duration where that stands out: a long call that ended
+//	           it (the timing bin starts with three zero bytes)
 //
 // Readers accept every version up to FormatVersion; writers write the
 // newest.

@@ -43,10 +43,11 @@ type IntervalIter struct {
 	// nodeAt is the node of event First, inEdge the edge into it (-1
 	// for event 0).
 	nodeAt, inEdge int
-	// lastEdge is the edge into event End (-1: none), lastGap the
-	// interval's last gap kept apart (TimingInterval.LastGap).
-	lastEdge int
-	lastGap  int64
+	// lastEdge is the edge into event End (-1: none), lastGap and
+	// lastDur the interval's last gap and last duration kept apart
+	// (TimingInterval.LastGap and LastDur).
+	lastEdge         int
+	lastGap, lastDur int64
 
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	cur      []walkCursor
@@ -136,7 +137,7 @@ func (it *IntervalIter) Next() bool {
 	}
 	it.Nodes, it.Edges = it.Nodes[:0], it.Edges[:0]
 	it.nodeAt, it.inEdge = -1, -1
-	it.lastEdge, it.lastGap = -1, iv.LastGap
+	it.lastEdge, it.lastGap, it.lastDur = -1, iv.LastGap, iv.LastDur
 	if a == 0 {
 		it.addNode(g.Initial, 1, 0)
 		it.nodeAt = g.Initial
@@ -251,13 +252,23 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
 	}
 	// A last gap kept apart goes to the transition into event End, the
-	// rest of its edge's sum to the others (EventIter's takeLast).
+	// rest of its edge's sum to the others, and a last duration to event
+	// End-1, the rest of its node's sum to the others (EventIter's
+	// takeLast).
+	setApart := func(s IntervalSum, v int64, sh *share) int64 {
+		last := min(v, max(s.Sum, 0))
+		*sh = share{q: (s.Sum - last) / (s.Count - 1), r: (s.Sum - last) % (s.Count - 1)}
+		return last
+	}
 	lastSlot, last := -1, int64(0)
 	if k, ok := edgeSlot[it.lastEdge]; ok && it.lastGap > 0 && it.Edges[k].Count >= 2 {
-		e := it.Edges[k]
-		last = min(it.lastGap, max(e.Sum, 0))
-		lastSlot = k
-		esh[k] = share{q: (e.Sum - last) / (e.Count - 1), r: (e.Sum - last) % (e.Count - 1)}
+		last, lastSlot = setApart(it.Edges[k], it.lastGap, &esh[k]), k
+	}
+	lastNode, lastDur := int32(0), int64(0) // a slot of Nodes + 1
+	if it.lastEdge >= 0 && it.lastDur > 0 {
+		if s := it.nodeSlot[g.Edges[it.lastEdge].Src]; s > 0 && it.Nodes[s-1].Count >= 2 {
+			lastDur, lastNode = setApart(it.Nodes[s-1], it.lastDur, &nsh[s-1]), s
+		}
 	}
 	take := func(s *share) int64 {
 		v := s.q
@@ -281,7 +292,11 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		if s == 0 {
 			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k)
 		}
-		t += take(&nsh[s-1])
+		if s == lastNode && k+1 == it.End {
+			t += lastDur
+		} else {
+			t += take(&nsh[s-1])
+		}
 		ev.End = t
 		f(ev)
 		if k+1 >= g.NumEvents {

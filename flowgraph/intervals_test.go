@@ -96,7 +96,7 @@ func TestIntervalsMatchEventIter(t *testing.T) {
 	var checked, coarse int
 	for seed := uint64(1); seed <= 24; seed++ {
 		opt := flowgen.Options{Seed: seed, Events: 12000, Depth: 1 + int(seed%4), Sites: 4 + int(seed%12), Branchy: seed%2 == 0,
-			MaxIter: 5 + int(seed%30), TimingBytes: []int{0, 1 << 10, 4 << 10}[seed%3]}
+			MaxIter: 5 + int(seed%30), TimingBytes: []int{0, 2 << 10, 4 << 10}[seed%3]}
 		p := flowgen.New(opt)
 		b := p.NewBuilder()
 		p.Execute(1, b.Add)

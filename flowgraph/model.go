@@ -13,12 +13,14 @@
 package flowgraph
 
 // FormatVersion is the version of the file format written by this package.
-// Readers accept files of this version or older. Version 4 may store the
+// Readers accept files of this version or older. Version 5 keeps the
+// duration of the last event of a timing interval that ends by time apart
+// where it stands out, as version 4 its last gap. Version 4 may store the
 // sequences of graphs with irregular self-loops as positions, and timing
 // intervals that end by time say their last gap; version 3 gives each
 // timing interval its number of events; version 2 stores sequence numbers
 // as nested progressions (Seq); version 1 stored arithmetic runs.
-const FormatVersion = 4
+const FormatVersion = 5
 
 // Key fields that a recording can use to split nodes. The default key is
 // call and site.

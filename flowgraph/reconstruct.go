@@ -296,18 +296,27 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 	case mr == 0 && cr == 0:
 		// The usual interval: every node and edge has its sum. A last
 		// gap kept apart goes to the transition out of the last event,
-		// the rest of its edge's sum to the others.
+		// the rest of its edge's sum to the others; a last duration to
+		// the last event, the rest of its node's sum to the others.
 		lastEdge, last := -1, int64(0)
 		if trans == len(buf) && iv.LastGap > 0 {
 			lastEdge = outEdge(buf, follower, trans-1)
 			last = eacc[lastEdge].takeLast(iv.LastGap)
+		}
+		lastNode, lastDur := -1, int64(0)
+		if n := len(buf); n > 0 && iv.LastDur > 0 && nacc[buf[n-1].Node].has {
+			lastNode = buf[n-1].Node
+			lastDur = nacc[lastNode].takeLast(iv.LastDur)
 		}
 		t := it.tnext
 		for k := range buf {
 			ev := &buf[k]
 			a := &nacc[ev.Node]
 			ev.Start = t
-			if a.has {
+			switch {
+			case k == len(buf)-1 && lastNode >= 0:
+				t += lastDur
+			case a.has:
 				t += a.share()
 			}
 			ev.End = t
@@ -498,14 +507,14 @@ func (s *spreader) next(weight float64) int64 {
 	return d
 }
 
-// takeLast sets apart the part of the last of a.cnt items: gap, at most
+// takeLast sets apart the part of the last of a.cnt items: v, at most
 // a.sum (with one item, all of it), and leaves the rest of a.sum to the
 // others.
-func (a *intervalAcc) takeLast(gap int64) int64 {
+func (a *intervalAcc) takeLast(v int64) int64 {
 	if a.cnt < 2 {
 		return a.sum
 	}
-	last := min(gap, max(a.sum, 0))
+	last := min(v, max(a.sum, 0))
 	a.sum -= last
 	a.cnt--
 	return last

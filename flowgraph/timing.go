@@ -32,15 +32,24 @@ const (
 	// timingTarget: a compaction merges until the intervals take at most
 	// timingTarget/8 of the budget, so that the next one is far off.
 	timingTarget = 3
+	// An event whose gap and duration together take at least
+	// 1/timingLongShare of the intervals' span, and timingOutlier times
+	// the mean time of an event, is long; an interval ends
+	// before a long gap, and after a long duration, that is more than
+	// timingOutlier times the mean of its edge's gaps (node's durations)
+	// so far, so that no interval spreads it over its others.
+	timingLongShare = 16
+	timingOutlier   = 8
 	// TimingQuantumBits sets the quantum of a compaction: the largest
 	// power of two at most the recorded time over 2^TimingQuantumBits.
 	TimingQuantumBits = 20
 	// timingEntryMax and timingIntervalHeadMax are the largest encoded
 	// capped entry (index < 2^33, value < 2^64) and interval head and
-	// tail (the events, two counts < 2^33, two remainders and the last
-	// gap < 2^64), in nibbles, which size the cap so that it always fits.
+	// tail (the events, two counts < 2^33, two remainders, the last gap
+	// and the last duration < 2^64), in nibbles, which size the cap so
+	// that it always fits.
 	timingEntryMax        = 11 + 22
-	timingIntervalHeadMax = 22 + 2*11 + 3*22
+	timingIntervalHeadMax = 22 + 2*11 + 4*22
 	maxSpacing            = int64(1) << 62
 	maxShift              = 62
 )
@@ -78,31 +87,36 @@ const (
 // the interval's totals are kept.
 //
 // Encoding (the msgpack bin): since v3 a zero byte (which no v2 spacing
-// is), then uvarint spacing, uvarint keep, uvarint shift, then the
-// intervals as a stream of nibbles (4 bits, the high one of each byte
-// first; an odd count ends with a zero nibble). Numbers are nibble varints:
-// 3 bits a nibble, least significant first, the high bit set when more
-// follow. Per interval: since v3 its number of events (0 for Spacing, so a
-// full interval costs one nibble), the number of nodes, the number of
-// edges, with keep > 0 the MPI remainder and the compute remainder, then
-// one value per node and then one per edge. With keep 0 the nodes are
-// those of the interval's events and the edges those out of them, each in
-// order of first occurrence, and are not written: a reader knows them from
-// the sequence numbers. With keep > 0 each value is preceded by its node
-// (edge) index. A Timing may hold fewer intervals than the events need (a
-// partial file of a recorder stopped mid-event): the events after its last
-// interval have no exact times.
+// is), in v4 two, in v5 three, then uvarint spacing, uvarint keep, uvarint
+// shift, then the intervals as a stream of nibbles (4 bits, the high one
+// of each byte first; an odd count ends with a zero nibble). Numbers are
+// nibble varints: 3 bits a nibble, least significant first, the high bit
+// set when more follow. Per interval: since v3 its number of events (0 for
+// Spacing, so a full interval costs one nibble), the number of nodes, the
+// number of edges, with keep > 0 the MPI remainder and the compute
+// remainder, then one value per node and then one per edge; since v4 an
+// interval that ends early (its number of events is not 0) then says its
+// last gap (0: none kept apart), since v5 also its last event's duration.
+// With keep 0 the nodes are those of the interval's events and the edges
+// those out of them, each in order of first occurrence, and are not
+// written: a reader knows them from the sequence numbers. With keep > 0
+// each value is preceded by its node (edge) index. A Timing may hold fewer
+// intervals than the events need (a partial file of a recorder stopped
+// mid-event): the events after its last interval have no exact times.
 //
 // The zero Timing is absent (graphs of version 1 files, timed by Anchors).
 type Timing struct {
 	spacing int64
 	keep    int
 	shift   int
-	counted bool   // each interval says its number of events (v3)
-	gaps    bool   // each interval that ends early says its last gap (v4)
-	data    []byte // the intervals, a nibble stream
-	n       int64  // number of intervals
-	events  int64  // the events they hold (v2: n*spacing)
+	counted bool // each interval says its number of events (v3)
+	// tail is the number of values after the entries of an interval
+	// that ends early: 0 (v3), its last gap (v4), and its last event's
+	// duration (v5)
+	tail   int
+	data   []byte // the intervals, a nibble stream
+	n      int64  // number of intervals
+	events int64  // the events they hold (v2: n*spacing)
 }
 
 // TimingEntry is one sum of an interval: of the durations of a node's
@@ -128,9 +142,12 @@ type TimingInterval struct {
 	// not covered by Entries (only when Keep > 0).
 	MPIRest, ComputeRest int64
 	// LastGap is the gap after the interval's last event, part of its
-	// edge's sum, when the interval ended early by time and that gap
-	// stood out (more than half the edge's sum in the interval), else 0.
-	LastGap int64
+	// edge's sum, when the interval ended early and that gap stood out
+	// (more than 1/timingOutlier of the edge's sum in the interval), else
+	// 0. LastDur is the same for the duration of its last event, part of
+	// its node's sum, if that event was long (a long call that ended the
+	// interval).
+	LastGap, LastDur int64
 }
 
 // Present reports whether the graph has a Timing.
@@ -164,24 +181,24 @@ func (t *Timing) Size() int {
 	}
 	n := uvlen(uint64(t.spacing)) + uvlen(uint64(t.keep)) + uvlen(uint64(t.shift)) + len(t.data)
 	if t.counted {
-		n++
-	}
-	if t.gaps {
-		n++
+		n += 1 + t.tail
 	}
 	return n
 }
 
 // NewTiming checks an encoding of intervals (without the header) with the
 // given spacing, keep and quantum shift, each interval with its number of
-// events and the intervals that end early with their last gap (format v4),
-// and returns it as a Timing. It does not check the entries against a
-// graph (see Graph.Validate).
+// events and the intervals that end early with their last gap and last
+// duration (format v5), and returns it as a Timing. It does not check the
+// entries against a graph (see Graph.Validate).
 func NewTiming(spacing int64, keep, shift int, data []byte) (Timing, error) {
-	return newTiming(spacing, keep, shift, true, true, data)
+	return newTiming(spacing, keep, shift, true, timingTail, data)
 }
 
-func newTiming(spacing int64, keep, shift int, counted, gaps bool, data []byte) (Timing, error) {
+// timingTail is the tail of the intervals this package writes.
+const timingTail = 2
+
+func newTiming(spacing int64, keep, shift int, counted bool, tail int, data []byte) (Timing, error) {
 	if spacing < 1 || spacing > maxSpacing || spacing&(spacing-1) != 0 {
 		return Timing{}, fmt.Errorf("timing: spacing %d is not a power of two", spacing)
 	}
@@ -191,7 +208,7 @@ func newTiming(spacing int64, keep, shift int, counted, gaps bool, data []byte) 
 	if shift < 0 || shift > maxShift {
 		return Timing{}, fmt.Errorf("timing: quantum 2^%d out of range", shift)
 	}
-	t := Timing{spacing: spacing, keep: keep, shift: shift, counted: counted, gaps: gaps}
+	t := Timing{spacing: spacing, keep: keep, shift: shift, counted: counted, tail: tail}
 	if len(data) > 0 {
 		t.data = data
 	}
@@ -344,13 +361,20 @@ func (it *TimingIter) Next() bool {
 		}
 		iv.Entries = append(iv.Entries, e)
 	}
-	iv.LastGap = 0
-	if early && it.t.gaps {
+	iv.LastGap, iv.LastDur = 0, 0
+	if early && it.t.tail > 0 {
 		g, ok := it.value(b, end)
 		if !ok {
 			return fail("bad last gap")
 		}
 		iv.LastGap = g
+	}
+	if early && it.t.tail > 1 {
+		d, ok := it.value(b, end)
+		if !ok {
+			return fail("bad last duration")
+		}
+		iv.LastDur = d
 	}
 	it.k++
 	it.start += int64(events)
@@ -464,14 +488,12 @@ func (t Timing) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return enc.EncodeBytes(t.AppendBinary(make([]byte, 0, t.Size())))
 }
 
-// AppendBinary appends the encoding of a present t (the v3 mark 0, or the
-// v4 mark 0 0, spacing, keep, shift, then the intervals) to b.
+// AppendBinary appends the encoding of a present t (the v3 mark 0, the v4
+// mark 0 0 or the v5 mark 0 0 0, spacing, keep, shift, then the intervals)
+// to b.
 func (t *Timing) AppendBinary(b []byte) []byte {
 	if t.counted {
-		b = append(b, 0)
-	}
-	if t.gaps {
-		b = append(b, 0)
+		b = append(b, make([]byte, 1+t.tail)...)
 	}
 	b = binary.AppendUvarint(b, uint64(t.spacing))
 	b = binary.AppendUvarint(b, uint64(t.keep))
@@ -496,14 +518,14 @@ func (t *Timing) DecodeMsgpack(dec *msgpack.Decoder) error {
 func (t *Timing) UnmarshalBinary(b []byte) error {
 	var head [3]uint64
 	pos := 0
-	// no spacing is 0: a zero byte marks v3, two of them v4
+	// no spacing is 0: a zero byte marks v3, two of them v4, three v5
 	counted := len(b) > 0 && b[0] == 0
-	gaps := counted && len(b) > 1 && b[1] == 0
+	tail := 0
 	if counted {
 		pos++
-	}
-	if gaps {
-		pos++
+		for tail < timingTail && pos < len(b) && b[pos] == 0 {
+			tail, pos = tail+1, pos+1
+		}
 	}
 	for i, what := range []string{"spacing", "keep", "quantum"} {
 		v, n := binary.Uvarint(b[pos:])
@@ -516,7 +538,7 @@ func (t *Timing) UnmarshalBinary(b []byte) error {
 		return errors.New("timing: bad keep or quantum")
 	}
 	var err error
-	*t, err = newTiming(int64(head[0]), int(head[1]), int(head[2]), counted, gaps, b[pos:])
+	*t, err = newTiming(int64(head[0]), int(head[1]), int(head[2]), counted, tail, b[pos:])
 	return err
 }
 
@@ -560,12 +582,22 @@ type timingRec struct {
 	// the enter time at which the open interval closes:
 	// t0 + ctime + span (math.MaxInt64 without a span)
 	deadline int64
+	// long is what makes an event long (math.MaxInt64 without a span); cut
+	// an event at which the open interval closes after a long duration
+	// (math.MaxInt64: none)
+	long, cut int64
 
 	open         idSums // the open interval, raw
 	mrest, crest int64
-	gapIn        int64    // its last gap, if it stands out (at a flush), else 0
-	carry        idSums   // per id: the rounding carried into its next sum
-	rcarry       [2]int64 // the same for the MPI and compute remainders
+	// its last gap and its last event's duration, if they stand out (at
+	// a flush), else 0
+	lastIn lastTimes
+	// the node of the last event added, the last long event and its
+	// duration (only a long one is kept apart as the last)
+	lastNode         uint32
+	longIdx, longDur int64
+	carry            idSums   // per id: the rounding carried into its next sum
+	rcarry           [2]int64 // the same for the MPI and compute remainders
 
 	// merge scratch: one group's sums, the carries of a pass, its output
 	merged         idSums
@@ -651,7 +683,7 @@ func newTimingRec(b TimingBudget) *timingRec {
 		bytes = DefaultTimingBytes
 	}
 	bytes = min(max(bytes, MinTimingBytes), MaxTimingBytes)
-	t := &timingRec{budget: 2 * (bytes - timingHeaderMax), spacing: 1, deadline: math.MaxInt64}
+	t := &timingRec{budget: 2 * (bytes - timingHeaderMax), spacing: 1, deadline: math.MaxInt64, long: math.MaxInt64, cut: math.MaxInt64}
 	for _, s := range []*idSums{&t.open, &t.carry, &t.merged, &t.pcarry} {
 		s.gen = 1
 	}
@@ -661,32 +693,67 @@ func newTimingRec(b TimingBudget) *timingRec {
 	return t
 }
 
+// past is the total and the number of a node's durations (an edge's gaps)
+// before an event.
+type past struct{ total, count int64 }
+
+// outlier reports whether v is more than timingOutlier times the mean of
+// p (false without one).
+func (p past) outlier(v int64) bool {
+	if p.count <= 0 || v <= 0 {
+		return false
+	}
+	hi, lo := bits.Mul64(uint64(v), uint64(p.count))
+	th, tl := bits.Mul64(timingOutlier, uint64(max(p.total, 0)))
+	return hi > th || (hi == th && lo > tl)
+}
+
 // add records event idx (node ni, in-edge ei unless idx is 0) entered at
-// enter, of duration dur after a gap of gap.
-func (t *timingRec) add(idx int64, ni, ei int, enter, dur, gap int64) {
+// enter, of duration dur after a gap of gap; np and ep are what its node
+// and edge had before it.
+func (t *timingRec) add(idx int64, ni, ei int, enter, dur, gap int64, np, ep past) {
 	if idx > 0 {
 		t.open.add(2*uint32(ei)+1, gap)
-		if idx-t.start >= t.spacing || enter >= t.deadline {
-			// The interval keeps its last gap apart where it stands
-			// out: more than half its edge's sum, and not all of it.
-			t.gapIn = 0
-			if sum := t.open.get(2*uint32(ei) + 1); gap < sum && gap > sum-gap {
-				t.gapIn = gap
+		long := gap+dur >= t.long
+		if idx-t.start >= t.spacing || enter >= t.deadline || idx >= t.cut || long && ep.outlier(gap) {
+			// The interval keeps its last gap and its last event's
+			// duration apart where they stand out.
+			t.lastIn = lastTimes{gap: standsOut(gap, t.open.get(2*uint32(ei)+1))}
+			if t.longIdx == idx-1 {
+				t.lastIn.dur = standsOut(t.longDur, t.open.get(t.lastNode))
 			}
 			t.flush(idx, enter)
+		}
+		if long {
+			t.longIdx, t.longDur = idx, dur
+			if np.outlier(dur) {
+				t.cut = idx + 1
+			}
 		}
 	} else {
 		t.t0 = enter
 	}
-	t.open.add(2*uint32(ni), dur)
+	t.lastNode = 2 * uint32(ni)
+	t.open.add(t.lastNode, dur)
+}
+
+// standsOut is v, the last of the values that add up to sum, if it is
+// more than 1/timingOutlier of sum and not all of it, else 0: what an
+// interval keeps apart of its last gap and last duration.
+func standsOut(v, sum int64) int64 {
+	if v < sum && v > sum/timingOutlier {
+		return v
+	}
+	return 0
 }
 
 // setDeadline sets the time at which the open interval closes: span after
 // the start of the open interval, as the closed ones encode it.
 func (t *timingRec) setDeadline() {
-	t.deadline = math.MaxInt64
+	t.deadline, t.long, t.cut = math.MaxInt64, math.MaxInt64, math.MaxInt64
 	if t.span > 0 {
 		t.deadline = satAdd(satAdd(t.t0, t.ctime), t.span)
+		t.long = max(t.span/timingLongShare, t.span/t.spacing*timingOutlier, 1)
 	}
 }
 
@@ -727,14 +794,17 @@ type carries struct {
 }
 
 // interval is one interval to put: raw sums per id (the lists of sums in
-// order), raw remainders, its number of events and its last gap (ns, 0:
-// none kept apart).
+// order), raw remainders, its number of events and its last gap and last
+// duration (ns, 0: none kept apart).
 type interval struct {
-	sums    *idSums
-	mr, cr  int64
-	events  int64
-	lastGap int64
+	sums   *idSums
+	mr, cr int64
+	events int64
+	last   lastTimes
 }
+
+// lastTimes are the last gap and the last duration an interval keeps apart.
+type lastTimes struct{ gap, dur int64 }
 
 // put quantizes iv with the carries c at quantum 2^t.shift, caps it to keep
 // entries when capped, and returns its size in nibbles at spacing sp; with
@@ -772,9 +842,9 @@ func (t *timingRec) put(iv interval, sp int64, keep int, capped bool, c carries,
 	if keep > 0 {
 		size += nibLen(mc) + nibLen(cc)
 	}
-	lg := uint64(max(iv.lastGap, 0)) >> t.shift
+	lg, ld := uint64(max(iv.last.gap, 0))>>t.shift, uint64(max(iv.last.dur, 0))>>t.shift
 	if ec != 0 {
-		size += nibLen(lg)
+		size += nibLen(lg) + nibLen(ld)
 	}
 	if w == nil {
 		return size, 0
@@ -800,6 +870,7 @@ func (t *timingRec) put(iv interval, sp int64, keep int, capped bool, c carries,
 	}
 	if ec != 0 {
 		w.put(lg)
+		w.put(ld)
 	}
 	if keep > 0 {
 		_, c.rest[0] = quantize(iv.mr+c.rest[0], t.shift)
@@ -854,7 +925,7 @@ func (t *timingRec) flushCarries() carries { return carries{&t.carry, &t.rcarry}
 
 // openInterval is the open interval, which holds events up to nev.
 func (t *timingRec) openInterval(nev int64) interval {
-	return interval{&t.open, t.mrest, t.crest, nev - t.start, t.gapIn}
+	return interval{&t.open, t.mrest, t.crest, nev - t.start, t.lastIn}
 }
 
 // openTime is the open interval's raw time.
@@ -1020,7 +1091,8 @@ func (t *timingRec) pass(sp, span int64, oldShift, oldKeep int, final bool, limi
 	t.merged.reset()
 	t.mmrest, t.mcrest = 0, 0
 	pos, idPos := 0, 0
-	var groups, gev, gtime, glast int64 // glast: the last gap of the group's last interval
+	var groups, gev, gtime int64
+	var glast lastTimes // of the group's last interval
 	put := func() bool {
 		_, tm := t.put(interval{&t.merged, t.mmrest, t.mcrest, gev, glast}, sp, t.keep, true, carries{&t.pcarry, &t.prcarry}, &t.out, &t.outIDs)
 		t.outTime += tm
@@ -1047,7 +1119,7 @@ func (t *timingRec) pass(sp, span int64, oldShift, oldKeep int, final bool, limi
 			t.mmrest += t.mrest + t.rcarry[0]
 			t.mcrest += t.crest + t.rcarry[1]
 			t.merged.addAll(&t.open, &t.carry)
-			glast = t.gapIn
+			glast = t.lastIn
 		}
 		gev += ev
 		gtime = satAdd(gtime, max(tm, 0))
@@ -1073,8 +1145,8 @@ func overProjected(out, limit, pos, total int) bool {
 
 // mergeClosed adds the closed interval at nibble pos of t.closed, whose
 // ids start at idPos of t.ids, to the merge scratch and returns the
-// positions of the next one and the interval's last gap (ns, 0 if none).
-func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int, int64) {
+// positions of the next one and the interval's last gap and duration.
+func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int, lastTimes) {
 	b, n := t.closed.b, t.closed.nibs
 	early, _ := getNib(b, &pos, n) // the events, as peekClosed reads them
 	nn, _ := getNib(b, &pos, n)
@@ -1093,10 +1165,11 @@ func (t *timingRec) mergeClosed(pos, idPos, shift, keep int) (int, int, int64) {
 		t.merged.add(t.ids[idPos], int64(v)<<shift)
 		idPos++
 	}
-	var last int64
+	var last lastTimes
 	if early != 0 {
 		g, _ := getNib(b, &pos, n)
-		last = int64(g) << shift
+		d, _ := getNib(b, &pos, n)
+		last = lastTimes{int64(g) << shift, int64(d) << shift}
 	}
 	return pos, idPos, last
 }
@@ -1131,13 +1204,13 @@ func (t *timingRec) peekClosed(pos, shift, keep int) (int64, int64) {
 // returns the Timing. The last interval is kept whole (not capped) when
 // it fits.
 func (t *timingRec) finish(nev int64) Timing {
-	t.gapIn = 0 // no event follows
+	t.lastIn = lastTimes{} // no event follows
 	if nev > t.start {
 		if why := t.close(false, 1, nev); why != closedOK {
 			t.compact(true, why == overBudget, nev)
 		}
 	}
-	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, gaps: true, n: t.nclosed, events: t.start}
+	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, tail: timingTail, n: t.nclosed, events: t.start}
 	if len(t.closed.b) > 0 {
 		tm.data = t.closed.b
 	}

@@ -43,7 +43,7 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 				var enter int64
 				for i := range nodes {
 					enter += gaps[i]
-					r.add(int64(i), nodes[i], ein[i], enter, durs[i], gaps[i])
+					r.add(int64(i), nodes[i], ein[i], enter, durs[i], gaps[i], past{}, past{})
 					enter += durs[i]
 				}
 				return r
@@ -52,9 +52,10 @@ func TestTimingMergeEqualsDoubleSpacing(t *testing.T) {
 			require.Equal(t, n, one.n)
 			for s := int64(1); s < 2*n; s *= 2 {
 				r := record(s)
+				r.lastIn = lastTimes{} // as finish: no event follows
 				groups, ok := r.pass(2*s, 0, shift, 0, true, math.MaxInt, n)
 				require.True(t, ok)
-				merged := Timing{spacing: 2 * s, shift: shift, counted: true, gaps: true, data: r.out.b, n: groups, events: n}
+				merged := Timing{spacing: 2 * s, shift: shift, counted: true, tail: timingTail, data: r.out.b, n: groups, events: n}
 				direct := record(2 * s).finish(n)
 				assert.Equal(t, direct, merged, "%d events, spacing %d, quantum 2^%d", n, s, shift)
 			}
@@ -124,4 +125,75 @@ func TestNibbles(t *testing.T) {
 	pos = 0
 	_, ok := getNib(over, &pos, 2*len(over))
 	assert.False(t, ok, "more than 64 bits")
+}
+
+// TestTimingLongEvents: in a poll of 1 us tries, whose intervals span 160
+// ms, a gap of 10 ms (an outlier, at least 1/16 of the span) ends an
+// interval before the try after it, and a try of 10 ms ends its interval
+// after it; a gap of 10 ms that every iteration of a loop has (no outlier)
+// does not, nor does an outlier shorter than 1/16 of the span.
+func TestTimingLongEvents(t *testing.T) {
+	type event struct {
+		node, edge int
+		gap, dur   int64
+	}
+	poll := func(long int, gap, dur int64) func(i int) event {
+		return func(i int) event {
+			if i == long {
+				return event{0, 0, gap, dur}
+			}
+			return event{0, 0, 500, 500}
+		}
+	}
+	tests := []struct {
+		name      string
+		events    int
+		event     func(i int) event
+		wantStart []int64 // interval starts after the first
+	}{
+		{"long gap", 1000, poll(500, 10_000_000, 500), []int64{500}},
+		{"long try", 1000, poll(500, 500, 10_000_000), []int64{501}},
+		{"short outlier", 1000, poll(500, 9_000_000, 500), nil},
+		{"every iteration", 20, func(i int) event { return event{i % 2, i % 2, cond(i%2 == 1, 10_000_000, 500), 500} }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTimingRec(TimingBudget{Bytes: MaxTimingBytes})
+			r.spacing, r.span = 1<<20, 160_000_000
+			r.setDeadline()
+			var enter int64
+			nodes, edges := map[int]past{}, map[int]past{}
+			for i := range tc.events {
+				ev := tc.event(i)
+				if i == 0 {
+					ev.gap = 0
+				}
+				enter += ev.gap
+				r.add(int64(i), ev.node, ev.edge, enter, ev.dur, ev.gap, nodes[ev.node], edges[ev.edge])
+				nodes[ev.node] = past{nodes[ev.node].total + ev.dur, nodes[ev.node].count + 1}
+				if i > 0 {
+					edges[ev.edge] = past{edges[ev.edge].total + ev.gap, edges[ev.edge].count + 1}
+				}
+				enter += ev.dur
+			}
+			require.Less(t, enter, r.span, "no deadline ends an interval")
+			tm := r.finish(int64(tc.events))
+			var starts []int64
+			it := tm.Intervals()
+			for it.Next() {
+				if s := it.Interval().Start; s > 0 {
+					starts = append(starts, s)
+				}
+			}
+			require.NoError(t, it.Err())
+			assert.Equal(t, tc.wantStart, starts)
+		})
+	}
+}
+
+func cond(c bool, a, b int64) int64 {
+	if c {
+		return a
+	}
+	return b
 }

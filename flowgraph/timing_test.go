@@ -233,41 +233,66 @@ func TestTimingDensityPhases(t *testing.T) {
 		g.NumEvents, tm.Len(), tm.Spacing(), share, longest, worst)
 }
 
-// TestTimingLastGap: a loop whose gap back to its start is now and then
-// 200 ms instead of 1 us. The long gap crosses an interval's deadline, so
-// it ends the interval, and the interval keeps it apart: the rebuilt
-// events before it are not pushed late by a share of it (spread evenly
-// over the loop's gaps in the interval, they were: up to 200 ms).
-func TestTimingLastGap(t *testing.T) {
-	b := flowgraph.NewBuilderBudget(0, flowgraph.TimingBudget{Bytes: 2 << 10})
-	var calls []flowgraph.Call
-	var now int64
-	for i := range 300_000 {
-		gap := int64(1000)
-		if i%3 == 0 && i%60000 == 0 && i > 0 {
-			gap = 200_000_000
-		}
-		now += gap
-		c := flowgraph.Call{Key: flowgraph.NodeKey{Call: []string{"MPI_Irecv", "MPI_Send", "MPI_Wait"}[i%3], Site: -1},
-			Enter: now, Exit: now + 1000, Partner: -1}
-		now += 1000
-		calls = append(calls, c)
-		b.Add(c)
-	}
-	g := b.Graph()
-	require.NoError(t, g.Validate())
-	var kept int
-	ti := g.Timing.Intervals()
-	for ti.Next() {
-		if ti.Interval().LastGap > 0 {
-			kept++
+// TestTimingLastApart: a loop whose gap back to its start, or whose
+// MPI_Wait, is now and then 200 ms instead of 1 us. The long gap or call
+// crosses an interval's deadline, so it ends the interval, and the
+// interval keeps it apart: the rebuilt events before it are not
+// pushed late by a share of it (spread evenly over the gaps or calls of
+// its edge or node in the interval, they were: up to 200 ms). IntervalIter
+// times them as EventIter does.
+func TestTimingLastApart(t *testing.T) {
+	loop := func(long int) func(i int) (string, int64, int64) {
+		return func(i int) (string, int64, int64) {
+			gap, dur := int64(1000), int64(1000)
+			if i%3 == long && i%60000 == long && i > 3 {
+				if long == 0 {
+					gap = 200_000_000
+				} else {
+					dur = 200_000_000
+				}
+			}
+			return []string{"MPI_Irecv", "MPI_Send", "MPI_Wait"}[i%3], gap, dur
 		}
 	}
-	require.NoError(t, ti.Err())
-	assert.Positive(t, kept, "intervals that kept their last gap apart")
-	worst := worstStart(t, &g, calls)
-	assert.Less(t, worst, int64(2_000_000), "start error (ns), %d of %d intervals kept their last gap", kept, g.Timing.Len())
-	t.Logf("worst start error %d ns; %d of %d intervals kept their last gap", worst, kept, g.Timing.Len())
+	lastGap := func(iv *flowgraph.TimingInterval) int64 { return iv.LastGap }
+	lastDur := func(iv *flowgraph.TimingInterval) int64 { return iv.LastDur }
+	for _, tc := range []struct {
+		name      string
+		event     func(i int) (call string, gap, dur int64)
+		lastApart func(*flowgraph.TimingInterval) int64
+	}{
+		{"gap", loop(0), lastGap},
+		{"call", loop(2), lastDur},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := flowgraph.NewBuilderBudget(0, flowgraph.TimingBudget{Bytes: 2 << 10})
+			var calls []flowgraph.Call
+			var now int64
+			for i := range 300_000 {
+				call, gap, dur := tc.event(i)
+				now += gap
+				c := flowgraph.Call{Key: flowgraph.NodeKey{Call: call, Site: -1}, Enter: now, Exit: now + dur, Partner: -1}
+				now += dur
+				calls = append(calls, c)
+				b.Add(c)
+			}
+			g := b.Graph()
+			require.NoError(t, g.Validate())
+			var kept int
+			ti := g.Timing.Intervals()
+			for ti.Next() {
+				if tc.lastApart(ti.Interval()) > 0 {
+					kept++
+				}
+			}
+			require.NoError(t, ti.Err())
+			assert.Positive(t, kept, "intervals that kept their last %s apart", tc.name)
+			worst := worstStart(t, &g, calls)
+			assert.Less(t, worst, int64(2_000_000), "start error (ns), %d of %d intervals kept their last %s apart", kept, g.Timing.Len(), tc.name)
+			t.Logf("worst start error %d ns; %d of %d intervals kept their last %s apart", worst, kept, g.Timing.Len(), tc.name)
+			checkIntervals(t, tc.name, &g)
+		})
+	}
 }
 
 // worstStart is the largest error of the rebuilt events' start times

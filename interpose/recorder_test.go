@@ -188,7 +188,7 @@ func TestRecorderMatchesBuilder(t *testing.T) {
 		{wide, flowgraph.TimingBudget{Intervals: 16}, 5000, 5, "merged", false},
 		{"call,partner", flowgraph.TimingBudget{Intervals: 2}, 10000, 6, "merged", false},
 		{"call,site", flowgraph.TimingBudget{Bytes: 4 << 10}, 20000, 7, "merged", false},
-		{"call", flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 8, "merged", false},
+		{"call", flowgraph.TimingBudget{Bytes: 2 << 10}, 30000, 8, "merged", false},
 		{wide, flowgraph.TimingBudget{Bytes: 1 << 10}, 30000, 9, "capped", false},
 		{wide, flowgraph.TimingBudget{Bytes: 2 << 10, Intervals: 50}, 50000, 10, "capped", false},
 		{wide, flowgraph.TimingBudget{Bytes: 16 << 10}, 100000, 11, "capped", false},

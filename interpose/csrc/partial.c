@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MF_FORMAT_VERSION 4 /* flowgraph.FormatVersion */
+#define MF_FORMAT_VERSION 5 /* flowgraph.FormatVersion */
 #define MF_PATH_MAX 4096
 
 /* CRC-32 (IEEE, reflected polynomial 0xEDB88320) as hash/crc32. The table
@@ -244,10 +244,11 @@ static void write_timing(out *o, const mf_rec *r, const mf_view *v)
 	mf_timing_pub p = r->tm.pub[r->tm.pubi];
 	int64_t open = !r->failed && v->nevents > 0 ? v->nevents - p.start : 0;
 	int64_t closed = open > 0 ? p.len : mf_timing_prefix(&p, v->nevents > 0 ? v->nevents - 1 : 0);
-	mp_bin(o, 2 + (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +
+	mp_bin(o, 3 + (uint64_t)mf_uvlen((uint64_t)p.spacing) + (uint64_t)mf_uvlen((uint64_t)p.keep) +
 			  (uint64_t)mf_uvlen((uint64_t)p.shift) + mf_timing_encode(r, &p, closed, open, NULL, NULL));
-	put_uv(o, 0); /* format v4: intervals with their number of events */
-	put_uv(o, 0); /* and their last gaps */
+	put_uv(o, 0); /* format v5: intervals with their number of events */
+	put_uv(o, 0); /* their last gaps */
+	put_uv(o, 0); /* and their last durations */
 	put_uv(o, (uint64_t)p.spacing);
 	put_uv(o, (uint64_t)p.keep);
 	put_uv(o, (uint64_t)p.shift);

@@ -105,7 +105,7 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->tm.budget = 2 * (timing_bytes - MF_TM_HEAD);
 	r->tm.maxint = max_intervals >= 2 ? max_intervals : 0;
 	r->tm.spacing = 1;
-	r->tm_deadline = INT64_MAX;
+	r->tm_deadline = r->tm_long = INT64_MAX;
 	r->tm_gen = 1;
 	r->tm.mgen = 1;
 	r->tm.pgen = 1;

@@ -45,12 +45,15 @@ enum {
 #define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
 #define MF_BUDGET_BYTES (128 << 10)  /* flowgraph.DefaultBudget */
 /* flowgraph's timingHeaderMax, timingMinIntervals, timingTarget,
- * TimingQuantumBits, timingIntervalHeadMax, timingEntryMax (nibbles) */
+ * timingLongShare, timingOutlier, TimingQuantumBits,
+ * timingIntervalHeadMax, timingEntryMax (nibbles) */
 #define MF_TM_HEAD 16
 #define MF_TM_MIN_INTERVALS 16
 #define MF_TM_TARGET 3
+#define MF_TM_LONG_SHARE 16
+#define MF_TM_OUTLIER 8
 #define MF_TM_QUANTUM_BITS 20
-#define MF_TM_IHEAD_MAX (22 + 2 * 11 + 3 * 22)
+#define MF_TM_IHEAD_MAX (22 + 2 * 11 + 4 * 22)
 #define MF_TM_ENTRY_MAX (11 + 22)
 #define MF_MAX_COUNTERS 8   /* hardware counters per edge (MPIFLOW_PAPI) */
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
@@ -175,6 +178,12 @@ typedef struct {
 	const int64_t *cin, *cout;
 } mf_event;
 
+/* mf_tm_last is the last gap and the last duration an interval keeps
+ * apart where they stand out, else 0 (flowgraph's lastTimes). */
+typedef struct {
+	int64_t gap, dur;
+} mf_tm_last;
+
 /* mf_timing is the state of the timing's slow paths (timing.c) and of
  * the writers of its files; the fields the hot path reads (tm_end,
  * tm_deadline, tm_gen, the open interval's lists) stay in mf_rec. */
@@ -220,7 +229,8 @@ typedef struct mf_timing {
 	uint8_t *kept;
 	mf_cap_entry *order;
 	int64_t olen, onids, otime, ostart; /* a pass's output */
-	int64_t gapin; /* the open interval's last gap if it stands out (timingRec.gapIn), else 0 */
+	mf_tm_last lastin; /* the open interval's (timingRec.lastIn) */
+	int64_t lidx, ldur; /* the last long event and its duration (timingRec.longIdx, longDur) */
 } mf_timing;
 
 typedef struct mf_rec {
@@ -259,9 +269,11 @@ typedef struct mf_rec {
 	 * that handle, its size is at most rep_csize */
 	uintptr_t rep_handle;
 	/* timing: the open interval closes at event tm_end (tm.start +
-	 * tm.spacing; 0 before the first event) or at the first event entered
-	 * at or after tm_deadline */
-	int64_t tm_end, tm_deadline;
+	 * tm.spacing, or the event after a long call; 0 before the first
+	 * event) or at the first event entered at or after tm_deadline; an
+	 * event whose gap and duration take tm_long or more is checked
+	 * (mf_timing_check) */
+	int64_t tm_end, tm_deadline, tm_long;
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
@@ -387,7 +399,16 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst);
 void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n);
 void mf_partner_add(mf_rec *r, mf_node *n, int32_t rank);
-void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum);
+
+/* mf_timing_check is called for event idx of node n, entered at enter
+ * after gap on edge e and of duration dur (both in their statistics and
+ * timing sums, n in its count, e in its count if ecounted), if the open
+ * interval ends before it (tm_end, tm_deadline) or it is long (tm_long):
+ * the interval also ends before a long gap, and after a long call, that
+ * is more than MF_TM_OUTLIER times the mean of its edge or node before it
+ * (timingRec.add). */
+__attribute__((noinline)) void mf_timing_check(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t dur,
+					       const mf_node *n, const mf_edge *e, int ecounted);
 void mf_trace_flush(mf_rec *r);
 
 /* Between recorder.c and timing.c: mf_rec_fail stops recording (out of
@@ -767,8 +788,8 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		/* the gap belongs to the interval of the previous event, which
 		 * closes here if this event starts the next one */
 		mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)ei + 1, ev->enter - r->last_exit);
-		if (idx >= r->tm_end || ev->enter >= r->tm_deadline)
-			mf_timing_flush(r, idx, ev->enter, ev->enter - r->last_exit, e->tsum);
+		if (idx >= r->tm_end || ev->enter >= r->tm_deadline || ev->exit - r->last_exit >= r->tm_long)
+			mf_timing_check(r, idx, ev->enter, ev->enter - r->last_exit, dur, n, e, 0);
 		for (int32_t c = 0; c < r->ncounters; c++)
 			e->counters[c] += ev->cin[c] - r->last_counts[c];
 		e->count++;
@@ -875,8 +896,8 @@ static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node
 	mf_stat_add(&n->time, dur, 1);
 	mf_stat_add(&e->time, gap, 1);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
-	if (idx >= r->tm_end || enter >= r->tm_deadline)
-		mf_timing_flush(r, idx, enter, gap, e->tsum);
+	if (idx >= r->tm_end || enter >= r->tm_deadline || gap + dur >= r->tm_long)
+		mf_timing_check(r, idx, enter, gap, dur, n, e, 1);
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
 }
 
@@ -1000,7 +1021,8 @@ __attribute__((noinline)) static int mf_record_fast(mf_rec *r, uint64_t site, in
 						     int64_t exit, uint64_t cp, int32_t commsize)
 {
 	const int64_t idx = r->nevents;
-	if (__builtin_expect(r->unusual || r->pending || idx >= r->tm_end || enter >= r->tm_deadline, 0))
+	if (__builtin_expect(r->unusual || r->pending || idx >= r->tm_end || enter >= r->tm_deadline ||
+				     exit - r->last_exit >= r->tm_long, 0))
 		return 0; /* idx 0 too (tm_end 0): no previous node */
 	mf_node *p = r->prev_node;
 	const int32_t ni = p->succ_node, ei = p->succ_edge;

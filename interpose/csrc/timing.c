@@ -3,7 +3,7 @@
  * timingRec step for step: closing an interval, compacting the closed ones
  * (merging adjacent intervals, coarsening the quantum), and encoding them
  * for a file. The hot path's part is inline in recorder.h (mf_tm_touch,
- * the checks that call mf_timing_flush). See recorder.h and interpose/README.md,
+ * the checks that call mf_timing_check). See recorder.h and interpose/README.md,
  * "Timing".
  */
 #include "recorder.h"
@@ -109,6 +109,14 @@ static inline void put_nib(uint8_t *b, int64_t *n, uint64_t v)
 			break;
 	}
 	*n = i;
+}
+
+/* put_last writes the last gap and the last duration of an interval that
+ * ends early at quantum 2^shift. */
+static void put_last(uint8_t *b, int64_t *n, mf_tm_last last, int32_t shift)
+{
+	put_nib(b, n, (uint64_t)(last.gap > 0 ? last.gap : 0) >> shift);
+	put_nib(b, n, (uint64_t)(last.dur > 0 ? last.dur : 0) >> shift);
 }
 
 /* get_nib reads a nibble varint of our own encoding at nibble *pos. */
@@ -305,12 +313,11 @@ static inline uint64_t tm_events_code(int64_t events, int64_t sp)
  * memory runs out (r->failed). */
 static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, int64_t *nids,
 		  uint32_t *const lists[2], const int64_t counts[2], int src, int carry, int32_t keep, int capped,
-		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp, int64_t lastgap)
+		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp, mf_tm_last last)
 {
 	int32_t shift = r->tm.shift;
 	int64_t n = counts[0] + counts[1];
 	const uint64_t ec = tm_events_code(events, sp);
-	const uint64_t lg = (uint64_t)(lastgap > 0 ? lastgap : 0) >> shift;
 	if (*nids + 5 * n > r->tm.idcap[ib]) {
 		int64_t c = r->tm.idcap[ib] ? 2 * r->tm.idcap[ib] : 4096;
 		while (c < *nids + 5 * n)
@@ -324,7 +331,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	uint8_t *ids = r->tm.ids[ib];
 	int64_t l = *len, ni = *nids;
 	uint64_t t = 0;
-	if (keep == 0 && l + 22 + 2 * 11 + 22 + n * 22 <= limit) {
+	if (keep == 0 && l + 22 + 2 * 11 + 2 * 22 + n * 22 <= limit) {
 		/* It fits whatever the codes: round and write in one go. The
 		 * tables are in locals: the byte stores could alias r. */
 		uint8_t *restrict o = out, *restrict io = ids;
@@ -362,7 +369,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 			}
 		}
 		if (ec)
-			put_nib(o, &l, lg);
+			put_last(o, &l, last, shift);
 		*len = l;
 		*nids = ni;
 		*time += t;
@@ -399,7 +406,8 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 	if (keep > 0)
 		size += nib_len(mc) + nib_len(cc);
 	if (ec)
-		size += nib_len(lg);
+		size += nib_len((uint64_t)(last.gap > 0 ? last.gap : 0) >> shift) +
+			nib_len((uint64_t)(last.dur > 0 ? last.dur : 0) >> shift);
 	for (int64_t i = 0; i < n; i++) {
 		if (kept && !kept[i])
 			continue;
@@ -428,7 +436,7 @@ static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, 
 		tm_set_carry(r, entries[i], carry, rests[i]);
 	}
 	if (ec)
-		put_nib(out, &l, lg);
+		put_last(out, &l, last, shift);
 	if (keep > 0) {
 		rc[0] = mrest;
 		rc[1] = crest;
@@ -471,6 +479,13 @@ static void tm_set_deadline(mf_rec *r)
 {
 	r->tm_end = r->tm.start + r->tm.spacing;
 	r->tm_deadline = r->tm.span > 0 ? sat_add(sat_add(r->t0, r->tm.ctime), r->tm.span) : INT64_MAX;
+	r->tm_long = INT64_MAX;
+	if (r->tm.span > 0) { /* timingRec.setDeadline */
+		int64_t a = r->tm.span / MF_TM_LONG_SHARE, b = r->tm.span / r->tm.spacing * MF_TM_OUTLIER;
+		r->tm_long = a > b ? a : b;
+		if (r->tm_long < 1)
+			r->tm_long = 1;
+	}
 }
 
 /* span_for is flowgraph's spanFor: the time sp events took on average,
@@ -527,7 +542,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 	int cur = r->tm.cur, alt = 1 - cur;
 	const uint8_t *in = r->tm.buf[cur], *inids = r->tm.ids[cur];
 	int64_t m = r->tm.nclosed + 1, pos = 0, idpos = 0, len = 0, nids = 0, gev = 0, gtime = 0, ng = 0, ostart = 0;
-	int64_t glast = 0; /* the last gap of the group's last interval */
+	mf_tm_last glast = {0, 0}; /* of the group's last interval */
 	uint64_t time = 0;
 	r->tm.pgen++;
 	r->tm.nplist = 0;
@@ -594,7 +609,11 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			r->tm.nmlist[0] = nm[0];
 			r->tm.nmlist[1] = nm[1];
 			tm = (int64_t)(t << old_shift);
-			glast = c ? (int64_t)(get_nib(in, &pos) << old_shift) : 0;
+			glast.gap = glast.dur = 0;
+			if (c) {
+				glast.gap = (int64_t)(get_nib(in, &pos) << old_shift);
+				glast.dur = (int64_t)(get_nib(in, &pos) << old_shift);
+			}
 		} else { /* the open interval, the last */
 			r->tm.mmrest += r->tm.mrest + r->tm.rcarry[0];
 			r->tm.mcrest += r->tm.crest + r->tm.rcarry[1];
@@ -604,7 +623,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 					tm_merge(r, id, TM_F(r, id, tsum) + r->tm.carry[id]);
 				}
 			}
-			glast = r->tm.gapin;
+			glast = r->tm.lastin;
 		}
 		gev += ev;
 		gtime = sat_add(gtime, tm > 0 ? tm : 0);
@@ -729,7 +748,7 @@ static int tm_close(mf_rec *r, int64_t idx)
 		return TM_OVER_COUNT;
 	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1], events = idx - r->tm.start;
 	int64_t len = r->tm.len, nids = r->tm.nids;
-	if (r->tm.keep == 0 && len + 22 + 2 * 11 + 22 + (n0 + n1) * 22 <= r->tm.budget &&
+	if (r->tm.keep == 0 && len + 22 + 2 * 11 + 2 * 22 + (n0 + n1) * 22 <= r->tm.budget &&
 	    nids + 5 * (n0 + n1) <= r->tm.idcap[r->tm.cur]) {
 		/* tm_put's fast path, with the reset of the open interval: the
 		 * tables are in locals, the byte stores could alias r */
@@ -747,7 +766,7 @@ static int tm_close(mf_rec *r, int64_t idx)
 			flush_list(r, 1, r->tm.shift, o, &len, io, &nids, &t);
 		}
 		if (ec)
-			put_nib(o, &len, (uint64_t)(r->tm.gapin > 0 ? r->tm.gapin : 0) >> r->tm.shift);
+			put_last(o, &len, r->tm.lastin, r->tm.shift);
 		r->tm.len = len;
 		r->tm.nids = nids;
 		r->tm.ctime = (int64_t)((uint64_t)r->tm.ctime + t);
@@ -763,7 +782,7 @@ static int tm_close(mf_rec *r, int64_t idx)
 	uint64_t time = (uint64_t)r->tm.ctime;
 	if (tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
 		   TM_RECORDING, r->tm.keep, 1, r->tm.mrest, r->tm.crest, &time, events, r->tm.spacing,
-		   r->tm.gapin) == 0) {
+		   r->tm.lastin) == 0) {
 		r->tm.len = len;
 		r->tm.nids = nids;
 		r->tm.ctime = (int64_t)time;
@@ -777,15 +796,34 @@ static int tm_close(mf_rec *r, int64_t idx)
 	return r->failed ? TM_FAILED : TM_OVER_BUDGET;
 }
 
-/* mf_timing_flush closes the open interval before event idx, entered at
+/* stands_out is flowgraph's standsOut: v, the last of the values that add
+ * up to sum, if it is more than 1/MF_TM_OUTLIER of sum and not all of it,
+ * else 0. */
+static inline int64_t stands_out(int64_t v, int64_t sum)
+{
+	return v < sum && v > sum / MF_TM_OUTLIER ? v : 0;
+}
+
+/* outlier is past.outlier: whether v is more than MF_TM_OUTLIER times the
+ * mean of count values of total (0 without one). */
+static inline int outlier(int64_t v, int64_t total, int64_t count)
+{
+	return count > 0 && v > 0 &&
+	       (unsigned __int128)(uint64_t)v * (uint64_t)count >
+		       (unsigned __int128)MF_TM_OUTLIER * (uint64_t)(total > 0 ? total : 0);
+}
+
+/* tm_flush closes the open interval before event idx, entered at
  * enter after gap, whose edge's open sum with it is gapsum
  * (timingRec.flush): a compaction leaves its last group open, and closes
  * it too if event idx would not fit in it. The interval keeps its last gap
- * apart where it stands out: more than half its edge's sum, and not all of
- * it. */
-void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum)
+ * and, if it was long, the duration of its last event (node prev) apart
+ * where they stand out. */
+static void tm_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum)
 {
-	r->tm.gapin = gap < gapsum && gap > gapsum - gap ? gap : 0;
+	const mf_node *p = &r->nodes[r->prev];
+	r->tm.lastin.gap = stands_out(gap, gapsum);
+	r->tm.lastin.dur = r->tm.lidx == idx - 1 ? stands_out(r->tm.ldur, p->tstamp == r->tm_gen ? p->tsum : 0) : 0;
 	for (;;) {
 		int why = tm_close(r, idx);
 		if (why == TM_CLOSED || why == TM_FAILED)
@@ -793,6 +831,21 @@ void mf_timing_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t
 		tm_compact(r, why == TM_OVER_BUDGET, idx);
 		if (r->failed || (idx < r->tm_end && enter < r->tm_deadline))
 			return;
+	}
+}
+
+void mf_timing_check(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t dur, const mf_node *n,
+		     const mf_edge *e, int ecounted)
+{
+	const int long_ = gap + dur >= r->tm_long;
+	if (idx >= r->tm_end || enter >= r->tm_deadline ||
+	    (long_ && outlier(gap, e->time.total - gap, e->count - ecounted)))
+		tm_flush(r, idx, enter, gap, e->tsum);
+	if (long_) {
+		r->tm.lidx = idx;
+		r->tm.ldur = dur;
+		if (outlier(dur, n->time.total - dur, n->count - 1) && r->tm_end > idx + 1)
+			r->tm_end = idx + 1;
 	}
 }
 
@@ -810,7 +863,7 @@ int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev)
 		if (p->keep > 0)
 			n = 2 * n + 2; /* remainders, indices */
 		if (c)
-			n++; /* the last gap */
+			n += 2; /* the last gap and duration */
 		for (uint64_t e = 0; e < n; e++)
 			get_nib(p->buf, &pos);
 	}
@@ -886,8 +939,10 @@ uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs,
 				nout_var(&o, quantize(TM_F(r, id, tsum) + r->tm.carry[id], p->shift, &rest));
 			}
 		}
-		if (tm_events_code(open, p->spacing))
-			nout_var(&o, 0); /* no last gap: no event follows */
+		if (tm_events_code(open, p->spacing)) { /* no event follows: no last gap or duration */
+			nout_var(&o, 0);
+			nout_var(&o, 0);
+		}
 	}
 	if (o.half)
 		nout_byte(&o, o.pending);
