@@ -640,8 +640,8 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
  * in MF_TM_TARGET/8 of the budget and the interval limit: when the budget
  * is what is exceeded (coarsen), at the quantum for the time so far, first
  * alone if that coarsens it enough; then at 2, 4, ... times the spacing
- * (one pass per try, stopped as soon as it is over), each with the span
- * of its spacing (span_for). The merged intervals are written to the
+ * (one pass per try, stopped as soon as it is over), each first with the
+ * span of half of it, then with its own (span_for). The merged intervals are written to the
  * other buffers and then published, so a signal handler sees the old
  * intervals or the new ones, never a mix; the last group becomes the open
  * interval. */
@@ -657,9 +657,10 @@ static void tm_compact(mf_rec *r, int coarsen, int64_t nev)
 	}
 	/* requantizing alone pays when the quantum grows at least 8-fold */
 	int64_t first = r->tm.shift >= old_shift + 3 ? 1 : 2, g = first, sp, span, groups;
+	int half = first > 1;
 	for (;;) {
 		sp = r->tm.spacing * g;
-		span = span_for(sp, total, nev);
+		span = span_for(half ? sp / 2 : sp, total, nev);
 		int ok = tm_pass(r, sp, span, old_shift, old_keep, target, nev, &groups);
 		if (r->failed) {
 			r->tm.shift = old_shift;
@@ -668,14 +669,20 @@ static void tm_compact(mf_rec *r, int coarsen, int64_t nev)
 		}
 		if (ok && (r->tm.maxint == 0 || groups + 1 <= r->tm.maxint))
 			break;
-		if (r->tm.keep == 0 && !ok && nev / sp < MF_TM_MIN_INTERVALS) {
+		if (r->tm.keep == 0 && !ok && !half && nev / sp < MF_TM_MIN_INTERVALS) {
 			/* keepFor: MF_TM_MIN_INTERVALS capped intervals fit */
 			int64_t k = (r->tm.budget * MF_TM_TARGET / 8 / MF_TM_MIN_INTERVALS - MF_TM_IHEAD_MAX) / MF_TM_ENTRY_MAX;
 			r->tm.keep = k < 1 ? 1 : (int32_t)k;
 			g = first;
+			half = first > 1;
 			continue;
 		}
-		g *= 2;
+		if (half) {
+			half = 0;
+		} else {
+			g *= 2;
+			half = 1;
+		}
 	}
 	r->tm.cur = 1 - r->tm.cur;
 	r->tm.len = r->tm.olen;
