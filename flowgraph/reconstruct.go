@@ -297,14 +297,15 @@ func (it *EventIter) timeInterval(iv *TimingInterval, follower *Event) error {
 		// The usual interval: every node and edge has its sum. A last
 		// gap kept apart goes to the transition out of the last event,
 		// the rest of its edge's sum to the others; a last duration to
-		// the last event, the rest of its node's sum to the others.
+		// the last event, the rest of its node's sum to the others (as
+		// IntervalIter, only where an event follows).
 		lastEdge, last := -1, int64(0)
 		if trans == len(buf) && iv.LastGap > 0 {
 			lastEdge = outEdge(buf, follower, trans-1)
 			last = eacc[lastEdge].takeLast(iv.LastGap)
 		}
 		lastNode, lastDur := -1, int64(0)
-		if n := len(buf); n > 0 && iv.LastDur > 0 && nacc[buf[n-1].Node].has {
+		if n := len(buf); trans == n && n > 0 && iv.LastDur > 0 && nacc[buf[n-1].Node].has {
 			lastNode = buf[n-1].Node
 			lastDur = nacc[lastNode].takeLast(iv.LastDur)
 		}
