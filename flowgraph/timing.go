@@ -563,9 +563,11 @@ type TimingBudget struct {
 // that starts span ns or more after it (0: no such limit), so that no
 // interval spans much more than its share of the run's time: where events
 // are sparse (long calls, long compute phases), intervals are cut by time;
-// where they are dense (polls), by count. A compaction merges adjacent
-// intervals, in order, into groups within twice the spacing and the span
-// of that spacing.
+// where they are dense (polls), by count. An interval also closes before a
+// long outlier gap and after a long outlier call (add), so that it does
+// not spread one over the rest of its edge's (node's) events. A compaction
+// merges adjacent intervals, in order, into groups within twice the
+// spacing and the span of the old spacing, or else of the new one.
 type timingRec struct {
 	budget  int   // nibbles for the intervals
 	maxInt  int64 // 0: no limit

@@ -186,7 +186,8 @@ typedef struct {
 
 /* mf_timing is the state of the timing's slow paths (timing.c) and of
  * the writers of its files; the fields the hot path reads (tm_end,
- * tm_deadline, tm_gen, the open interval's lists) stay in mf_rec. */
+ * tm_deadline, tm_long, tm_gen, the open interval's lists) stay in
+ * mf_rec. */
 typedef struct mf_timing {
 	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
 	 * open interval's raw sums live in the nodes and edges (tsum), touched
