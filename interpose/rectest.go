@@ -178,7 +178,7 @@ func (r *recorder) got(ni int, posted, got int64) {
 // settle ends the recording as MPI_Finalize does.
 func (r *recorder) settle() {
 	if r.r.pending > 0 {
-		C.mf_settle(r.r, C.INT64_MIN)
+		C.mf_settle(r.r, C.INT64_MIN, 0)
 	}
 }
 

@@ -72,11 +72,11 @@ static inline int mf_tight_size(int64_t excess)
 }
 _Static_assert(MF_TIGHT_SIZES == 2, "mf_tight_size and mf_tight_set know two sizes");
 /* The fraction bits of the fast repeats' moving averages: each step of
- * an average is 1/16 of a sample's difference to it, and in whole ns the
- * steps under 16 ns were lost, which moved the averages of polls of 10-90
- * ns by up to 48% (a long tail up, a common value just over the mean
- * down). */
-#define MF_TIGHT_FX 8
+ * an average is 1/16 or 1/256 of a sample's difference to it, and in whole
+ * ns the steps under 16 ns were lost, which moved the averages of polls of
+ * 10-90 ns by up to 48% (a long tail up, a common value just over the
+ * mean down); 12 bits keep steps of 1/16 ns at 1/256. */
+#define MF_TIGHT_FX 12
 
 /* mf_term is a flowgraph.SeqTerm: a leaf (body 0) is an arithmetic run;
  * a repeat is the body terms after it, repeated count times at offsets of
@@ -131,6 +131,10 @@ typedef struct {
 	 * size of excess (mf_tight_size) the unusual excess in it and the
 	 * part of that in the calls */
 	int64_t tspan, tlsize[MF_TIGHT_SIZES], tlcall[MF_TIGHT_SIZES];
+	/* the gap after its runs' last repeat where that was timed (the
+	 * program's work once a poll completed), a moving average in ns with
+	 * MF_TIGHT_FX fraction bits; -1: none yet */
+	int64_t texit_fx;
 	int64_t tquiet; /* all timed before this index (after an unusual time) */
 } mf_node;
 
@@ -561,8 +565,9 @@ void mf_tight_probe(mf_rec *r, int64_t now);
 
 /* mf_settle splits the time since the last timed event over the untimed
  * repeats (the enter time of the next timed event, or INT64_MIN at the end
- * of the recording: the means then). */
-void mf_settle(mf_rec *r, int64_t enter);
+ * of the recording: the means then); ended: that event is another call's,
+ * so the run of repeats ended and the span's last gap is not the run's. */
+void mf_settle(mf_rec *r, int64_t enter, int ended);
 
 /* mf_sample keeps the duration and gap of a timed repeat that follows a
  * timed one (both measured) as a sample of node n, and chooses the next
@@ -701,16 +706,34 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 		int64_t per = k == 1 ? span : span / k; /* no division while all are timed */
 		per = per < 0 ? 0 : per > 2 * MF_TIGHT_NS ? 2 * MF_TIGHT_NS : per;
 		dur = dur < 0 ? 0 : dur > 2 * MF_TIGHT_NS ? 2 * MF_TIGHT_NS : dur;
-		if (n->tn < MF_TIGHT_WARM) { /* the mean so far, then over ~16 */
+		if (n->tn < MF_TIGHT_WARM) { /* the mean so far, then over ~256 repeats */
 			n->tn++;
 			n->tper_fx += ((per << MF_TIGHT_FX) - n->tper_fx) / n->tn;
 			n->tdur_fx += ((dur << MF_TIGHT_FX) - n->tdur_fx) / n->tn;
 		} else {
-			n->tper_fx += ((per << MF_TIGHT_FX) - n->tper_fx) / 16;
-			n->tdur_fx += ((dur << MF_TIGHT_FX) - n->tdur_fx) / 16;
+			/* a sample stands for its group of MF_TIGHT_MASK+1,
+			 * a repeat timed with all the others for itself: the
+			 * MF_TIGHT_QUIET all timed after an unusual time had
+			 * replaced the average of the run before them */
+			const int64_t w = r->tight_next ? 16 : 256;
+			n->tper_fx += ((per << MF_TIGHT_FX) - n->tper_fx) / w;
+			n->tdur_fx += ((dur << MF_TIGHT_FX) - n->tdur_fx) / w;
 		}
 	}
 	mf_tight_set(r, n);
+}
+
+/* mf_tight_exit measures the gap after the timed last event of a node
+ * with fast repeats (none pending) when ev, the next event, ends its
+ * run. */
+static inline void mf_tight_exit(mf_rec *r, const mf_event *ev)
+{
+	mf_node *p = r->prev_node;
+	if (ev->call == p->call && ev->site == p->site)
+		return;
+	const int64_t g = ev->enter - r->last_exit;
+	const int64_t gfx = (g < 0 ? 0 : g > 1 << 24 ? 1 << 24 : g) << MF_TIGHT_FX;
+	p->texit_fx = p->texit_fx < 0 ? gfx : p->texit_fx + (gfx - p->texit_fx) / 16;
 }
 
 /* mf_rep_cache keeps in r what an untimed repeat of node n compares its
@@ -737,7 +760,9 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		return;
 	const uint32_t kf = r->keyflags;
 	if (r->pending)
-		mf_settle(r, ev->enter);
+		mf_settle(r, ev->enter, ev->call != r->prev_node->call || ev->site != r->prev_node->site);
+	else if (r->tight_ok && r->nevents && r->prev_node->tn >= MF_TIGHT_WARM)
+		mf_tight_exit(r, ev);
 	const int64_t idx = r->nevents;
 	const int32_t prev = r->prev;
 	int32_t ni = -1, ei = -1;
@@ -931,7 +956,7 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 	} else {
 		const int64_t untimed = r->pending, span = exit - r->last_exit;
 		if (untimed)
-			mf_settle(r, enter);
+			mf_settle(r, enter, 0);
 		mf_node *n = r->prev_node;
 		mf_edge *e = r->rep_edge;
 		/* mf_node_record; a node that has seen only 0 bytes (the
