@@ -86,6 +86,10 @@ type BudgetSummary struct {
 	Runs        int64 `json:"runs"`
 	Approximate int64 `json:"approximate"`
 	ErrMax      int64 `json:"err_max"` // the largest error of a run length, in events
+	// Arranged timing intervals keep their counts but not the order of
+	// their branches; Moved events hold another call than recorded.
+	Arranged int64 `json:"arranged_intervals"`
+	Moved    int64 `json:"moved_events"`
 }
 
 func (b *BudgetSummary) add(u *flowgraph.BudgetUse) {
@@ -100,6 +104,8 @@ func (b *BudgetSummary) add(u *flowgraph.BudgetUse) {
 	b.Runs += u.Runs
 	b.Approximate += u.Approximate
 	b.ErrMax = max(b.ErrMax, u.ErrMax)
+	b.Arranged += u.Arranged
+	b.Moved += u.Moved
 }
 
 // Rank is one selected block with its analysis.

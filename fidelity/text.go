@@ -27,6 +27,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 	case rep.OrderIdentical:
 	case rep.OrderUpToRuns:
 		same = "same up to run lengths"
+	case arrangedOnly(rep.Ranks):
+		same = "arranged in intervals"
 	default:
 		same = "DIFFERS"
 	}
@@ -54,11 +56,12 @@ func (rep *Report) WriteText(w io.Writer) error {
 // for those that did not fit the recording's budget, what was
 // approximated.
 func writeBudget(w io.Writer, ranks []RankResult) {
-	fmt.Fprintln(w, "\nRecording budget (MPIFLOW_BUDGET): sequences + timing in the file; runs are those of polls (a call repeated), errors in events.")
+	fmt.Fprintln(w, "\nRecording budget (MPIFLOW_BUDGET): sequences + timing in the file; runs are those of polls (a call repeated), errors in events;")
+	fmt.Fprintln(w, "arranged intervals keep every call's count and time but not the order of their branches (moved events: another call than recorded).")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RANK\tTHREAD\tSEQUENCES\tTIMING\tBUDGET\tRUNS\tAPPROXIMATE\tERR p50\tp90\tmax\t")
+	fmt.Fprintln(tw, "RANK\tTHREAD\tSEQUENCES\tTIMING\tBUDGET\tRUNS\tAPPROXIMATE\tERR p50\tp90\tmax\tARRANGED INTERVALS\tMOVED EVENTS\t")
 	for _, r := range ranks {
-		budget, runs, approx, errs := "none", "-", "0 (exact)", "-\t-\t-"
+		budget, runs, approx, errs, arranged := "none", "-", "0 (exact)", "-\t-\t-", "0\t0"
 		if a := r.Budget; a != nil {
 			budget = units.Bytes(float64(a.Budget))
 			if !a.Fits() {
@@ -69,11 +72,23 @@ func writeBudget(w io.Writer, ranks []RankResult) {
 				approx = strconv.FormatInt(a.Approximate, 10)
 				errs = fmt.Sprintf("%d\t%d\t%d", a.ErrP50, a.ErrP90, a.ErrMax)
 			}
+			arranged = fmt.Sprintf("%d\t%d", a.Arranged, a.Moved)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, r.Thread, units.Bytes(float64(r.Bytes.Sequences)),
-			units.Bytes(float64(r.Bytes.Timing)), budget, runs, approx, errs)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, r.Thread, units.Bytes(float64(r.Bytes.Sequences)),
+			units.Bytes(float64(r.Bytes.Timing)), budget, runs, approx, errs, arranged)
 	}
 	tw.Flush()
+}
+
+// arrangedOnly tells whether every rank's order is the recorded one up to
+// run lengths or up to the intervals its budget arranged.
+func arrangedOnly(ranks []RankResult) bool {
+	for _, r := range ranks {
+		if !r.OrderIdentical && !r.OrderUpToRuns && (r.Budget == nil || r.Budget.Arranged == 0 || r.Events != r.TruthEvents) {
+			return false
+		}
+	}
+	return true
 }
 
 // order describes a rank's event order comparison.
@@ -83,6 +98,8 @@ func order(r RankResult) string {
 		return "same"
 	case r.OrderUpToRuns:
 		return "same up to run lengths"
+	case r.Budget != nil && r.Budget.Arranged > 0 && r.Events == r.TruthEvents:
+		return fmt.Sprintf("arranged in %d intervals, from %d", r.Budget.Arranged, r.FirstMismatch)
 	case r.Events != r.TruthEvents:
 		return fmt.Sprintf("DIFFERS at %d (%d recorded)", r.FirstMismatch, r.TruthEvents)
 	}

@@ -25,6 +25,11 @@ type BudgetUse struct {
 	ErrP50      int64 `msgpack:"p50" json:"err_p50"`
 	ErrP90      int64 `msgpack:"p90" json:"err_p90"`
 	ErrMax      int64 `msgpack:"max" json:"err_max"`
+	// Arranged timing intervals, when even approximate run lengths did
+	// not fit, keep their counts and sums but not the order of their
+	// branches (arrangeToFit); Moved events then hold another node.
+	Arranged int64 `msgpack:"arranged,omitempty" json:"arranged_intervals,omitempty"`
+	Moved    int64 `msgpack:"moved,omitempty" json:"moved_events,omitempty"`
 }
 
 // Fits tells whether the graph's sequences and timing fit the budget.
@@ -38,17 +43,28 @@ type runGroup struct {
 }
 
 // FitBudget makes g's sequences and timing take at most budget bytes in a
-// file, as far as approximating the lengths of its poll runs allows, and
-// sets g.Budget to what they take and what was approximated. The order of
-// all other events stays exact, and so does each node's count in every
-// timing interval: runs are approximated in groups of one node within one
-// interval, whose total is kept, the most uniform groups first; a run
-// across an interval's start keeps its length.
+// file and sets g.Budget to what they take and what was approximated.
+// First the lengths of its poll runs become approximate: in groups of one
+// node within one timing interval, whose total is kept, the most uniform
+// groups first; a run across an interval's start keeps its length, and
+// the order of all other events stays exact. If that is not enough, the
+// order inside the densest intervals is given up (arrangeToFit). Each
+// node's and edge's count in every timing interval stays exact.
 func (g *Graph) FitBudget(budget int64) *BudgetUse {
 	tim := int64(0)
 	if g.Timing.Present() {
 		tim = packedLen(g.Timing.AppendBinary(nil))
 	}
+	a := g.fitRuns(budget, tim)
+	if !a.Fits() {
+		g.arrangeToFit(a, tim)
+	}
+	return a
+}
+
+// fitRuns is the first step of FitBudget: poll run lengths approximate
+// until the graph fits, or all of them.
+func (g *Graph) fitRuns(budget, tim int64) *BudgetUse {
 	seqs, polls := g.positions()
 	if seqs == nil {
 		raw, _ := g.storedSeqs()

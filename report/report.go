@@ -425,6 +425,10 @@ func makeBanner(job *analysis.Job) banner {
 			"spread evenly within their timing interval, to fit the recording's budget of %s a rank (MPIFLOW_BUDGET); "+
 			"every other call is in its recorded order and every count is exact (largest error %d events).",
 			u.Approximate, u.Runs, units.Bytes(float64(u.Budget)), u.ErrMax)
+		if u.Arranged > 0 {
+			b.Budget += fmt.Sprintf(" Where that was not enough, %d timing intervals (the densest first) keep every call's count "+
+				"and time but not the order of their branches: %d events hold another call than recorded.", u.Arranged, u.Moved)
+		}
 		if u.Over > 0 {
 			b.Budget += fmt.Sprintf(" %d of %d rank blocks exceed the budget even so.", u.Over, u.Blocks)
 		}

@@ -150,13 +150,19 @@ func printStats(w io.Writer, job *analysis.Job) error {
 	return tw.Flush()
 }
 
-// runLengths says how many poll run lengths a budget approximated.
+// runLengths says how many poll run lengths a budget approximated, and in
+// how many intervals it gave up the order.
 func runLengths(b analysis.BudgetSummary) string {
 	if b.Approximate == 0 {
 		return "run lengths exact"
 	}
-	return fmt.Sprintf("%d of %d poll run lengths approximate (order exact up to them; largest error %d events)",
+	s := fmt.Sprintf("%d of %d poll run lengths approximate (order exact up to them; largest error %d events)",
 		b.Approximate, b.Runs, b.ErrMax)
+	if b.Arranged > 0 {
+		s = fmt.Sprintf("%d of %d poll run lengths approximate (largest error %d events); order arranged in %d timing intervals (%d events moved, counts exact)",
+			b.Approximate, b.Runs, b.ErrMax, b.Arranged, b.Moved)
+	}
+	return s
 }
 
 // printSites prints the table of call sites.
