@@ -52,7 +52,7 @@ HPCC_N ?= 4000
 ITERS  ?= 3000 10000 30000
 BENCH_SIZE = $(DEMO_ENV) MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" MPIFLOW_BIN=$(BIN)/mpiflow \
 	STEPS=$(STEPS) HPCC_N=$(HPCC_N) ROUNDS="$(ROUNDS)" ITERS="$(ITERS)" scripts/bench-size.sh
-.PHONY: bench-lammps bench-hpcc bench-irregular screenshots
+.PHONY: bench-lammps bench-hpcc bench-irregular bench-scale screenshots
 # PNGs of every report section at 4 and 64 ranks of the halo app for the
 # README (docs/screenshots; headless Chromium). Not part of test or CI.
 screenshots: all apps
@@ -64,6 +64,10 @@ bench-hpcc: all
 # testdata/apps/irregular at ITERS iterations: sizes and fidelity.
 bench-irregular: all apps
 	$(BENCH_SIZE) irregular
+# Generated jobs of the HPCC shape at SCALE_RANKS ranks: each command's time
+# and peak RSS on one core.
+bench-scale: all
+	GO="$(GO)" scripts/bench-scale.sh
 
 test: all lint test-go fuzz
 

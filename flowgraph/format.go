@@ -383,8 +383,61 @@ func (f *File) FrameBytes() FileBytes {
 
 // BlockBytes divides the bytes of block i, whose decoded rank is r.
 func (f *File) BlockBytes(i int, r *Rank) FileBytes {
-	seq, timing := r.Graph.partBytes()
+	seq, timing, ok := f.storedPartBytes(i)
+	if !ok {
+		seq, timing = r.Graph.partBytes()
+	}
 	return FileBytes{Graph: f.Index[i].Length - seq - timing, Sequences: seq, Timing: timing}
+}
+
+// storedPartBytes returns what the packed sequences and timing of block i
+// take in the file, read off its encoding (encoding them again, as
+// partBytes does, took a third of the time of reading a job: HPCC shape,
+// 16 ranks). It reports false for blocks that keep them unpacked (format
+// version 1, anchors instead of a timing) or that cannot be read.
+func (f *File) storedPartBytes(i int) (seq, timing int64, ok bool) {
+	e := f.Index[i]
+	b := make([]byte, e.Length)
+	if _, err := f.r.ReadAt(b, e.Offset); err != nil {
+		return 0, 0, false
+	}
+	br := bytes.NewReader(b)
+	dec := msgpack.NewDecoder(br)
+	// size is the bytes of the next value, skipped.
+	size := func() int64 {
+		at := br.Len()
+		if dec.Skip() != nil {
+			return -1
+		}
+		return int64(at - br.Len())
+	}
+	n, err := dec.DecodeMapLen()
+	for ; err == nil && n > 0; n-- {
+		var key string
+		if key, err = dec.DecodeString(); err != nil {
+			break
+		}
+		if key != "graph" {
+			err = dec.Skip()
+			continue
+		}
+		m, err := dec.DecodeMapLen()
+		for ; err == nil && m > 0; m-- {
+			if key, err = dec.DecodeString(); err != nil {
+				break
+			}
+			switch key {
+			case "seqs":
+				seq = size()
+			case "timingz":
+				timing = size()
+			default:
+				err = dec.Skip()
+			}
+		}
+		return seq, timing, err == nil && seq > 0 && timing > 0
+	}
+	return 0, 0, false
 }
 
 // partBytes returns the encoded sizes of g's sequence numbers and timing,

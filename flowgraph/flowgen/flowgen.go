@@ -44,6 +44,11 @@ type Options struct {
 	// distribution, each try short and close to the last, as programs
 	// that wait for messages by polling do.
 	Polls bool
+	// RankBranches makes branches depend on the rank too: on rank r a
+	// branch whose number agrees with r modulo 4 always takes its body,
+	// as where a rank's place in the grid decides, so ranks differ by a
+	// few edges of small share.
+	RankBranches bool
 	// Budget, when > 0, makes each graph fit that many bytes of
 	// sequences and timing (flowgraph.Graph.FitBudget), the timing at
 	// most half of them, as the recorder does.
@@ -60,6 +65,7 @@ type stmt struct {
 	site   int
 	iters  int    // > 0: a loop over body
 	branch bool   // a branch between body and alt
+	id     int    // the branch's number in the program
 	poll   bool   // a poll: the call at site, tried until it completes
 	body   []stmt // loop or branch body
 	alt    []stmt
@@ -76,6 +82,7 @@ type Program struct {
 	rank, ranks int
 	job         uint64
 	waitPhase   []bool // per phase, whether some rank lags (set by Execute)
+	branches    int    // branches generated so far
 }
 
 // New generates a program.
@@ -109,7 +116,8 @@ func (p *Program) block(depth int) []stmt {
 		case depth > 0 && r < 3:
 			b = append(b, stmt{site: -1, iters: 1 + p.rng.IntN(p.opt.MaxIter), body: p.block(depth - 1)})
 		case depth > 0 && p.opt.Branchy && r < 5:
-			b = append(b, stmt{site: -1, branch: true, body: p.block(depth - 1), alt: p.block(depth - 1)})
+			p.branches++
+			b = append(b, stmt{site: -1, branch: true, id: p.branches, body: p.block(depth - 1), alt: p.block(depth - 1)})
 		default:
 			s := stmt{site: p.rng.IntN(p.opt.Sites)}
 			s.poll = p.opt.Polls && p.rng.IntN(4) == 0
@@ -178,7 +186,7 @@ func (p *Program) Execute(slow float64, emit func(flowgraph.Call)) {
 				}
 			case s.branch:
 				body := s.body
-				if rng.IntN(3) == 0 {
+				if (!p.opt.RankBranches || (s.id+p.rank)%4 != 0) && rng.IntN(3) == 0 {
 					body = s.alt
 				}
 				if !run(body) {
@@ -311,6 +319,24 @@ func Run(opt Options, nranks, ranksPerHost int) (flowgraph.Header, []*flowgraph.
 // rank and in order, to truth (when not nil): the ground truth the graphs
 // are built from, as a full trace (MPIFLOW_TRACE=1) records it.
 func RunTruth(opt Options, nranks, ranksPerHost int, truth func(rank int, c flowgraph.Call)) (flowgraph.Header, []*flowgraph.Rank) {
+	h := NewHeader(opt, nranks, ranksPerHost)
+	var ranks []*flowgraph.Rank
+	for r := range nranks {
+		var f func(flowgraph.Call)
+		if truth != nil {
+			f = func(c flowgraph.Call) { truth(r, c) }
+		}
+		rk := RankOf(opt, &h, r, f)
+		h.Wallclock = max(h.Wallclock, Wall(rk))
+		ranks = append(ranks, rk)
+	}
+	return h, ranks
+}
+
+// NewHeader is the header of a generated job of nranks ranks on
+// nranks/ranksPerHost hosts (4 ranks a host if ranksPerHost <= 0), its
+// wallclock not yet set.
+func NewHeader(opt Options, nranks, ranksPerHost int) flowgraph.Header {
 	if ranksPerHost <= 0 {
 		ranksPerHost = 4
 	}
@@ -326,43 +352,58 @@ func RunTruth(opt Options, nranks, ranksPerHost int, truth func(rank int, c flow
 	for i := range opt.Counters {
 		h.Counters = append(h.Counters, fmt.Sprintf("CTR_%d", i))
 	}
-	var ranks []*flowgraph.Rank
 	for r := range nranks {
 		h.Hosts = append(h.Hosts, fmt.Sprintf("node%03d", r/ranksPerHost))
-		o := opt
-		o.Seed = opt.Seed*1000 + uint64(r)
-		slow := 1.0
-		for _, s := range opt.SlowRanks {
-			if s == r {
-				slow = 3
-			}
-		}
-		// Same program structure on every rank, different branch data.
-		p := New(opt)
-		p.opt.Seed = o.Seed
-		p.rank, p.ranks = r, nranks
-		b := p.NewBuilder()
-		p.Execute(slow, func(c flowgraph.Call) {
-			b.Add(c)
-			if truth != nil {
-				truth(r, c)
-			}
-		})
-		g := b.Graph()
-		if opt.Budget > 0 {
-			g.FitBudget(opt.Budget)
-		}
-		var wall int64
-		if k := len(g.Anchors); k > 0 {
-			wall = g.Anchors[k-1].Time
-		}
-		h.Wallclock = max(h.Wallclock, wall)
-		ranks = append(ranks, &flowgraph.Rank{
-			Rank: r, Host: h.Hosts[r], Complete: true, Start: int64(r) * 1000,
-			UserTime: wall * 9 / 10, SysTime: wall / 20, MaxRSS: 50 << 20, Graph: g,
-		})
 	}
-	return h, ranks
+	return h
+}
+
+// RankOf generates rank r of the job of header h (see Run), passing its
+// calls in order to truth when not nil. Ranks may be generated
+// concurrently; the job's wallclock is the largest of their Wall.
+func RankOf(opt Options, h *flowgraph.Header, r int, truth func(flowgraph.Call)) *flowgraph.Rank {
+	slow := 1.0
+	for _, s := range opt.SlowRanks {
+		if s == r {
+			slow = 3
+		}
+	}
+	// Same program structure on every rank, different branch data.
+	p := New(opt)
+	p.opt.Seed = opt.Seed*1000 + uint64(r)
+	p.rank, p.ranks = r, h.NumRanks
+	b := p.NewBuilder()
+	p.Execute(slow, func(c flowgraph.Call) {
+		b.Add(c)
+		if truth != nil {
+			truth(c)
+		}
+	})
+	g := b.Graph()
+	if opt.Budget > 0 {
+		g.FitBudget(opt.Budget)
+	}
+	rk := &flowgraph.Rank{Rank: r, Host: h.Hosts[r], Complete: true, Start: int64(r) * 1000, MaxRSS: 50 << 20, Graph: g}
+	wall := Wall(rk)
+	rk.UserTime, rk.SysTime = wall*9/10, wall/20
+	return rk
+}
+
+// Wall is the time from a generated rank's first event to its last.
+func Wall(r *flowgraph.Rank) int64 {
+	if k := len(r.Graph.Anchors); k > 0 {
+		return r.Graph.Anchors[k-1].Time
+	}
+	return 0
+}
+
+// HPCCShape is a program shaped as HPCC is at scale (scripts/genjob, make
+// bench-scale): hundreds of call sites in nested loops, polls whose
+// run lengths have a long tail, branches on data and on the rank, events
+// calls a rank, each rank within the recorder's default budget.
+func HPCCShape(events int64) Options {
+	return Options{Seed: 9, Events: events, Depth: 6, Sites: 400, MaxIter: 8, Branchy: true, Polls: true,
+		RankBranches: true, Budget: flowgraph.DefaultBudget}
 }
 
 // WriteJob writes a generated job (see Run) to path and, beside it, the
