@@ -30,6 +30,11 @@ type Options struct {
 	// offset) instead of looking them up in the objects' debug
 	// information.
 	NoResolve bool
+	// NoSequences drops each rank's sequences (Edge.Seq) once its loops
+	// are found, so that memory follows the file rather than the events;
+	// the ranks' events can then not be walked (Graph.Events). For the
+	// views that do not rebuild the trace (stats, loops, graphs).
+	NoSequences bool
 	// Workers bounds parallel work (GOMAXPROCS if < 1).
 	Workers int
 	// Progress, if set, is called with the stage ("reading ranks",
@@ -181,28 +186,28 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 	if !opt.NoResolve {
 		resolver = flowgraph.NewResolver()
 	}
-	for k, i := range sel {
-		r, err := f.ReadRank(i)
-		if err != nil {
-			return nil, err
-		}
-		report(opt.Progress, "reading ranks", k+1, len(sel))
+	ranks, bytes, err := j.read(f, sel, &opt)
+	if err != nil {
+		return nil, err
+	}
+	for k, r := range ranks {
 		if resolver != nil {
 			if err := resolver.ResolveAll(r.Graph.Sites); err != nil && j.ResolveErr == nil {
 				j.ResolveErr = err
 			}
 		}
-		j.FileBytes.Add(f.BlockBytes(i, r))
+		j.FileBytes.Add(bytes[k])
 		j.Budget.add(r.Graph.Budget)
-		j.Summary.Add(r)
-		sites.add(r)
-		comm.add(r)
-		sizes.add(r)
-		label := fmt.Sprintf("rank %d", r.Rank)
+		j.Summary.Add(r.Rank)
+		sites.add(r.Rank)
+		comm.add(r.Rank)
+		sizes.add(r.Rank)
+		r.Label = fmt.Sprintf("rank %d", r.Rank.Rank)
 		if j.Threads {
-			label = fmt.Sprintf("rank %d.%d", r.Rank, r.Thread)
+			r.Label = fmt.Sprintf("rank %d.%d", r.Rank.Rank, r.Thread)
 		}
-		j.Ranks = append(j.Ranks, &Rank{Rank: r, Label: label, CallTime: callTimes(&r.Graph)})
+		r.CallTime = callTimes(&r.Graph)
+		j.Ranks = append(j.Ranks, r)
 	}
 	j.Calls = j.Summary.SortedCalls()
 	j.CallSites = sites.sorted()
@@ -214,6 +219,39 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		}
 	}
 	return j, nil
+}
+
+// read reads the blocks sel of f in parallel, with what each takes in the
+// file; with NoSequences it also finds each one's loops and drops its
+// sequences, so that at most Workers ranks' sequences are in memory.
+func (j *Job) read(f *flowgraph.File, sel []int, opt *Options) ([]*Rank, []flowgraph.FileBytes, error) {
+	ranks := make([]*Rank, len(sel))
+	bytes := make([]flowgraph.FileBytes, len(sel))
+	var mu sync.Mutex
+	done := 0
+	err := parallel.For(len(sel), opt.Workers, func(k int) error {
+		r, err := f.ReadRank(sel[k])
+		if err != nil {
+			return err
+		}
+		bytes[k] = f.BlockBytes(sel[k], r)
+		rk := &Rank{Rank: r}
+		if opt.NoSequences {
+			if !opt.NoLoops {
+				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
+			}
+			for i := range r.Graph.Edges {
+				r.Graph.Edges[i].Seq = flowgraph.Seq{}
+			}
+		}
+		ranks[k] = rk
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		report(opt.Progress, "reading ranks", done, len(sel))
+		return nil
+	})
+	return ranks, bytes, err
 }
 
 func report(fn func(string, int, int), stage string, done, total int) {
@@ -251,7 +289,9 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	done := 0
 	err := parallel.For(len(j.Ranks), opt.Workers, func(i int) error {
 		r := j.Ranks[i]
-		r.Levels, r.Collapsed, r.LoopErr = RankLevels(&r.Graph, counters)
+		if !opt.NoSequences { // else read found them
+			r.Levels, r.Collapsed, r.LoopErr = RankLevels(&r.Graph, counters)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		done++

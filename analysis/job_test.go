@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -73,6 +74,36 @@ func TestGroupsAgreeWithTrees(t *testing.T) {
 	}
 	mpi, _, _ := job.Summary.Totals()
 	assert.Equal(t, mpi, sum, "per-rank call times add up to the MPI time")
+}
+
+// TestNoSequences: a job analysed without keeping the ranks' sequences has
+// the same tables, groups, levels and trees as with them, whatever the
+// number of workers, and holds no sequence afterwards.
+func TestNoSequences(t *testing.T) {
+	in := genJob(t, 8, nil)
+	want, err := Load(in, Options{})
+	require.NoError(t, err)
+	for _, workers := range []int{1, 3} {
+		got, err := Load(in, Options{NoSequences: true, Workers: workers})
+		require.NoError(t, err)
+		assert.Equal(t, want.Calls, got.Calls)
+		assert.Equal(t, want.CallSites, got.CallSites)
+		assert.Equal(t, want.Comm, got.Comm)
+		assert.Equal(t, want.FileBytes, got.FileBytes)
+		// Levels hold NaN (a metric a rank lacks), which no Equal takes
+		// for itself: compared as printed.
+		assert.Equal(t, fmt.Sprintf("%+v", want.Groups), fmt.Sprintf("%+v", got.Groups))
+		assert.Equal(t, want.LoopTable, got.LoopTable)
+		require.Len(t, got.Ranks, len(want.Ranks))
+		for i, r := range got.Ranks {
+			assert.Equal(t, want.Ranks[i].Label, r.Label)
+			assert.Equal(t, fmt.Sprintf("%+v", want.Ranks[i].Levels), fmt.Sprintf("%+v", r.Levels), "rank %d", i)
+			assert.Equal(t, want.Ranks[i].Loops, r.Loops, "rank %d", i)
+			for k := range r.Graph.Edges {
+				require.True(t, r.Graph.Edges[k].Seq.IsZero(), "rank %d edge %d keeps its sequence", i, k)
+			}
+		}
+	}
 }
 
 func TestSelection(t *testing.T) {

@@ -37,7 +37,7 @@ loop with little time stays pale) or scaled to the drawn level alone
 			if scale != report.ScaleRank && scale != report.ScaleLevel {
 				return fmt.Errorf("unknown scale %q (known: %s, %s)", scale, report.ScaleRank, report.ScaleLevel)
 			}
-			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}})
+			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}, NoSequences: true})
 			if err != nil {
 				return err
 			}

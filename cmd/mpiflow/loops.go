@@ -36,7 +36,7 @@ level, the reduction, and the share of time spent in loops.`,
   mpiflow loops --json halo.1234.mpiflow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := load(args[0], rankList, analysis.Options{})
+			job, err := load(args[0], rankList, analysis.Options{NoSequences: true})
 			if err != nil {
 				return err
 			}
