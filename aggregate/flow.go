@@ -72,6 +72,11 @@ func CallGroup(call string) string {
 type FlowOptions struct {
 	// Group replaces each call name by its CallGroup.
 	Group bool
+	// Load, when set, returns rank i whole when its events are read: the
+	// ranks given may then lack their sequences
+	// (analysis.Options.NoSequences), and only the ranks being read hold
+	// theirs.
+	Load func(i int) (*flowgraph.Rank, error)
 }
 
 // flowStates is what a RankSource knows of its ranks: the resources, the
@@ -300,6 +305,7 @@ func (fs *flowStates) EventReader(i int, r *flowgraph.Rank, events flowgraph.Eve
 type RankSource struct {
 	*flowStates
 	ranks []*flowgraph.Rank
+	load  func(i int) (*flowgraph.Rank, error)
 }
 
 // NewRankSource is the state trace of ranks, which are resources in this
@@ -316,26 +322,39 @@ func NewRankSource(h *flowgraph.Header, ranks []*flowgraph.Rank, opt FlowOptions
 	for i, r := range ranks {
 		scans[i] = scanRank(r)
 	}
-	return &RankSource{flowStates: newFlowStates(h, scans, opt.Group), ranks: ranks}, nil
+	return &RankSource{flowStates: newFlowStates(h, scans, opt.Group), ranks: ranks, load: opt.Load}, nil
+}
+
+// rank is rank i with its sequences.
+func (s *RankSource) rank(i int) (*flowgraph.Rank, error) {
+	if i < 0 || i >= len(s.ranks) {
+		return nil, fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
+	}
+	if s.load != nil {
+		return s.load(i)
+	}
+	return s.ranks[i], nil
 }
 
 // Open implements Source: it reconstructs the events of rank i on the
 // fly.
 func (s *RankSource) Open(i int) (Reader, error) {
-	if i < 0 || i >= len(s.ranks) {
-		return nil, fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
+	r, err := s.rank(i)
+	if err != nil {
+		return nil, err
 	}
-	return s.EventReader(i, s.ranks[i], s.ranks[i].Graph.Events())
+	return s.EventReader(i, r, r.Graph.Events())
 }
 
 // addRow adds the rank's time per state and slice to acc by timing
 // interval where it can (see addIntervals), which costs what the graph
 // costs, not what its events would.
 func (s *RankSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
-	if i < 0 || i >= len(s.ranks) {
-		return fmt.Errorf("no resource %d (the source has %d)", i, len(s.ranks))
+	r, err := s.rank(i)
+	if err != nil {
+		return err
 	}
-	return s.addRank(i, s.ranks[i], acc, buf)
+	return s.addRank(i, r, acc, buf)
 }
 
 // flowReader turns reconstructed events into states: the call itself, and

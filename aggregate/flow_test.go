@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"mpiflow/flowgraph"
@@ -73,14 +74,44 @@ func fileSource(t testing.TB, path string, opt FlowOptions) *RankSource {
 	f, err := flowgraph.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	ranks := make([]*flowgraph.Rank, len(f.Index))
-	for i := range f.Index {
-		ranks[i], err = f.ReadRank(i)
-		require.NoError(t, err)
-	}
-	src, err := NewRankSource(&f.Header, ranks, opt)
+	src, err := NewRankSource(&f.Header, readRanks(t, f.ReadRank, len(f.Index)), opt)
 	require.NoError(t, err)
 	return src
+}
+
+// readRanks reads blocks 0 to n-1 with read.
+func readRanks(t testing.TB, read func(i int) (*flowgraph.Rank, error), n int) []*flowgraph.Rank {
+	t.Helper()
+	ranks := make([]*flowgraph.Rank, n)
+	for i := range ranks {
+		var err error
+		ranks[i], err = read(i)
+		require.NoError(t, err)
+	}
+	return ranks
+}
+
+// TestRankSourceLoad: ranks without their sequences, read whole when their
+// events are, give the model of the ranks read whole.
+func TestRankSourceLoad(t *testing.T) {
+	path, _, _ := writeJob(t, 4, 3000)
+	want, err := Build(fileSource(t, path, FlowOptions{}), 13, 2)
+	require.NoError(t, err)
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	ranks := readRanks(t, f.Skeleton, len(f.Index))
+	var loads atomic.Int64
+	load := func(i int) (*flowgraph.Rank, error) {
+		loads.Add(1)
+		return f.ReadRank(i)
+	}
+	src, err := NewRankSource(&f.Header, ranks, FlowOptions{Load: load})
+	require.NoError(t, err)
+	got, err := Build(src, 13, 2)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, int64(len(ranks)), loads.Load(), "each rank read once")
 }
 
 // The model of a file keeps every ns: per rank, Compute holds the edges'

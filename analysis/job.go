@@ -230,7 +230,11 @@ func (j *Job) read(f *flowgraph.File, sel []int, opt *Options) ([]*Rank, []flowg
 	var mu sync.Mutex
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
-		r, err := f.ReadRank(sel[k])
+		read := f.ReadRank
+		if opt.NoSequences && opt.NoLoops {
+			read = f.Skeleton
+		}
+		r, err := read(sel[k])
 		if err != nil {
 			return err
 		}
@@ -387,6 +391,22 @@ func (j *Job) Recorded() []*flowgraph.Rank {
 		rs[i] = r.Rank
 	}
 	return rs
+}
+
+// Reread reads Ranks[i] again from the job's file, whole: with the
+// sequences that NoSequences dropped.
+func (j *Job) Reread(i int) (*flowgraph.Rank, error) {
+	f, err := flowgraph.Open(j.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := j.Ranks[i]
+	k := f.FindRank(r.Rank.Rank, r.Thread)
+	if k < 0 {
+		return nil, fmt.Errorf("%s: rank %d thread %d is no longer in the file", j.Path, r.Rank.Rank, r.Thread)
+	}
+	return f.ReadRank(k)
 }
 
 // FindRank returns the index in Ranks of rank and thread, -1 if not there.

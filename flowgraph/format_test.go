@@ -46,6 +46,33 @@ func TestFileRoundTrip(t *testing.T) {
 	assert.Len(t, entries, 1)
 }
 
+// TestSkeleton: a block read without its sequences is the block but for
+// them, and takes the same bytes.
+func TestSkeleton(t *testing.T) {
+	path, _, ranks := writeJob(t, 3)
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	for i := range ranks {
+		whole, err := f.ReadRank(i)
+		require.NoError(t, err)
+		sk, err := f.Skeleton(i)
+		require.NoError(t, err)
+		assert.Equal(t, f.BlockBytes(i, whole), f.BlockBytes(i, sk))
+		require.Len(t, sk.Graph.Edges, len(whole.Graph.Edges))
+		var n int
+		for k := range sk.Graph.Edges {
+			require.True(t, sk.Graph.Edges[k].Seq.IsZero(), "edge %d", k)
+			n += whole.Graph.Edges[k].Seq.NumTerms()
+			sk.Graph.Edges[k].Seq = whole.Graph.Edges[k].Seq
+		}
+		require.Positive(t, n, "the generated graph has sequences")
+		assert.Equal(t, whole, sk)
+	}
+	_, err = f.Skeleton(3)
+	assert.ErrorContains(t, err, "no block 3")
+}
+
 func TestFileErrors(t *testing.T) {
 	path, _, _ := writeJob(t, 3)
 	good, err := os.ReadFile(path)

@@ -87,6 +87,9 @@ type Graph struct {
 	// against the recording's byte budget and what was approximated to
 	// fit it (FitBudget); nil without a budget (MPIFLOW_ORDER=exact).
 	Budget *BudgetUse `msgpack:"budget,omitempty"`
+	// skipSeqs asks DecodeMsgpack to leave the sequences out (File.Skeleton);
+	// it is false again once decoded.
+	skipSeqs bool
 }
 
 // NodeKey identifies a node. Fields not named in Header.KeyFields are zero

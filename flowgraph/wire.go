@@ -81,6 +81,7 @@ func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 
 // DecodeMsgpack reads a Graph of any format version.
 func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
+	skip := g.skipSeqs
 	var w graphWire
 	if err := dec.Decode(&w); err != nil {
 		return err
@@ -115,7 +116,7 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 		}
 		g.Nodes, g.Edges, g.Sites = t.Nodes, t.Edges, t.Sites
 	}
-	if w.Seqs == nil {
+	if w.Seqs == nil || skip {
 		return nil
 	}
 	raw, err := unpack(w.Seqs)

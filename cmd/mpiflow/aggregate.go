@@ -27,11 +27,11 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 		if stateType != "" {
 			return nil, nil, fmt.Errorf("%s: --state-type applies to Pajé traces, this is an mpiflow file", path)
 		}
-		job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true})
+		job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true, NoSequences: true})
 		if err != nil {
 			return nil, nil, err
 		}
-		src, err := aggregate.NewRankSource(&job.Header, job.Recorded(), aggregate.FlowOptions{Group: group})
+		src, err := aggregate.NewRankSource(&job.Header, job.Recorded(), aggregate.FlowOptions{Group: group, Load: job.Reread})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
