@@ -186,15 +186,13 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 	if !opt.NoResolve {
 		resolver = flowgraph.NewResolver()
 	}
-	ranks, bytes, err := j.read(f, sel, &opt)
+	ranks, bytes, resolveErrs, err := j.read(f, sel, resolver, &opt)
 	if err != nil {
 		return nil, err
 	}
 	for k, r := range ranks {
-		if resolver != nil {
-			if err := resolver.ResolveAll(r.Graph.Sites); err != nil && j.ResolveErr == nil {
-				j.ResolveErr = err
-			}
+		if resolveErrs[k] != nil && j.ResolveErr == nil {
+			j.ResolveErr = resolveErrs[k]
 		}
 		j.FileBytes.Add(bytes[k])
 		j.Budget.add(r.Graph.Budget)
@@ -222,12 +220,15 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 }
 
 // read reads the blocks sel of f in parallel, with what each takes in the
-// file; with NoSequences it also finds each one's loops and drops its
-// sequences, so that at most Workers ranks' sequences are in memory.
-func (j *Job) read(f *flowgraph.File, sel []int, opt *Options) ([]*Rank, []flowgraph.FileBytes, error) {
+// file, and resolves their call sites with resolver (if not nil; the
+// error of each); with NoSequences it also finds each one's loops, which
+// name the resolved sites, and drops its sequences, so that at most
+// Workers ranks' sequences are in memory.
+func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, opt *Options) ([]*Rank, []flowgraph.FileBytes, []error, error) {
 	ranks := make([]*Rank, len(sel))
 	bytes := make([]flowgraph.FileBytes, len(sel))
-	var mu sync.Mutex
+	resolveErrs := make([]error, len(sel))
+	var mu sync.Mutex // the resolver and the progress
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
 		read := f.ReadRank
@@ -239,6 +240,11 @@ func (j *Job) read(f *flowgraph.File, sel []int, opt *Options) ([]*Rank, []flowg
 			return err
 		}
 		bytes[k] = f.BlockBytes(sel[k], r)
+		if resolver != nil {
+			mu.Lock()
+			resolveErrs[k] = resolver.ResolveAll(r.Graph.Sites)
+			mu.Unlock()
+		}
 		rk := &Rank{Rank: r}
 		if opt.NoSequences {
 			if !opt.NoLoops {
@@ -255,7 +261,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, opt *Options) ([]*Rank, []flowg
 		report(opt.Progress, "reading ranks", done, len(sel))
 		return nil
 	})
-	return ranks, bytes, err
+	return ranks, bytes, resolveErrs, err
 }
 
 func report(fn func(string, int, int), stage string, done, total int) {
