@@ -421,10 +421,14 @@ func makeBanner(job *analysis.Job) banner {
 		b.MPIPct = fmt.Sprintf("%.2f %%", 100*float64(mpi)/float64(wall))
 	}
 	if u := job.Budget; u.Approximate > 0 || u.Over > 0 {
+		order := "every other call is in its recorded order"
+		if u.Arranged > 0 {
+			order += " but in the intervals below"
+		}
 		b.Budget = fmt.Sprintf("Run lengths approximate: %d of %d runs of a repeated call (a poll's tries) have lengths "+
 			"spread evenly within their timing interval, to fit the recording's budget of %s a rank (MPIFLOW_BUDGET); "+
-			"every other call is in its recorded order and every count is exact (largest error %d events).",
-			u.Approximate, u.Runs, units.Bytes(float64(u.Budget)), u.ErrMax)
+			"%s and every count is exact (largest error %d events).",
+			u.Approximate, u.Runs, units.Bytes(float64(u.Budget)), order, u.ErrMax)
 		if u.Arranged > 0 {
 			b.Budget += fmt.Sprintf(" Where that was not enough, %d timing intervals (the densest first) keep every call's count "+
 				"and time but not the order of their branches: %d events hold another call than recorded.", u.Arranged, u.Moved)

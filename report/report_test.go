@@ -47,17 +47,23 @@ func TestIncompleteWarning(t *testing.T) {
 // A job whose poll run lengths were approximated to fit the budget says so
 // in the job section, with the numbers of stats; others say nothing.
 func TestBudgetNote(t *testing.T) {
-	h, ranks := flowgen.Run(flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 4 << 10}, 2, 2)
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 40, Events: 100_000, Depth: 3, Sites: 12, Polls: true, Budget: 1 << 10}, 2, 2)
 	path := filepath.Join(t.TempDir(), "poll.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	var approx, runs int64
+	var approx, runs, arranged, moved int64
 	for _, r := range ranks {
 		approx += r.Graph.Budget.Approximate
 		runs += r.Graph.Budget.Runs
+		arranged += r.Graph.Budget.Arranged
+		moved += r.Graph.Budget.Moved
 	}
 	require.Positive(t, approx)
+	require.Positive(t, arranged, "1 KiB: intervals arranged too")
 	_, html := writeReport(t, path, "budget.html", Options{NoOcelotl: true})
 	assert.Contains(t, html, fmt.Sprintf(`<p class="note" id="job-budget">Run lengths approximate: %d of %d runs`, approx, runs))
+	assert.Contains(t, html, "every other call is in its recorded order but in the intervals below")
+	assert.Contains(t, html, fmt.Sprintf("%d timing intervals (the densest first)", arranged))
+	assert.Contains(t, html, fmt.Sprintf("%d events hold another call", moved))
 	_, html = writeReport(t, genJob(t, 2, 300, nil), "nobudget.html", Options{NoOcelotl: true})
 	assert.NotContains(t, html, "job-budget")
 }
