@@ -700,8 +700,8 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 		 * run. */
 		if (r->tight_ok && n->texit_fx >= 0) {
 			int b;
-			const double w = (double)j * (md + mg) + (double)n->texit_fx / (1 << MF_TIGHT_FX);
-			d = md += calls_excess(n, (int64_t)w, (int64_t)span, &b) / (double)j;
+			const double expect = (double)j * (md + mg) + (double)n->texit_fx / (1 << MF_TIGHT_FX);
+			d = md += calls_excess(n, (int64_t)expect, (int64_t)span, &b) / (double)j;
 		}
 		const double w = (double)j * (md + mg);
 		if (w > span) { /* too little time: in proportion, none for the gap */

@@ -723,13 +723,20 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 	mf_tight_set(r, n);
 }
 
+/* mf_ends_run tells whether ev, the next event, is another call or call
+ * site than the last one's node: it ends that node's run of repeats. */
+static inline int mf_ends_run(const mf_rec *r, const mf_event *ev)
+{
+	return ev->call != r->prev_node->call || ev->site != r->prev_node->site;
+}
+
 /* mf_tight_exit measures the gap after the timed last event of a node
  * with fast repeats (none pending) when ev, the next event, ends its
  * run. */
 static inline void mf_tight_exit(mf_rec *r, const mf_event *ev)
 {
 	mf_node *p = r->prev_node;
-	if (ev->call == p->call && ev->site == p->site)
+	if (!mf_ends_run(r, ev))
 		return;
 	const int64_t g = ev->enter - r->last_exit;
 	const int64_t gfx = (g < 0 ? 0 : g > 1 << 24 ? 1 << 24 : g) << MF_TIGHT_FX;
@@ -760,7 +767,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 		return;
 	const uint32_t kf = r->keyflags;
 	if (r->pending)
-		mf_settle(r, ev->enter, ev->call != r->prev_node->call || ev->site != r->prev_node->site);
+		mf_settle(r, ev->enter, mf_ends_run(r, ev));
 	else if (r->tight_ok && r->nevents && r->prev_node->tn >= MF_TIGHT_WARM)
 		mf_tight_exit(r, ev);
 	const int64_t idx = r->nevents;
