@@ -1,7 +1,7 @@
 // Package analysis loads an mpiflow job once and computes what every view
 // shows: the selected ranks with their call sites resolved, call and rank
 // statistics, the collapsed loops with their levels and metric values,
-// and the groups of ranks of the same structure with their loop trees and
+// and the groups of ranks of similar structure with their loop trees and
 // mean levels. The CLI tables, JSON, DOT graphs and the HTML report
 // present this model, so they show the same numbers and names; colours
 // and layout are theirs.
@@ -35,6 +35,10 @@ type Options struct {
 	// the ranks' events can then not be walked (Graph.Events). For the
 	// views that do not rebuild the trace (stats, loops, graphs).
 	NoSequences bool
+	// Similarity is how similar a rank's structure must be to its
+	// group's representative (0 to 1; 0 means DefaultSimilarity, 1 groups
+	// only ranks of the same structure).
+	Similarity float64
 	// Workers bounds parallel work (GOMAXPROCS if < 1).
 	Workers int
 	// Progress, if set, is called with the stage ("reading ranks",
@@ -74,11 +78,13 @@ type Job struct {
 	// ResolveErr is the first call site resolution problem, nil if every
 	// object could be read.
 	ResolveErr error
-	// Groups are the ranks with the same loop structure, in order of
-	// their first member; LoopTable averages the loop summaries of all
+	// Groups are the ranks of similar loop structure, in order of their
+	// first member; LoopTable averages the loop summaries of all
 	// ranks (without the loop analysis: empty).
 	Groups    []Group
 	LoopTable loops.TableRow
+	// Similarity is the one the groups were made with (Options).
+	Similarity float64
 }
 
 // BudgetSummary sums up what the blocks' sequences and timing took against
@@ -133,19 +139,30 @@ type Rank struct {
 	Group int
 }
 
-// Group is a set of ranks whose collapsed graphs have the same structure
-// on every level (calls, call sites, loops and edges, not values).
+// Group is a set of ranks whose graphs have a similar structure: at most
+// 1 - Options.Similarity of their time, calls or bytes is on calls or
+// transitions (keyed by call site) that the group's representative does
+// not have, or the representative's on ones they do not have (the mean
+// of both). With a similarity of 1, the members have the same structure on
+// every level (calls, call sites, loops and edges, not values).
 type Group struct {
-	// Signature is a hash of the structure.
-	Signature string
-	// Members index Job.Ranks, ascending.
-	Members []int
+	// Signature is a hash of the representative's structure; Structures
+	// counts the different structures of the members.
+	Signature  string
+	Structures int
+	// Members index Job.Ranks, ascending; Rep is the representative
+	// (the member closest to the others, one of Members) and Distances
+	// the distance of each member to it (0 to 1, 1 - similarity).
+	Members   []int
+	Rep       int
+	Distances []float64
 	// Table averages the members' loop summaries; Tree is the loop tree
-	// with statistics over the members.
+	// of the representative, then the loops only other members have,
+	// with statistics over the members that have each loop.
 	Table loops.TableRow
 	Tree  []loops.TreeRow
-	// Levels are the members' levels with values, iterations, calls and
-	// shares averaged.
+	// Levels are the representative's levels with values, iterations,
+	// calls and shares averaged over the members that have each element.
 	Levels []Level
 }
 
@@ -311,44 +328,63 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	if err != nil {
 		return err
 	}
+	// Ranks of one structure form a class; classes whose structures are
+	// similar form a group.
 	bySig := make(map[string]int)
+	var classes [][]int
+	sigs := make([]string, len(j.Ranks))
 	var all []loops.RankSummary
 	for i, r := range j.Ranks {
-		sig := signature(structure(r.Levels))
-		g, ok := bySig[sig]
+		sigs[i] = signature(structure(r.Levels))
+		c, ok := bySig[sigs[i]]
 		if !ok {
-			g = len(j.Groups)
-			bySig[sig] = g
-			j.Groups = append(j.Groups, Group{Signature: sig})
+			c = len(classes)
+			bySig[sigs[i]] = c
+			classes = append(classes, nil)
 		}
-		j.Groups[g].Members = append(j.Groups[g].Members, i)
-		r.Group = g
+		classes[c] = append(classes[c], i)
 		if r.Collapsed != nil {
 			r.Loops = loops.Summarize(j.rankLoops(i))
 		} else {
 			n := len(r.Graph.Nodes)
 			r.Loops = loops.RankSummary{Rank: r.Rank.Rank, Thread: r.Thread, Nodes: n, TopNodes: n}
 		}
-		r.Loops.Signature = sig
+		r.Loops.Signature = sigs[i]
 		all = append(all, r.Loops)
 	}
 	j.LoopTable = loops.Table(all)
-	for gi := range j.Groups {
+	j.Similarity = opt.Similarity
+	if j.Similarity == 0 {
+		j.Similarity = DefaultSimilarity
+	}
+	prof := func(i int) profile { return rankProfile(&j.Ranks[i].Graph) }
+	members, reps, dists := similarGroups(classes, prof, 1-j.Similarity)
+	j.Groups = make([]Group, len(members))
+	for gi, ms := range members {
 		g := &j.Groups[gi]
-		sums := make([]loops.RankSummary, len(g.Members))
-		levels := make([][]Level, len(g.Members))
-		for k, m := range g.Members {
+		g.Members, g.Rep, g.Distances = ms, reps[gi], dists[gi]
+		g.Signature = sigs[g.Rep]
+		sums := make([]loops.RankSummary, len(ms))
+		// The representative first: the drawing and the loop tree are
+		// its own, with values over the members.
+		order := append([]int{g.Rep}, slices.DeleteFunc(slices.Clone(ms), func(m int) bool { return m == g.Rep })...)
+		levels := make([][]Level, len(ms))
+		structures := map[string]bool{}
+		for k, m := range order {
+			j.Ranks[m].Group = gi
 			sums[k] = j.Ranks[m].Loops
 			levels[k] = j.Ranks[m].Levels
+			structures[sigs[m]] = true
 		}
+		g.Structures = len(structures)
 		g.Table = loops.Table(sums)
 		g.Levels = meanLevels(levels)
-		if j.Ranks[g.Members[0]].Collapsed != nil {
+		if j.Ranks[g.Rep].Collapsed != nil {
 			rs := make([]loops.RankLoops, len(j.Ranks))
-			for _, m := range g.Members {
+			for _, m := range ms {
 				rs[m] = j.rankLoops(m)
 			}
-			g.Tree = loops.GroupTree(rs, g.Members)
+			g.Tree = loops.GroupTree(rs, order)
 		}
 	}
 	return nil
@@ -421,19 +457,4 @@ func (j *Job) FindRank(rank, thread int) int {
 }
 
 // RankRanges formats ascending rank numbers as "0-3,8,10-11".
-func RankRanges(rs []int) string {
-	var parts []string
-	for i := 0; i < len(rs); {
-		k := i
-		for k+1 < len(rs) && rs[k+1] == rs[k]+1 {
-			k++
-		}
-		if k > i {
-			parts = append(parts, strconv.Itoa(rs[i])+"-"+strconv.Itoa(rs[k]))
-		} else {
-			parts = append(parts, strconv.Itoa(rs[i]))
-		}
-		i = k + 1
-	}
-	return strings.Join(parts, ",")
-}
+func RankRanges(rs []int) string { return loops.Ranges(rs) }

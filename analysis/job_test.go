@@ -32,7 +32,7 @@ func TestGroupsAgreeWithTrees(t *testing.T) {
 	// The generated ranks 0 and 1 have one structure (back edges
 	// included) with different counts and times.
 	in := genJob(t, 8, nil)
-	job, err := Load(in, Options{})
+	job, err := Load(in, Options{Similarity: 1})
 	require.NoError(t, err)
 	require.Len(t, job.Ranks, 8)
 	require.GreaterOrEqual(t, len(job.Groups), 2)

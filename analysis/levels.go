@@ -294,47 +294,119 @@ func signature(structure string) string {
 	return hex.EncodeToString(h[:12])
 }
 
-// meanLevels averages the values and loop statistics of the levels of
-// ranks with the same structure.
+// meanLevels returns the levels of members[0], the representative of a
+// group, with the values and loop statistics of each element averaged over
+// the members that have it: levels are matched by the keys of their
+// enclosing loops, elements by key, so members whose structure differs
+// add what they share with the representative.
 func meanLevels(members [][]Level) []Level {
-	first := members[0]
-	out := make([]Level, len(first))
-	for l := range first {
-		out[l] = first[l]
-		out[l].Nodes = meanElems(members, l, false)
-		out[l].Edges = meanElems(members, l, true)
+	type acc struct {
+		vals                  []float64
+		entries, calls, share float64
+		n                     int
+	}
+	rep := members[0]
+	out := make([]Level, len(rep))
+	nodes := make([][]acc, len(rep))
+	edges := make([][]acc, len(rep))
+	for l := range rep {
+		nodes[l] = make([]acc, len(rep[l].Nodes))
+		edges[l] = make([]acc, len(rep[l].Edges))
+	}
+	repLevel := levelIndex(rep)
+	add := func(a []acc, index map[string]int, es []Elem) {
+		for i := range es {
+			e := &es[i]
+			k, ok := index[e.Key]
+			if !ok {
+				continue
+			}
+			x := &a[k]
+			if x.vals == nil {
+				x.vals = make([]float64, len(e.Vals))
+			}
+			for v := range min(len(e.Vals), len(x.vals)) {
+				x.vals[v] += e.Vals[v]
+			}
+			x.entries += e.Entries
+			x.calls += e.Calls
+			x.share += e.Share
+			x.n++
+		}
+	}
+	nodeIndex := make([]map[string]int, len(rep))
+	edgeIndex := make([]map[string]int, len(rep))
+	for l := range rep {
+		nodeIndex[l], edgeIndex[l] = elemIndex(rep[l].Nodes), elemIndex(rep[l].Edges)
+	}
+	for m, levels := range members {
+		at := repLevel
+		if m > 0 {
+			at = levelIndex(levels)
+		}
+		for key, ml := range at {
+			l, ok := repLevel[key]
+			if !ok {
+				continue
+			}
+			add(nodes[l], nodeIndex[l], levels[ml].Nodes)
+			add(edges[l], edgeIndex[l], levels[ml].Edges)
+		}
+	}
+	mean := func(es []Elem, a []acc) []Elem {
+		out := make([]Elem, len(es))
+		for i := range es {
+			out[i] = es[i]
+			if n := float64(a[i].n); n > 0 {
+				for v := range a[i].vals {
+					a[i].vals[v] /= n
+				}
+				out[i].Vals = a[i].vals
+				out[i].Entries, out[i].Calls, out[i].Share = a[i].entries/n, a[i].calls/n, a[i].share/n
+			}
+		}
+		return out
+	}
+	for l := range rep {
+		out[l] = rep[l]
+		out[l].Nodes = mean(rep[l].Nodes, nodes[l])
+		out[l].Edges = mean(rep[l].Edges, edges[l])
 	}
 	return out
 }
 
-func meanElems(members [][]Level, l int, edges bool) []Elem {
-	list := func(m int) []Elem {
-		if edges {
-			return members[m][l].Edges
+// levelIndex maps the key of each level (the keys of the loop nodes that
+// enclose it, outermost first; "" for the top level) to its index.
+func levelIndex(levels []Level) map[string]int {
+	keys := make([]string, len(levels))
+	out := make(map[string]int, len(levels))
+	// Enclosing loops have smaller IDs, so parents come first.
+	for l := range levels {
+		if l == 0 {
+			out[""] = 0
+			continue
 		}
-		return members[m][l].Nodes
-	}
-	first := list(0)
-	out := make([]Elem, len(first))
-	n := float64(len(members))
-	for i := range first {
-		out[i] = first[i]
-		v := make([]float64, len(first[i].Vals))
-		var entries, calls, share float64
-		for m := range members {
-			e := &list(m)[i]
-			for k, x := range e.Vals {
-				v[k] += x
+		p := levels[l].Parent
+		if p < 0 || p >= l {
+			continue
+		}
+		for _, e := range levels[p].Nodes {
+			if e.Kind == KindLoop && e.Loop == levels[l].Loop {
+				keys[l] = keys[p] + "/" + e.Key
+				out[keys[l]] = l
+				break
 			}
-			entries += float64(e.Entries)
-			calls += float64(e.Calls)
-			share += e.Share
 		}
-		for k := range v {
-			v[k] /= n
+	}
+	return out
+}
+
+func elemIndex(es []Elem) map[string]int {
+	out := make(map[string]int, len(es))
+	for i := range es {
+		if _, ok := out[es[i].Key]; !ok {
+			out[es[i].Key] = i
 		}
-		out[i].Vals = v
-		out[i].Entries, out[i].Calls, out[i].Share = entries/n, calls/n, share/n
 	}
 	return out
 }

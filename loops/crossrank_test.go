@@ -68,6 +68,41 @@ func TestCrossRank(t *testing.T) {
 	assert.InDelta(t, float64(st0.Time+st1.Time)/2, tree[0].AvgTime, 1e-9)
 }
 
+// TestGroupTreeUnion: the tree of a group whose members have different
+// loops holds the representative's loops, then the others' (nested under
+// the row of their parent's key), each with the ranks that have it.
+func TestGroupTreeUnion(t *testing.T) {
+	// Rank 1 has a nested Barrier loop inside the Send/Recv loop and a
+	// second loop of its own; rank 2 has only the first loop.
+	rs := collapseRanks(t,
+		seqGraph(cat([]string{"Init"}, repeat(3, "Send", "Recv"), []string{"Fin"})...),
+		seqGraph(cat([]string{"Init"}, repeat(3, cat([]string{"Send"}, repeat(4, "Barrier", "Wait"), []string{"Recv"})...),
+			repeat(2, "Bcast", "Reduce"), []string{"Fin"})...),
+		seqGraph(cat([]string{"Init"}, repeat(5, "Send", "Recv"), []string{"Fin"})...),
+	)
+	tree := GroupTree(rs, []int{2, 0, 1})
+	require.Len(t, tree, 3)
+	byCall := map[string]TreeRow{}
+	for _, r := range tree {
+		byCall[r.Key.Call] = r
+	}
+	outer, nested, other := byCall["Send"], byCall["Barrier"], byCall["Bcast"]
+	assert.Equal(t, 1, outer.ID, "the representative's loop first")
+	assert.Equal(t, 3, outer.Ranks)
+	assert.Empty(t, outer.Where)
+	assert.InDelta(t, 11.0/3, outer.AvgIterations, 1e-12)
+	assert.Equal(t, outer.ID, nested.Parent, "nested under the row of its parent's key")
+	assert.Equal(t, 2, nested.Depth)
+	assert.Equal(t, 1, nested.Ranks)
+	assert.Equal(t, "1", nested.Where)
+	assert.InDelta(t, 12.0, nested.AvgIterations, 1e-12)
+	assert.Equal(t, 0, other.Parent)
+	assert.Equal(t, "1", other.Where)
+	assert.Equal(t, []string{"Loop 1", "Loop 2", "Loop 3"}, []string{tree[0].Name, tree[1].Name, tree[2].Name})
+	assert.Equal(t, "Barrier", tree[1].Key.Call, "pre-order: the nested loop follows its parent")
+	assert.Equal(t, "0-1,3,5-6", Ranges([]int{0, 1, 3, 5, 6}))
+}
+
 func TestLoopKeyNth(t *testing.T) {
 	// Two loops headed by the same call site (nodes split by bytes).
 	g := &flowgraph.Graph{Initial: 0, Sites: []flowgraph.CallSite{{Addr: 0x10}}}

@@ -1,6 +1,12 @@
 package loops
 
-import "mpiflow/flowgraph"
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"mpiflow/flowgraph"
+)
 
 // RankSummary condenses the collapse of one rank to the numbers of the
 // overview table.
@@ -17,8 +23,9 @@ type RankSummary struct {
 	// Stats.Time of the outermost loops).
 	Total    int64 `json:"total"`
 	LoopTime int64 `json:"loop_time"`
-	// Signature identifies the rank's structure group; Summarize leaves
-	// it to the caller, which groups ranks.
+	// Signature identifies the rank's structure (the ranks of one
+	// signature are in one group); Summarize leaves it to the caller,
+	// which groups ranks.
 	Signature string `json:"signature"`
 }
 
@@ -79,8 +86,8 @@ func Table(rs []RankSummary) TableRow {
 // TreeRow is one loop of a group's loop tree, with its statistics over the
 // group's ranks that have a loop of the same key.
 type TreeRow struct {
-	// ID, Parent and Depth are those of the loop in the group's first
-	// rank (the representative).
+	// ID, Parent and Depth are those of the loop in the group's
+	// representative (GroupTree).
 	ID     int     `json:"id"`
 	Name   string  `json:"name"`
 	Parent int     `json:"parent"`
@@ -91,8 +98,10 @@ type TreeRow struct {
 	Header      string `json:"header"`
 	Irreducible bool   `json:"irreducible"`
 	SelfLoop    bool   `json:"self_loop"`
-	// Ranks is how many ranks of the group have this loop.
-	Ranks int `json:"ranks"`
+	// Ranks is how many ranks of the group have this loop; Where lists
+	// them ("0-3,8") when not all do.
+	Ranks int    `json:"ranks"`
+	Where string `json:"where,omitempty"`
 	// AvgIterations and the share of the rank's time spent in the loop
 	// (average, minimum, maximum) over those ranks.
 	AvgIterations float64 `json:"avg_iterations"`
@@ -111,9 +120,11 @@ type TreeRow struct {
 	BytesPerIteration float64 `json:"bytes_per_iteration"`
 }
 
-// GroupTree returns the loop tree of the ranks rs[m] for m in members, in
-// the ID order (a pre-order of the tree) of the first member; loops are
-// matched across members by LoopKey.
+// GroupTree returns the loop tree of the ranks rs[m] for m in members:
+// the loops of the first member (the representative) in its ID order (a
+// pre-order of the tree), then the loops that only other members have,
+// numbered after them and nested in the loop of the same key if the
+// representative has it; loops are matched across members by LoopKey.
 func GroupTree(rs []RankLoops, members []int) []TreeRow {
 	if len(members) == 0 {
 		return nil
@@ -122,8 +133,6 @@ func GroupTree(rs []RankLoops, members []int) []TreeRow {
 	keys := LoopKeys(rep.Graph, rep.Collapsed)
 	index := make(map[LoopKey]int, len(keys))
 	rows := make([]TreeRow, len(keys))
-	type sums struct{ time, iter, calls, bytes int64 }
-	acc := make([]sums, len(keys))
 	for i := range rep.Collapsed.Loops {
 		l := &rep.Collapsed.Loops[i]
 		index[keys[i]] = i
@@ -132,12 +141,31 @@ func GroupTree(rs []RankLoops, members []int) []TreeRow {
 			Header: HeaderLabel(rep.Graph, l.Header), Irreducible: l.Irreducible, SelfLoop: l.SelfLoop,
 		}
 	}
+	type sums struct{ time, iter, calls, bytes int64 }
+	acc := make([]sums, len(keys))
+	where := make([][]int, len(keys))
 	for _, m := range members {
 		r := rs[m]
-		for i, k := range LoopKeys(r.Graph, r.Collapsed) {
+		mkeys := LoopKeys(r.Graph, r.Collapsed)
+		for i, k := range mkeys {
 			j, ok := index[k]
 			if !ok {
-				continue
+				// A loop the representative does not have: a row of its
+				// own, under its parent's row if there is one (parents
+				// have smaller IDs, so theirs exists by now).
+				l := &r.Collapsed.Loops[i]
+				j = len(rows)
+				row := TreeRow{ID: j + 1, Name: "Loop " + strconv.Itoa(j+1), Depth: 1, Key: k,
+					Header: HeaderLabel(r.Graph, l.Header), Irreducible: l.Irreducible, SelfLoop: l.SelfLoop}
+				if l.Parent > 0 {
+					if p, ok := index[mkeys[l.Parent-1]]; ok {
+						row.Parent, row.Depth = rows[p].ID, rows[p].Depth+1
+					}
+				}
+				index[k] = j
+				rows = append(rows, row)
+				acc = append(acc, sums{})
+				where = append(where, nil)
 			}
 			st := &r.Collapsed.Loops[i].Stats
 			row := &rows[j]
@@ -155,6 +183,7 @@ func GroupTree(rs []RankLoops, members []int) []TreeRow {
 			a.iter += st.Iterations
 			a.calls += st.Calls
 			a.bytes += st.Bytes
+			where[j] = append(where[j], r.Rank)
 		}
 	}
 	for i := range rows {
@@ -167,8 +196,33 @@ func GroupTree(rs []RankLoops, members []int) []TreeRow {
 		r.TimePerIteration = perIter(a.time, a.iter)
 		r.CallsPerIteration = perIter(a.calls, a.iter)
 		r.BytesPerIteration = perIter(a.bytes, a.iter)
+		if r.Ranks < len(members) {
+			slices.Sort(where[i])
+			r.Where = Ranges(slices.Compact(where[i]))
+		}
 	}
 	return preorder(rows)
+}
+
+// Ranges formats ascending rank numbers as "0-3,8,10-11".
+func Ranges(rs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		k := i
+		for k+1 < len(rs) && rs[k+1] == rs[k]+1 {
+			k++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if k > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(rs[k]))
+		}
+		i = k + 1
+	}
+	return b.String()
 }
 
 // preorder sorts rows (indexed by ID-1) so that every loop is followed by

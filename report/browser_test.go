@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpiflow/analysis"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -124,9 +126,37 @@ func (b *browser) check(t *testing.T) {
 func TestBrowserReport(t *testing.T) {
 	b := newBrowser(t)
 	in := genJob(t, 4, 4000, nil)
-	out, _ := writeReport(t, in, "report4.html", Options{})
+	// Grouped by the same structure, the generated ranks make several
+	// groups; grouped by similarity, one whose drawing is its
+	// representative's, where the other ranks' missing elements are faded.
+	out, _ := writeReportOf(t, in, "report4.html", analysis.Options{Similarity: 1}, Options{})
 	groups := checkReport(t, b, out, "report4")
 	assert.Greater(t, len(slices.Compact(slices.Sorted(slices.Values(groups)))), 1, "the generated ranks have different graphs")
+
+	out, _ = writeReportOf(t, in, "similar4.html", analysis.Options{}, Options{})
+	groups = checkReport(t, b, out, "similar4")
+	require.Equal(t, []int{0, 0, 0, 0}, groups, "one group of similar ranks")
+	// Faded elements of each rank on every level (shown through a link,
+	// as a click on a loop node shows it), the representative first.
+	faded := eval[[]int](t, b, `(function () {
+		var D = JSON.parse(document.getElementById("mpiflow-data").textContent), s = document.getElementById("g-rank"), out = [D.groups[0].rep];
+		var a = document.createElement("a"), levels = document.querySelectorAll("#g-levels .level[data-group='0']");
+		document.getElementById("g-levels").appendChild(a);
+		for (var i = 0; i < D.ranks.length; i++) {
+			s.value = String(i); s.dispatchEvent(new Event("change"));
+			var n = 0;
+			levels.forEach(function (lv) {
+				a.setAttribute("href", "#lv-0-" + lv.dataset.loop); a.click();
+				n += lv.querySelectorAll("svg g.absent").length;
+			});
+			out.push(n);
+		}
+		a.remove();
+		return out; })()`)
+	require.Len(t, faded, 5)
+	assert.Zero(t, faded[1+faded[0]], "the representative lacks nothing of its own drawing")
+	assert.Positive(t, slices.Max(faded[1:]), "some rank lacks an element of the representative's drawing")
+	b.check(t)
 }
 
 // TestBrowserRunFile checks the report of a real 4-rank run the same

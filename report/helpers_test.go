@@ -41,8 +41,15 @@ func artifacts(t testing.TB) string {
 // contents.
 func writeReport(t testing.TB, in, name string, opt Options) (string, string) {
 	t.Helper()
+	return writeReportOf(t, in, name, analysis.Options{}, opt)
+}
+
+// writeReportOf writes the report of the job at in, analysed with aopt,
+// and returns its path and contents.
+func writeReportOf(t testing.TB, in, name string, aopt analysis.Options, opt Options) (string, string) {
+	t.Helper()
 	out := filepath.Join(artifacts(t), name)
-	job, err := analysis.Load(in, analysis.Options{})
+	job, err := analysis.Load(in, aopt)
 	require.NoError(t, err)
 	require.NoError(t, WriteFile(context.Background(), out, job, opt))
 	b, err := os.ReadFile(out)

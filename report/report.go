@@ -178,12 +178,16 @@ type legend struct {
 }
 
 type groupView struct {
-	Index    int // into the data's groups
-	Number   int // shown to people, from 1 as in mpiflow loops
-	Members  string
-	Size     int
-	Rendered bool
-	Levels   []levelView
+	Index   int // into the data's groups
+	Number  int // shown to people, from 1 as in mpiflow loops
+	Members string
+	Size    int
+	// Rep labels the representative, whose graph is drawn, when the
+	// members have Structures > 1 different structures.
+	Rep        string
+	Structures int
+	Rendered   bool
+	Levels     []levelView
 }
 
 type jsRank struct {
@@ -206,9 +210,12 @@ type jsLevel struct {
 }
 
 type jsGroup struct {
-	Members  []int     `json:"members"`
-	Rendered bool      `json:"rendered"`
-	Levels   []jsLevel `json:"levels"`
+	Members []int `json:"members"`
+	// Rep indexes the ranks: the representative, whose graph is drawn.
+	Rep        int       `json:"rep"`
+	Structures int       `json:"structures"`
+	Rendered   bool      `json:"rendered"`
+	Levels     []jsLevel `json:"levels"`
 }
 
 type jsData struct {
@@ -556,7 +563,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 		}
 	}
 	if len(groups) > opt.MaxGroups {
-		p.GraphNote = fmt.Sprintf("%d groups of ranks with different graph structure; the graphs of the %d largest are embedded, use `mpiflow graph FILE --rank R` for the others.", len(groups), opt.MaxGroups)
+		p.GraphNote = fmt.Sprintf("%d groups of ranks of different graph structure; the graphs of the %d largest are embedded, use `mpiflow graph FILE --rank R` for the others.", len(groups), opt.MaxGroups)
 	}
 	p.Groups = make([]groupView, len(groups))
 	data.Groups = make([]jsGroup, len(groups))
@@ -564,8 +571,12 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 	var mu sync.Mutex
 	err := parallel.For(len(groups), opt.Workers, func(g int) error {
 		mean := groups[g].Levels
-		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(groups[g].Members), Rendered: drawn[g]}
-		jg := jsGroup{Members: groups[g].Members, Rendered: drawn[g]}
+		gr := &groups[g]
+		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Structures: gr.Structures, Rendered: drawn[g]}
+		if gr.Structures > 1 {
+			gv.Rep = job.Ranks[gr.Rep].Label
+		}
+		jg := jsGroup{Members: gr.Members, Rep: gr.Rep, Structures: gr.Structures, Rendered: drawn[g]}
 		var dots []string
 		var dotLevel []int
 		loopKeys := loopKeyIndex(mean, keyIdx)

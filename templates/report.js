@@ -136,6 +136,9 @@
   function relabel(svg, vals) {
     svg.querySelectorAll("g.node, g.edge").forEach(function (n) {
       var v = vals[elemKey(n)];
+      // A group's drawing is its representative's: what this rank lacks
+      // is faded and keeps the group's mean label.
+      n.classList.toggle("absent", !v && elemKey(n) >= 0);
       if (!v) return;
       var t = v[MI.time], c = v[MI.count], b = v[MI.bytes], texts = n.querySelectorAll("text");
       if (n.classList.contains("edge")) {
@@ -175,7 +178,8 @@
     d.hidden = false;
     gState.group = g; gState.loop = loop;
     var grp = D.groups[g];
-    $("g-group").textContent = D.ranks[gState.rank].label + " \u00b7 group " + (g + 1) + ": " + grp.members.length + " rank(s) with this structure";
+    $("g-group").textContent = D.ranks[gState.rank].label + " \u00b7 group " + (g + 1) + ": " + grp.members.length +
+      (grp.structures > 1 ? " rank(s) of " + grp.structures + " similar structures, drawn as " + D.ranks[grp.rep].label + "'s (faded: not in " + D.ranks[gState.rank].label + ")" : " rank(s) with this structure");
     var svg = d.querySelector("svg");
     if (svg) relabel(svg, D.vals[gState.rank]);
     colorGraph();
@@ -834,7 +838,7 @@
   function openLevel(g, loop, rank) {
     if (!D.groups[g] || !$("lv-" + g + "-" + loop)) return;
     if (rank === undefined || !D.ranks[rank] || D.ranks[rank].group !== g) {
-      rank = D.ranks[gState.rank].group === g ? gState.rank : D.groups[g].members[0];
+      rank = D.ranks[gState.rank].group === g ? gState.rank : D.groups[g].rep;
     }
     var other = rank !== gState.rank;
     if (other) { gState.rank = rank; gRank.value = rank; }

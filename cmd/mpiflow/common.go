@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/internal/progress"
@@ -83,6 +85,21 @@ func checkInt(flag string, v, lo, hi int) error {
 func checkOpen(flag string, v, lo, hi float64) error {
 	if !(v > lo && v < hi) {
 		return fmt.Errorf("--%s %v: want a number greater than %v and less than %v", flag, v, lo, hi)
+	}
+	return nil
+}
+
+// similarityFlag adds --similarity, the analysis.Options.Similarity of the
+// groups of ranks, to cmd.
+func similarityFlag(cmd *cobra.Command, v *float64) {
+	cmd.Flags().Float64Var(v, "similarity", analysis.DefaultSimilarity,
+		"how similar the structure of a rank must be to its group's representative (0 to 1; 1: the same structure)")
+}
+
+// checkSimilarity fails unless 0 < v <= 1, naming the flag.
+func checkSimilarity(v float64) error {
+	if !(v > 0 && v <= 1) {
+		return fmt.Errorf("--similarity %v: want a number greater than 0 and at most 1", v)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,9 +12,10 @@ import (
 	"mpiflow/flowgraph"
 )
 
-// haloJob writes a job whose ranks run: Init, iters x (Irecv x4, Send x4,
-// Wait x4 ... as one loop body of 3 calls), Allreduce, Finalize.
-func haloJob(t *testing.T, iters []int) string {
+// haloJob writes a job whose ranks run: Init, iters x (Irecv, Send, Wait,
+// Allreduce), Finalize; rare ranks also call MPI_Iprobe once, in their
+// 25th iteration.
+func haloJob(t *testing.T, iters []int, rare ...int) string {
 	t.Helper()
 	h := flowgraph.Header{NumRanks: len(iters), KeyFields: []string{"call", "site"}}
 	var ranks []*flowgraph.Rank
@@ -26,11 +28,14 @@ func haloJob(t *testing.T, iters []int) string {
 			now += 10
 		}
 		add("MPI_Init")
-		for range n {
+		for i := range n {
 			add("MPI_Irecv")
 			add("MPI_Send")
 			add("MPI_Wait")
 			add("MPI_Allreduce")
+			if i == 25 && slices.Contains(rare, r) {
+				add("MPI_Iprobe")
+			}
 		}
 		add("MPI_Finalize")
 		h.Hosts = append(h.Hosts, "h")
@@ -66,4 +71,40 @@ func TestLoopsCommand(t *testing.T) {
 
 	_, _, err = run(t, "loops", "--rank", "7", path)
 	assert.ErrorContains(t, err, "no rank matches")
+}
+
+// TestLoopsSimilarity: ranks 1 and 3 take a branch once in 50 iterations;
+// by default all four ranks are one group of two structures, each rank
+// with its similarity to the representative; with --similarity 1, two.
+func TestLoopsSimilarity(t *testing.T) {
+	path := haloJob(t, []int{50, 50, 50, 50}, 1, 3)
+	out, _, err := run(t, "loops", path)
+	require.NoError(t, err)
+	assert.Contains(t, out, "4 rank(s) in 1 group(s) of similar structure (similarity 0.90)")
+	assert.Regexp(t, `2 structures; representative rank [0-3]; least similar member 0\.9[0-9]+`, out)
+
+	js, _, err := run(t, "loops", "--json", path)
+	require.NoError(t, err)
+	var got loopsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	assert.InDelta(t, 0.9, got.Similarity, 1e-12)
+	require.Len(t, got.Groups, 1)
+	g := got.Groups[0]
+	assert.Equal(t, 2, g.Structures)
+	require.Len(t, g.Ranks, 4)
+	rep := g.Representative.Rank
+	for _, m := range g.Ranks {
+		if m.Rank%2 == rep%2 {
+			assert.InDelta(t, 1, m.Similarity, 1e-12, "rank %d has the representative's structure", m.Rank)
+		} else {
+			assert.Less(t, m.Similarity, 1.0, "rank %d", m.Rank)
+			assert.Greater(t, m.Similarity, 0.9, "rank %d", m.Rank)
+		}
+	}
+
+	out, _, err = run(t, "loops", "--similarity", "1", path)
+	require.NoError(t, err)
+	assert.Contains(t, out, "4 rank(s) in 2 group(s) with the same loop structure")
+	assert.Contains(t, out, "rank(s) 0,2,")
+	assert.Contains(t, out, "rank(s) 1,3,")
 }

@@ -18,6 +18,7 @@ func newReportCmd() *cobra.Command {
 	var out, dotPath, win string
 	var slices, maxGroups int
 	var noOcelotl bool
+	var similarity float64
 	cmd := &cobra.Command{
 		Use:   "report FILE",
 		Short: "Write the self-contained HTML report of a recording",
@@ -38,7 +39,8 @@ durations "1500ms"; END past the run's end stops at the end).`,
   mpiflow report halo.1234.mpiflow --window 0.5:2.5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := errors.Join(checkInt("slices", slices, 1, aggregate.MaxSlices), checkInt("max-groups", maxGroups, 1, -1)); err != nil {
+			if err := errors.Join(checkInt("slices", slices, 1, aggregate.MaxSlices), checkInt("max-groups", maxGroups, 1, -1),
+				checkSimilarity(similarity)); err != nil {
 				return err
 			}
 			if out == "" {
@@ -51,7 +53,7 @@ durations "1500ms"; END past the run's end stops at the end).`,
 					return err
 				}
 			}
-			if err := writeReport(cmd.Context(), out, args[0], opt); err != nil {
+			if err := writeReport(cmd.Context(), out, args[0], similarity, opt); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "report written to %s\n", out)
@@ -64,6 +66,7 @@ durations "1500ms"; END past the run's end stops at the end).`,
 	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
 	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
 	cmd.Flags().StringVar(&win, "window", "", "START:END: the overview's first window (times since the start of the run)")
+	similarityFlag(cmd, &similarity)
 	return cmd
 }
 
@@ -86,12 +89,13 @@ func parseWindow(s string) (from, to int64, err error) {
 	return from, to, nil
 }
 
-// writeReport analyzes the profile in and writes its report to out, with
+// writeReport analyzes the profile in (groups of ranks of the given
+// similarity, 0 for the default) and writes its report to out, with
 // progress on a terminal.
-func writeReport(ctx context.Context, out, in string, opt report.Options) error {
+func writeReport(ctx context.Context, out, in string, similarity float64, opt report.Options) error {
 	bar := progress.New()
 	defer bar.Done()
-	job, err := analysis.Load(in, analysis.Options{Progress: bar.Func()})
+	job, err := analysis.Load(in, analysis.Options{Similarity: similarity, Progress: bar.Func()})
 	if err != nil {
 		return err
 	}

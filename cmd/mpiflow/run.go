@@ -224,7 +224,7 @@ func writeReports(ctx context.Context, files []string, stderr io.Writer) []strin
 	var out []string
 	for _, f := range files {
 		dst := reportPath(f)
-		if err := writeReport(ctx, dst, f, report.Options{}); err != nil {
+		if err := writeReport(ctx, dst, f, 0, report.Options{}); err != nil {
 			fmt.Fprintf(stderr, "mpiflow: no report for %s: %v\n", f, err)
 			continue
 		}

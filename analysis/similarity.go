@@ -1,0 +1,228 @@
+package analysis
+
+import (
+	"cmp"
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+
+	"mpiflow/flowgraph"
+)
+
+// DefaultSimilarity is the similarity a rank needs to its group's
+// representative when Options.Similarity is 0: ranks that differ only by
+// calls and transitions holding at most 10% of their time, calls and
+// bytes share a group.
+const DefaultSimilarity = 0.9
+
+// maxLeaders bounds the groups a rank's structure is compared with, and
+// medoidCandidates the members tried as a group's representative, so that
+// grouping costs O(ranks x graph), not ranks^2.
+const (
+	maxLeaders       = 32
+	medoidCandidates = 16
+)
+
+// Profile dimensions: the shares a distance compares.
+const (
+	dimTime  = iota // time in calls (MPI_Init aside) and compute phases
+	dimCalls        // calls and transitions
+	dimBytes        // bytes moved by calls
+	dims
+)
+
+// profile is what grouping compares of a rank: its calls and transitions,
+// keyed across ranks by call site (hashes of the keys of Elem), each with
+// its share of the rank's total in every dimension. Keys are ascending.
+// Loops are not compared: they follow from the transitions, and a rare
+// transition can give a loop another header (on flowgen's HPCC shape,
+// ranks whose calls and transitions differ by 0.3-2.8% of their time,
+// calls and bytes have 50-100% of their loop time in loops of other keys).
+type profile struct {
+	keys []uint64
+	w    [][dims]float64
+}
+
+// rankProfile returns the profile of g.
+func rankProfile(g *flowgraph.Graph) profile {
+	type feat struct {
+		key uint64
+		w   [dims]float64
+	}
+	fs := make([]feat, 0, len(g.Nodes)+len(g.Edges))
+	nodeHash := make([]uint64, len(g.Nodes))
+	for v := range g.Nodes {
+		n := &g.Nodes[v]
+		nodeHash[v] = hashKey('n', nodeKey(g, v))
+		f := feat{key: nodeHash[v]}
+		if !flowgraph.IsInit(n.Key.Call) {
+			f.w[dimTime] = float64(n.Time.Total)
+		}
+		f.w[dimCalls] = float64(n.Count)
+		f.w[dimBytes] = float64(n.Bytes.Total)
+		fs = append(fs, f)
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if e.Src < 0 || e.Src >= len(g.Nodes) || e.Dst < 0 || e.Dst >= len(g.Nodes) {
+			continue
+		}
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], nodeHash[e.Src])
+		binary.LittleEndian.PutUint64(b[8:], nodeHash[e.Dst])
+		f := feat{key: hashKey('e', string(b[:]))}
+		f.w[dimTime] = float64(e.Time.Total)
+		f.w[dimCalls] = float64(e.Count)
+		fs = append(fs, f)
+	}
+	slices.SortFunc(fs, func(a, b feat) int { return cmp.Compare(a.key, b.key) })
+	var total [dims]float64
+	p := profile{keys: make([]uint64, 0, len(fs)), w: make([][dims]float64, 0, len(fs))}
+	for _, f := range fs {
+		if n := len(p.keys); n > 0 && p.keys[n-1] == f.key {
+			for d := range f.w {
+				p.w[n-1][d] += f.w[d]
+			}
+		} else {
+			p.keys = append(p.keys, f.key)
+			p.w = append(p.w, f.w)
+		}
+		for d := range f.w {
+			total[d] += f.w[d]
+		}
+	}
+	for i := range p.w {
+		for d := range total {
+			if total[d] > 0 {
+				p.w[i][d] /= total[d]
+			}
+		}
+	}
+	return p
+}
+
+func hashKey(kind byte, key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte{kind})
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+// distance is how different the structures of two ranks are: in the
+// dimension where they differ most, the mean over both of the share they
+// hold on calls or transitions the other does not have. 0 when
+// both have the same ones, 1 when they share none.
+func distance(a, b *profile) float64 {
+	var only [dims]float64
+	i, k := 0, 0
+	for i < len(a.keys) || k < len(b.keys) {
+		switch {
+		case k == len(b.keys) || (i < len(a.keys) && a.keys[i] < b.keys[k]):
+			for d := range only {
+				only[d] += a.w[i][d]
+			}
+			i++
+		case i == len(a.keys) || b.keys[k] < a.keys[i]:
+			for d := range only {
+				only[d] += b.w[k][d]
+			}
+			k++
+		default:
+			i++
+			k++
+		}
+	}
+	worst := 0.0
+	for _, u := range only {
+		worst = max(worst, u/2)
+	}
+	return worst
+}
+
+// similarGroups groups ranks whose distance to their group's first member
+// (its leader) is at most maxDist, given the classes of ranks with the
+// same structure (in order of their first member; members ascending);
+// classes are never split. It returns the groups' members (ascending, in
+// order of the first member), each group's representative (the medoid
+// among at most medoidCandidates of its classes' first members) and
+// every member's distance to it.
+func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64) (groups [][]int, reps []int, dist [][]float64) {
+	type group struct {
+		classes []int // indexes into classes
+		size    int
+		leader  profile
+	}
+	var gs []*group
+	for ci, cl := range classes {
+		p := prof(cl[0])
+		best, bestD := -1, 0.0
+		// The largest groups first (then the oldest), at most maxLeaders.
+		order := make([]int, len(gs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(gs[b].size, gs[a].size) })
+		for _, gi := range order[:min(len(order), maxLeaders)] {
+			if maxDist <= 0 {
+				break
+			}
+			if d := distance(&p, &gs[gi].leader); d <= maxDist && (best < 0 || d < bestD) {
+				best, bestD = gi, d
+			}
+		}
+		if best < 0 {
+			gs = append(gs, &group{leader: p})
+			best = len(gs) - 1
+		}
+		gs[best].classes = append(gs[best].classes, ci)
+		gs[best].size += len(cl)
+	}
+	for _, g := range gs {
+		var members []int
+		for _, ci := range g.classes {
+			members = append(members, classes[ci]...)
+		}
+		slices.Sort(members)
+		rep := members[0]
+		if len(g.classes) > 1 {
+			rep = medoid(g.classes, classes, prof)
+		}
+		rp := prof(rep)
+		ds := make([]float64, len(members))
+		for k, m := range members {
+			if m != rep && len(g.classes) > 1 {
+				q := prof(m)
+				ds[k] = distance(&rp, &q)
+			}
+		}
+		groups = append(groups, members)
+		reps = append(reps, rep)
+		dist = append(dist, ds)
+	}
+	return groups, reps, dist
+}
+
+// medoid returns, of the first members of the classes cs (evenly chosen
+// when more than medoidCandidates), the one with the smallest distance to
+// all classes' first members weighted by class size.
+func medoid(cs []int, classes [][]int, prof func(rank int) profile) int {
+	n := min(len(cs), medoidCandidates)
+	cands := make([]profile, n)
+	for x := range cands {
+		cands[x] = prof(classes[cs[x*len(cs)/n]][0])
+	}
+	sums := make([]float64, n)
+	for _, ci := range cs {
+		p := prof(classes[ci][0])
+		for x := range cands {
+			sums[x] += float64(len(classes[ci])) * distance(&cands[x], &p)
+		}
+	}
+	best := 0
+	for x := range sums {
+		if sums[x] < sums[best] {
+			best = x
+		}
+	}
+	return classes[cs[best*len(cs)/n]][0]
+}
