@@ -112,6 +112,26 @@ func TestRankSourceLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.Equal(t, int64(len(ranks)), loads.Load(), "each rank read once")
+
+	// Several windows at once: each model is that of its window alone,
+	// and each rank is still read once. The event source (not a
+	// RankSource) gives the same.
+	start, end := src.Span()
+	mid := (start + end) / 2
+	wins := []Window{{start, end, 13}, {mid, end, 7}, {start + 1, mid, 40}}
+	loads.Store(0)
+	ms, err := BuildWindows(src, wins, 3)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(ranks)), loads.Load(), "each rank read once for all windows")
+	events, err := BuildWindows(eventsOnly{src}, wins, 1)
+	require.NoError(t, err)
+	require.Len(t, ms, len(wins))
+	for i, w := range wins {
+		one, err := BuildWindow(fileSource(t, path, FlowOptions{}), w.Start, w.End, w.Slices, 1)
+		require.NoError(t, err)
+		assert.Equal(t, one, ms[i], "window %d", i)
+		assert.Equal(t, one.Dur, events[i].Dur, "window %d read through events", i)
+	}
 }
 
 // The model of a file keeps every ns: per rank, Compute holds the edges'

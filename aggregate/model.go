@@ -201,49 +201,90 @@ func Build(src Source, slices, workers int) (*Model, error) {
 // BuildWindow is Build over the window [start, end) of the source's time
 // axis: states outside it are left out.
 func BuildWindow(src Source, start, end int64, slices, workers int) (*Model, error) {
-	m, err := NewModel(src.Resources(), src.States(), start, end, slices)
+	ms, err := BuildWindows(src, []Window{{start, end, slices}}, workers)
 	if err != nil {
 		return nil, err
 	}
+	return ms[0], nil
+}
+
+// Window is a part [Start, End) of a source's time axis cut into Slices
+// slices.
+type Window struct {
+	Start, End int64
+	Slices     int
+}
+
+// BuildWindows returns the models of the windows wins (see BuildWindow),
+// reading each resource of src once for all of them: a RankSource loads
+// each rank once (FlowOptions.Load).
+func BuildWindows(src Source, wins []Window, workers int) ([]*Model, error) {
+	ms := make([]*Model, len(wins))
+	for i, w := range wins {
+		var err error
+		if ms[i], err = NewModel(src.Resources(), src.States(), w.Start, w.End, w.Slices); err != nil {
+			return nil, err
+		}
+	}
+	if len(ms) == 0 {
+		return ms, nil
+	}
 	var pool sync.Pool
-	err = parallel.For(len(m.Resources), workers, func(r int) error {
+	err := parallel.For(len(ms[0].Resources), workers, func(r int) error {
 		buf, ok := pool.Get().(*[]StateEvent)
 		if !ok {
 			b := make([]StateEvent, readBatch)
 			buf = &b
 		}
 		defer pool.Put(buf)
-		if err := m.read(src, r, *buf); err != nil {
-			return fmt.Errorf("resource %d (%s): %w", r, m.Resources[r].Name, err)
+		if err := read(ms, src, r, *buf); err != nil {
+			return fmt.Errorf("resource %d (%s): %w", r, ms[0].Resources[r].Name, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return ms, nil
 }
 
-// read adds every event of resource r of src to the model. The sources of
-// mpiflow ranks add their states themselves, by timing interval
-// where they can (addRow); any other source, a type that embeds one and
-// has an Open of its own included, is read through Open.
-func (m *Model) read(src Source, r int, buf []StateEvent) error {
-	acc := m.accumulator(r)
-	switch s := src.(type) {
-	case *RankSource:
-		return s.addRow(r, &acc, buf)
+// read adds every event of resource r of src to the models ms. The
+// sources of mpiflow ranks add their states themselves, by timing
+// interval where they can (addRank); any other source, a type that embeds
+// one and has an Open of its own included, is read through Open.
+func read(ms []*Model, src Source, r int, buf []StateEvent) error {
+	accs := make([]*accumulator, len(ms))
+	for i, m := range ms {
+		acc := m.accumulator(r)
+		accs[i] = &acc
+	}
+	if s, ok := src.(*RankSource); ok {
+		rk, err := s.rank(r)
+		if err != nil {
+			return err
+		}
+		for _, acc := range accs {
+			if err := s.addRank(r, rk, acc, buf); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	rd, err := src.Open(r)
 	if err != nil {
 		return err
 	}
-	return acc.readAll(rd, buf)
+	return addAll(accs, rd, buf)
 }
 
 // readAll adds every event of rd and closes it.
 func (acc *accumulator) readAll(rd Reader, buf []StateEvent) error {
-	nx := uint(acc.nx)
+	return addAll([]*accumulator{acc}, rd, buf)
+}
+
+// addAll adds every event of rd to each of accs and closes it.
+func addAll(accs []*accumulator, rd Reader, buf []StateEvent) error {
+	nx := uint(accs[0].nx)
 	for {
 		n, err := rd.Read(buf)
 		for _, ev := range buf[:n] {
@@ -251,7 +292,9 @@ func (acc *accumulator) readAll(rd Reader, buf []StateEvent) error {
 				rd.Close()
 				return fmt.Errorf("event of state %d: the trace has %d states", ev.State, nx)
 			}
-			acc.add(ev.State, ev.Start, ev.End)
+			for i := range accs {
+				accs[i].add(ev.State, ev.Start, ev.End)
+			}
 		}
 		if err == io.EOF {
 			break

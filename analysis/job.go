@@ -85,6 +85,8 @@ type Job struct {
 	LoopTable loops.TableRow
 	// Similarity is the one the groups were made with (Options).
 	Similarity float64
+	// noSeqs tells that the ranks' sequences were dropped (Whole).
+	noSeqs bool
 }
 
 // BudgetSummary sums up what the blocks' sequences and timing took against
@@ -137,6 +139,10 @@ type Rank struct {
 	Loops loops.RankSummary
 	// Group indexes Job.Groups.
 	Group int
+	// InitEnd is the end of MPI_Init (or MPI_Init_thread) on the job's
+	// time axis, 0 if the rank does not start with it or was read
+	// without sequences and loops (Options).
+	InitEnd int64
 }
 
 // Group is a set of ranks whose graphs have a similar structure: at most
@@ -182,7 +188,7 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	j := &Job{Path: f.Path, Header: f.Header, Summary: flowgraph.NewSummary(), FileBytes: f.FrameBytes(),
-		Metrics: Metrics(f.Header.Counters)}
+		Metrics: Metrics(f.Header.Counters), noSeqs: opt.NoSequences}
 	var sel []int
 	for i, e := range f.Index {
 		if opt.Ranks == nil || opt.Ranks[e.Rank] {
@@ -249,7 +255,8 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
 		read := f.ReadRank
-		if opt.NoSequences && opt.NoLoops {
+		skeleton := opt.NoSequences && opt.NoLoops
+		if skeleton {
 			read = f.Skeleton
 		}
 		r, err := read(sel[k])
@@ -263,6 +270,9 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 			mu.Unlock()
 		}
 		rk := &Rank{Rank: r}
+		if !skeleton {
+			rk.InitEnd = initEnd(r)
+		}
 		if opt.NoSequences {
 			if !opt.NoLoops {
 				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
@@ -279,6 +289,19 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 		return nil
 	})
 	return ranks, bytes, resolveErrs, err
+}
+
+// initEnd is the end of r's first event on the job's time axis if that is
+// MPI_Init (or MPI_Init_thread), else 0.
+func initEnd(r *flowgraph.Rank) int64 {
+	g := &r.Graph
+	if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {
+		return 0
+	}
+	if it := g.Events(); it.Next() {
+		return r.Start + it.Event().End
+	}
+	return 0
 }
 
 func report(fn func(string, int, int), stage string, done, total int) {
@@ -433,6 +456,15 @@ func (j *Job) Recorded() []*flowgraph.Rank {
 		rs[i] = r.Rank
 	}
 	return rs
+}
+
+// Whole returns Ranks[i] with its sequences: as loaded, or read again
+// from the job's file when Options.NoSequences dropped them (Reread).
+func (j *Job) Whole(i int) (*flowgraph.Rank, error) {
+	if j.noSeqs {
+		return j.Reread(i)
+	}
+	return j.Ranks[i].Rank, nil
 }
 
 // Reread reads Ranks[i] again from the job's file, whole: with the

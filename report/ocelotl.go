@@ -102,39 +102,26 @@ func userWindow(start, end, from, to int64, slices int) (window, error) {
 	return window{name(from, to), start + from, start + to, slices}, nil
 }
 
-// initEnd is the latest end of MPI_Init (or MPI_Init_thread) over the
-// ranks on the job's time axis, 0 if no rank starts with it.
-func initEnd(ranks []*flowgraph.Rank) int64 {
-	var end int64
-	for _, r := range ranks {
-		g := &r.Graph
-		if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {
-			continue
-		}
-		if it := g.Events(); it.Next() {
-			end = max(end, r.Start+it.Event().End)
-		}
-	}
-	return end
-}
-
 // buildOcelotl aggregates the ranks' state trace under the rank -> host
 // -> job hierarchy. States are the MPI calls (or their groups when there
 // are more than fit distinct colors) and Compute. The first view is
 // opt's window or starts at the end of MPI_Init, as mpiflow stats does,
 // with opt.Slices slices; the others (the whole run, and 2 and 4 times as
 // many slices) follow as far as the report's time and size bounds allow.
-func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Options, colors map[string]string) (*ocelotlData, error) {
+// initEnd is the latest end of MPI_Init over the ranks (0 if none starts
+// with it); load returns rank i whole, with its sequences, which ranks
+// may lack (it is called once per rank).
+func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64, load func(i int) (*flowgraph.Rank, error), opt Options, colors map[string]string) (*ocelotlData, error) {
 	slices, maxRuns, workers := opt.Slices, opt.MaxPRuns, opt.Workers
 	maxStates := len(palette) + 1 // calls in distinct colors, and Compute
-	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{})
+	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Load: load})
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
 	grouped := false
 	if len(src.States()) > maxStates {
 		grouped = true
-		if src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true}); err != nil {
+		if src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Load: load}); err != nil {
 			return nil, fmt.Errorf("ocelotl: %w", err)
 		}
 	}
@@ -150,8 +137,8 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Options, c
 			return nil, err
 		}
 		wins = append(wins, w)
-	} else if ie := initEnd(ranks); ie > start && end-ie >= int64(4*slices) {
-		wins = append(wins, window{"after MPI_Init", ie, end, slices})
+	} else if initEnd > start && end-initEnd >= int64(4*slices) {
+		wins = append(wins, window{"after MPI_Init", initEnd, end, slices})
 	}
 	wins = append(wins, window{"whole run", start, end, slices})
 	nw := len(wins)
@@ -255,14 +242,11 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Options, c
 // intervals where they allow (aggregate.BuildWindow), so that the cost
 // follows the intervals rather than the events.
 func buildModels(src aggregate.Source, wins []window, workers int) ([]*aggregate.Model, error) {
-	out := make([]*aggregate.Model, len(wins))
+	ws := make([]aggregate.Window, len(wins))
 	for i, w := range wins {
-		var err error
-		if out[i], err = aggregate.BuildWindow(src, w.start, w.end, w.slices, workers); err != nil {
-			return nil, err
-		}
+		ws[i] = aggregate.Window{Start: w.start, End: w.end, Slices: w.slices}
 	}
-	return out, nil
+	return aggregate.BuildWindows(src, ws, workers)
 }
 
 // aggregateView finds the partitions of every significant p of model m

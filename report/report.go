@@ -350,7 +350,11 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	tb := newTimelineBuilder(span, bins, callIdx)
 	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
-	if ie := initEnd(ranks); ie > 0 && ie < span {
+	var ie int64 // the latest end of MPI_Init
+	for _, r := range job.Ranks {
+		ie = max(ie, r.InitEnd)
+	}
+	if ie > 0 && ie < span {
 		tl.Start = float64(ie) / 1e9
 	}
 	var notes []string
@@ -363,24 +367,28 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	tl.Note = strings.Join(notes, "; ")
 	tl.Ranks = make([]timeline, ntl)
-	err := parallel.For(ntl, opt.Workers, func(i int) error {
-		var err error
-		tl.Ranks[i], err = tb.rank(ranks[i], job.Ranks[i].Label)
-		prog.step("timeline", ntl)
-		return err
-	})
-	if err != nil {
-		p.TimelineNote = "Timeline not available: " + err.Error()
-	} else {
-		tl.pairMessages()
-		data.Timeline = tl
-		p.TimelineNote = tl.Note
+	// The overview and the timeline take each rank's events in one pass:
+	// a rank is loaded whole (Job.Whole) once, for the overview's models,
+	// and its timeline row is drawn then; rows the overview did not reach
+	// (disabled, or failed first) are drawn after it. At most Workers
+	// ranks' sequences are in memory at once.
+	tlErrs := make([]error, ntl)
+	drawn := make([]bool, ntl)
+	whole := func(i int) (*flowgraph.Rank, error) {
+		r, err := job.Whole(i)
+		if err == nil && i < ntl && !drawn[i] {
+			tl.Ranks[i], tlErrs[i] = tb.rank(r, job.Ranks[i].Label)
+			drawn[i] = true
+			prog.step("timeline", ntl)
+		}
+		return r, err
 	}
+	prog.begin("timeline", ntl)
 	if opt.NoOcelotl {
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranks, *opt, ct.colors); errors.Is(err, ErrWindow) {
+		if oc, err := buildOcelotl(h, ranks, ie, whole, *opt, ct.colors); errors.Is(err, ErrWindow) {
 			return nil, err
 		} else if err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
@@ -389,6 +397,20 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 			p.OcelotlNote = strings.Join(oc.Notes, "; ")
 		}
 		prog.step("overview", 1)
+	}
+	err := parallel.For(ntl, opt.Workers, func(i int) error {
+		if !drawn[i] {
+			_, err := whole(i)
+			return err
+		}
+		return nil
+	})
+	if err = errors.Join(err, errors.Join(tlErrs...)); err != nil {
+		p.TimelineNote = "Timeline not available: " + err.Error()
+	} else {
+		tl.pairMessages()
+		data.Timeline = tl
+		p.TimelineNote = tl.Note
 	}
 	p.Data = data
 	return p, ctx.Err()

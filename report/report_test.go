@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -98,4 +99,19 @@ func TestProgress(t *testing.T) {
 	g := last["drawing graphs"]
 	assert.Equal(t, g[1], g[0])
 	assert.GreaterOrEqual(t, g[1], 1)
+}
+
+// TestReportWithoutSequences: the report of a job analysed without keeping
+// its ranks' sequences (each rank read again, whole, for the overview and
+// the timeline) is the report of the job analysed with them, whatever the
+// number of workers and also without the overview.
+func TestReportWithoutSequences(t *testing.T) {
+	in := genJob(t, 5, 3000, nil)
+	generated := regexp.MustCompile(`Report generated [^ ]+\.`)
+	for _, opt := range []Options{{}, {Workers: 1}, {NoOcelotl: true}} {
+		_, want := writeReportOf(t, in, "seqs.html", analysis.Options{}, opt)
+		_, got := writeReportOf(t, in, "noseqs.html", analysis.Options{NoSequences: true, Workers: 3}, opt)
+		require.Contains(t, want, `"timeline":{`)
+		assert.Equal(t, generated.ReplaceAllString(want, ""), generated.ReplaceAllString(got, ""), "%+v", opt)
+	}
 }

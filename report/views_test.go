@@ -206,7 +206,8 @@ func TestOverviewWindow(t *testing.T) {
 		{"too short", 10 * ms, 10*ms + 5, "", 0, 0, "shorter than 10 ns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			oc, err := buildOcelotl(h, ranks, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil)
+			load := func(i int) (*flowgraph.Rank, error) { return ranks[i], nil }
+			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil)
 			if tc.err != "" {
 				require.ErrorIs(t, err, ErrWindow)
 				assert.ErrorContains(t, err, tc.err)
