@@ -279,6 +279,9 @@ var benchGraphs = []struct {
 }{
 	{"loops", flowgen.Options{Seed: 1, Events: 10_000_000, Depth: 4, Sites: 40, MaxIter: 20, Branchy: true}},
 	{"branchy", flowgen.Options{Seed: 12, Events: 10_000_000, Depth: 6, Sites: 300, MaxIter: 8, Branchy: true}},
+	// Polls and branches on the rank, within the default budget, as make
+	// bench-scale writes a rank.
+	{"hpcc", flowgen.HPCCShape(2_000_000)},
 }
 
 func BenchmarkReconstruct(b *testing.B) {
