@@ -152,6 +152,15 @@ func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64
 		size    int
 		leader  profile
 	}
+	if maxDist <= 0 {
+		// The same structure only: no profile to build.
+		for _, cl := range classes {
+			groups = append(groups, cl)
+			reps = append(reps, cl[0])
+			dist = append(dist, make([]float64, len(cl)))
+		}
+		return groups, reps, dist
+	}
 	var gs []*group
 	for ci, cl := range classes {
 		p := prof(cl[0])
@@ -163,9 +172,6 @@ func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(gs[b].size, gs[a].size) })
 		for _, gi := range order[:min(len(order), maxLeaders)] {
-			if maxDist <= 0 {
-				break
-			}
 			if d := distance(&p, &gs[gi].leader); d <= maxDist && (best < 0 || d < bestD) {
 				best, bestD = gi, d
 			}
