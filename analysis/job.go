@@ -30,9 +30,10 @@ type Options struct {
 	// offset) instead of looking them up in the objects' debug
 	// information.
 	NoResolve bool
-	// NoSequences drops each rank's sequences (Edge.Seq) once its loops
-	// are found, so that memory follows the file rather than the events;
-	// the ranks' events can then not be walked (Graph.Events). For the
+	// NoSequences drops each rank's sequences (Edge.Seq), and its anchors
+	// but the first and the last, once its loops are found, so that memory
+	// follows the file rather than the events; the ranks' events can then
+	// not be walked (Graph.Events), but Job.Whole reads a rank whole. For the
 	// views that do not rebuild the trace (stats, loops, graphs).
 	NoSequences bool
 	// Similarity is how similar a rank's structure must be to its
@@ -280,6 +281,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 			for i := range r.Graph.Edges {
 				r.Graph.Edges[i].Seq = flowgraph.Seq{}
 			}
+			r.Graph.Anchors = r.Graph.Anchors.Ends()
 		}
 		ranks[k] = rk
 		mu.Lock()

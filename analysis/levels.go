@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unique"
 
 	"mpiflow/flowgraph"
 	"mpiflow/loops"
@@ -61,6 +62,12 @@ type Level struct {
 	Initial int
 }
 
+// intern returns the one copy of s that every rank's levels share: ranks
+// of one program name the same calls, sites and edges, and a thousand
+// ranks' copies of these keys would otherwise take more than their
+// graphs.
+func intern(s string) string { return unique.Make(s).Value() }
+
 func siteWhere(g *flowgraph.Graph, s int) string {
 	if s < 0 || s >= len(g.Sites) {
 		return "unknown call site"
@@ -96,7 +103,8 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 	out := make([]Level, len(c.Levels))
 	for id := range c.Levels {
 		lv := &c.Levels[id]
-		lg := Level{Loop: id, Name: "top level", Initial: -1}
+		lg := Level{Loop: id, Name: "top level", Initial: -1, Nodes: make([]Elem, 0, len(lv.Nodes)),
+			Edges: make([]Elem, 0, len(lv.Edges)+len(lv.BackEdges))}
 		if l := c.Loop(id); l != nil {
 			lg.Name = l.Name
 			lg.Parent = l.Parent
@@ -106,9 +114,9 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 			if ln.Loop > 0 {
 				l := c.Loop(ln.Loop)
 				st := &l.Stats
-				e := Elem{Kind: KindLoop, Key: "loop " + keys[ln.Loop-1].String(), Loop: ln.Loop, Name: l.Name,
+				e := Elem{Kind: KindLoop, Key: intern("loop " + keys[ln.Loop-1].String()), Loop: ln.Loop, Name: l.Name,
 					Call: g.Nodes[l.Header].Key.Call, Site: g.Nodes[l.Header].Key.Site,
-					Where: siteWhere(g, g.Nodes[l.Header].Key.Site), Signature: siteSignature(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
+					Where: intern(siteWhere(g, g.Nodes[l.Header].Key.Site)), Signature: siteSignature(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
 					Vals: newVals(metrics, float64(st.Time)/1e9, float64(st.Iterations), float64(st.Bytes))}
 				derived(metrics, cm, st.Counters, st.EdgeTime, e.Vals)
 				lg.Nodes = append(lg.Nodes, e)
@@ -119,8 +127,8 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 				continue
 			}
 			n := &g.Nodes[ln.Node]
-			e := Elem{Kind: KindNode, Key: "call " + nodeKey(g, ln.Node), Call: n.Key.Call, Site: n.Key.Site,
-				Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site),
+			e := Elem{Kind: KindNode, Key: intern("call " + nodeKey(g, ln.Node)), Call: n.Key.Call, Site: n.Key.Site,
+				Where: intern(siteWhere(g, n.Key.Site)), Signature: siteSignature(g, n.Key.Site),
 				Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
 			if ln.Node == g.Initial {
 				lg.Initial = i
@@ -156,7 +164,7 @@ func edgeElem(g *flowgraph.Graph, lg *Level, metrics []string, cm counterMap, le
 	if back {
 		key = "back edge "
 	}
-	e := Elem{Kind: KindEdge, Key: key + lg.Nodes[le.Src].Key + " -> " + lg.Nodes[le.Dst].Key,
+	e := Elem{Kind: KindEdge, Key: intern(key + lg.Nodes[le.Src].Key + " -> " + lg.Nodes[le.Dst].Key),
 		Src: le.Src, Dst: le.Dst, Site: -1, Back: back,
 		Vals: newVals(metrics, float64(le.Time)/1e9, float64(le.Count), math.NaN())}
 	derived(metrics, cm, ctr, le.Time, e.Vals)
@@ -241,12 +249,12 @@ func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []Level 
 	lg := Level{Name: "whole graph (loops not collapsed)", Initial: g.Initial}
 	for v := range g.Nodes {
 		n := &g.Nodes[v]
-		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: "call " + nodeKey(g, v), Call: n.Key.Call, Site: n.Key.Site,
-			Where: siteWhere(g, n.Key.Site), Signature: siteSignature(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
+		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: intern("call " + nodeKey(g, v)), Call: n.Key.Call, Site: n.Key.Site,
+			Where: intern(siteWhere(g, n.Key.Site)), Signature: siteSignature(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		el := Elem{Kind: KindEdge, Key: "edge " + lg.Nodes[e.Src].Key + " -> " + lg.Nodes[e.Dst].Key, Src: e.Src, Dst: e.Dst, Site: -1,
+		el := Elem{Kind: KindEdge, Key: intern("edge " + lg.Nodes[e.Src].Key + " -> " + lg.Nodes[e.Dst].Key), Src: e.Src, Dst: e.Dst, Site: -1,
 			Vals: newVals(metrics, float64(e.Time.Total)/1e9, float64(e.Count), math.NaN())}
 		derived(metrics, cm, e.Counters, e.Time.Total, el.Vals)
 		lg.Edges = append(lg.Edges, el)

@@ -330,9 +330,11 @@ func (f *File) ReadRank(i int) (*Rank, error) {
 }
 
 // Skeleton reads block i as ReadRank does but for the sequences: every
-// edge's Seq is empty, so its events cannot be walked. Decoding the
-// sequences is most of the time of reading a block and of its memory (a
-// rank of 2M calls of HPCC's shape: 10 MB of sequences, 150 KB packed).
+// edge's Seq is empty, so its events cannot be walked, and the anchors
+// derived from the timing are only the first and the last (Anchors.Ends).
+// Decoding the sequences is most of the time of reading a block and of its
+// memory (a rank of 2M calls of HPCC's shape: 10 MB of sequences, 150 KB
+// packed).
 func (f *File) Skeleton(i int) (*Rank, error) {
 	return f.readRank(i, false)
 }
@@ -552,6 +554,9 @@ func decodeRank(b []byte, seqs bool) (*Rank, error) {
 	}
 	if g.Timing.Present() {
 		g.Anchors = g.Timing.Anchors(g.NumEvents)
+		if !seqs {
+			g.Anchors = g.Anchors.Ends()
+		}
 	}
 	return &r, nil
 }

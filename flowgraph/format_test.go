@@ -47,7 +47,8 @@ func TestFileRoundTrip(t *testing.T) {
 }
 
 // TestSkeleton: a block read without its sequences is the block but for
-// them, and takes the same bytes.
+// them and the anchors between the first and the last, and takes the same
+// bytes.
 func TestSkeleton(t *testing.T) {
 	path, _, ranks := writeJob(t, 3)
 	f, err := flowgraph.Open(path)
@@ -67,6 +68,9 @@ func TestSkeleton(t *testing.T) {
 			sk.Graph.Edges[k].Seq = whole.Graph.Edges[k].Seq
 		}
 		require.Positive(t, n, "the generated graph has sequences")
+		require.Greater(t, len(whole.Graph.Anchors), 2)
+		assert.Equal(t, flowgraph.Anchors{whole.Graph.Anchors[0], whole.Graph.Anchors[len(whole.Graph.Anchors)-1]}, sk.Graph.Anchors)
+		sk.Graph.Anchors = whole.Graph.Anchors
 		assert.Equal(t, whole, sk)
 	}
 	_, err = f.Skeleton(3)

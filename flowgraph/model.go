@@ -212,3 +212,12 @@ type Anchor struct {
 
 // Anchors is an ascending list of anchors.
 type Anchors []Anchor
+
+// Ends returns the first and the last anchor (as many as there are, up to
+// two): what the run's start and end need of them.
+func (as Anchors) Ends() Anchors {
+	if len(as) <= 2 {
+		return as
+	}
+	return Anchors{as[0], as[len(as)-1]}
+}
