@@ -273,3 +273,41 @@ func TestDefaultComparison(t *testing.T) {
 	assert.Nil(t, p.Data.Ocelotl)
 	assert.Contains(t, p.OcelotlNote, "not available")
 }
+
+// TestLoopTableAcrossRanks: a group's loop tables give, for each loop, the
+// least and largest share over the group's ranks with their ranks, and
+// which ranks have the loop when not all do, as its loop tree says.
+func TestLoopTableAcrossRanks(t *testing.T) {
+	in := genJob(t, 4, 4000, nil)
+	job, err := analysis.Load(in, analysis.Options{})
+	require.NoError(t, err)
+	_, html := writeReport(t, in, "spread.html", Options{})
+	var checked, partial int
+	for gi, g := range job.Groups {
+		if len(g.Members) < 2 {
+			continue
+		}
+		drawn := map[int]bool{}
+		for _, lv := range g.Levels {
+			for _, e := range lv.Nodes {
+				if e.Kind == analysis.KindLoop {
+					drawn[e.Loop] = true
+				}
+			}
+		}
+		for _, row := range g.Tree {
+			if !drawn[row.ID] {
+				continue
+			}
+			want := fmt.Sprintf("<td>%.2f%% (rank %d) to %.2f%% (rank %d)</td><td>%d", 100*row.MinShare, row.MinRank, 100*row.MaxShare, row.MaxRank, row.Ranks)
+			if row.Where != "" {
+				want += ": " + row.Where
+				partial++
+			}
+			assert.Contains(t, html, want+"</td>", "group %d %s", gi, row.Name)
+			checked++
+		}
+	}
+	require.Positive(t, checked, "the generated ranks share loops in a group")
+	t.Logf("%d loop rows checked, %d of loops some ranks lack", checked, partial)
+}

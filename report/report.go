@@ -32,6 +32,7 @@ import (
 	"mpiflow/internal/atomicfile"
 	"mpiflow/internal/parallel"
 	"mpiflow/internal/units"
+	"mpiflow/loops"
 	"mpiflow/templates"
 )
 
@@ -160,6 +161,10 @@ type loopRow struct {
 	Loop                                        int
 	Name, Where, Iter, Time, PerIter, CallsIter string
 	Share                                       string
+	// Across the group's ranks (loops.TreeRow): the least and largest
+	// share with their ranks, and the ranks that have the loop when not
+	// all do.
+	Spread, Ranks string
 }
 
 type levelView struct {
@@ -602,6 +607,12 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 		var dots []string
 		var dotLevel []int
 		loopKeys := loopKeyIndex(mean, keyIdx)
+		// The loop tree's rows by the representative's loop IDs, which
+		// are those of the drawn levels.
+		tree := map[int]*loops.TreeRow{}
+		for k := range gr.Tree {
+			tree[gr.Tree[k].ID] = &gr.Tree[k]
+		}
 		scale := RankScale(mean, metrics, analysis.MetricTime)
 		for l := range mean {
 			lg := &mean[l]
@@ -627,6 +638,13 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 				t, it := e.Vals[nt], e.Vals[nc]
 				row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
 					Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
+				if tr, ok := tree[e.Loop]; ok {
+					row.Spread = fmt.Sprintf("%.2f%% (rank %d) to %.2f%% (rank %d)", 100*tr.MinShare, tr.MinRank, 100*tr.MaxShare, tr.MaxRank)
+					row.Ranks = fmt.Sprintf("%d", tr.Ranks)
+					if tr.Where != "" {
+						row.Ranks += ": " + tr.Where
+					}
+				}
 				if it > 0 {
 					row.PerIter = units.Seconds(t / it)
 					row.CallsIter = units.PerIteration(e.Calls / it)
