@@ -38,6 +38,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"unsafe"
@@ -51,8 +52,10 @@ import (
 // interval closed and the anchors derived from it.
 // names maps call numbers to MPI function names. A recorder that ran out
 // of memory gives the consistent part of its graph, as its partial file
-// would (mf_rec_view).
-func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
+// would (mf_rec_view). A timing that does not convert is left out (the
+// graph's times then come from its node and edge means) and returned as
+// the error, for the caller to warn about.
+func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 	ncounters := int(r.ncounters)
 	view := C.mf_rec_view(r)
 	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(view.nevents)}
@@ -110,9 +113,12 @@ func recGraph(r *C.mf_rec, names []string) flowgraph.Graph {
 	for _, a := range sites {
 		g.Sites = append(g.Sites, flowgraph.CallSite{Addr: uint64(a)})
 	}
-	g.Timing = recTiming(r, g.NumEvents)
+	var err error
+	if g.Timing, err = recTiming(r, g.NumEvents); err != nil {
+		err = fmt.Errorf("timing left out: %w", err)
+	}
 	g.Anchors = g.Timing.Anchors(g.NumEvents)
-	return g
+	return g, err
 }
 
 // recSeq converts the sequence numbers of edge e through their encoding,
@@ -134,7 +140,7 @@ func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
 // recTiming converts the recorder's timing of a graph of nev events. A
 // recorder that failed gives, as its partial file, only the closed
 // intervals whose events and gaps are all within nev.
-func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
+func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
 	pub := r.tm.pub[r.tm.pubi]
 	spacing, keep, shift := int64(pub.spacing), int(pub.keep), int(pub.shift)
 	nibs := pub.len
@@ -146,11 +152,8 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 		closed[len(closed)-1] &= 0xf0 // the nibble after them is not theirs
 	}
 	if r.failed != 0 {
-		t, err := flowgraph.NewTiming(spacing, keep, shift, closed)
-		if err != nil {
-			return flowgraph.Timing{} // cannot happen: the recorder's own encoding
-		}
-		return t
+		// Errors cannot happen but for a bug: the recorder's own encoding.
+		return flowgraph.NewTiming(spacing, keep, shift, closed)
 	}
 	st := flowgraph.TimingState{
 		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm.budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm.maxint)},
@@ -186,11 +189,7 @@ func recTiming(r *C.mf_rec, nev int64) flowgraph.Timing {
 			st.Carry = append(st.Carry, flowgraph.TimingEntry{Edge: true, Index: i, Sum: int64(c)})
 		}
 	}
-	t, err := st.Finish(nev)
-	if err != nil {
-		return flowgraph.Timing{} // cannot happen: the recorder's own encoding
-	}
-	return t
+	return st.Finish(nev)
 }
 
 func stat(s C.mf_stat) flowgraph.Stat {

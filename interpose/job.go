@@ -19,6 +19,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"unsafe"
 
@@ -200,7 +201,10 @@ func newJob(ctx *C.mf_ctx) *job {
 		for _, t := range threads {
 			rec := t.rec
 			r := &flowgraph.Rank{Rank: int(ctx.rank), Thread: int(t.thread), Complete: complete && rec.failed == 0}
-			r.Graph = recGraph(rec, names)
+			var err error
+			if r.Graph, err = recGraph(rec, names); err != nil {
+				fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", int(ctx.rank), int(t.thread), err)
+			}
 			locateSites(r.Graph.Sites)
 			if r.Graph.NumEvents > 0 {
 				r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix

@@ -71,7 +71,7 @@ func baseInfo(rank, size, thread int) partialInfo {
 // minus the dladdr lookup of sites), through the Go msgpack encoder.
 func expectedRank(t *testing.T, r *recorder, in partialInfo) *flowgraph.Rank {
 	t.Helper()
-	rk := &flowgraph.Rank{Rank: in.Rank, Thread: in.Thread, Host: in.Host, Graph: recGraph(r.r, in.Names)}
+	rk := &flowgraph.Rank{Rank: in.Rank, Thread: in.Thread, Host: in.Host, Graph: r.graph(in.Names)}
 	start := in.StartUnix
 	if start == 0 {
 		start = in.InitReal

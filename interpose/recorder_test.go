@@ -295,6 +295,31 @@ func TestRecorderEmpty(t *testing.T) {
 	assert.Empty(t, g.Anchors)
 }
 
+// TestTimingLeftOut: a timing that does not convert is left out, with an
+// error that says so, and the graph stays whole and valid.
+func TestTimingLeftOut(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		r, err := newRecorder("", 0, 0)
+		require.NoError(t, err)
+		for i := range 50 {
+			r.add(recEvent{Call: i % 3, Site: uint64(0x100 + i%3), Partner: -1, Comm: -1, Enter: int64(100 * i), Exit: int64(100*i + 10)})
+		}
+		g, err := r.graphErr(testNames, broken)
+		r.free()
+		assert.Equal(t, int64(50), g.NumEvents)
+		require.NoError(t, g.Validate())
+		if !broken {
+			require.NoError(t, err)
+			assert.True(t, g.Timing.Present())
+			continue
+		}
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "timing left out")
+		assert.False(t, g.Timing.Present())
+		assert.Empty(t, g.Anchors)
+	}
+}
+
 func TestParseKeyRejectsUnknown(t *testing.T) {
 	for _, key := range []string{"call,color", ",,", ",", "call,site,x"} {
 		_, err := newRecorder(key, 0, 0)

@@ -182,11 +182,26 @@ func (r *recorder) settle() {
 	}
 }
 
+// graph is recGraph's graph; a timing that does not convert panics, so
+// that tests see it.
 func (r *recorder) graph(names []string) flowgraph.Graph {
-	return recGraph(r.r, names)
+	g, err := recGraph(r.r, names)
+	if err != nil {
+		panic(err)
+	}
+	return g
 }
 
 func (r *recorder) keyFlags() uint32 { return uint32(r.r.keyflags) }
+
+// graphErr is recGraph of the recorder, after breaking its published
+// timing (a spacing the file format refuses) when broken.
+func (r *recorder) graphErr(names []string, broken bool) (flowgraph.Graph, error) {
+	if broken {
+		r.r.tm.pub[r.r.tm.pubi].spacing = 3
+	}
+	return recGraph(r.r, names)
+}
 
 // trace starts the full trace into path.
 func (r *recorder) trace(path string, rank int) error {
