@@ -346,17 +346,6 @@ func (s *RankSource) Open(i int) (Reader, error) {
 	return s.EventReader(i, r, r.Graph.Events())
 }
 
-// addRow adds the rank's time per state and slice to acc by timing
-// interval where it can (see addIntervals), which costs what the graph
-// costs, not what its events would.
-func (s *RankSource) addRow(i int, acc *accumulator, buf []StateEvent) error {
-	r, err := s.rank(i)
-	if err != nil {
-		return err
-	}
-	return s.addRank(i, r, acc, buf)
-}
-
 // flowReader turns reconstructed events into states: the call itself, and
 // ComputeState (state 0) from the end of the previous call.
 type flowReader struct {
