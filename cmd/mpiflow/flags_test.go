@@ -45,6 +45,7 @@ func TestNumericFlags(t *testing.T) {
 		{[]string{"report", "-o", html, "--similarity", "NaN"}, "--similarity"},
 		{[]string{"loops", "--similarity", "1.01"}, "--similarity"},
 		{[]string{"loops", "--similarity", "-0.5"}, "--similarity"},
+		{[]string{"loops", "--workers", "-1"}, "--workers"},
 		{[]string{"graph", "--rank", "-1"}, "rank -1"},
 		{[]string{"graph", "--thread", "-1"}, "thread -1"},
 		{[]string{"graph", "--loop", "-1"}, "loop -1"},

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -107,4 +108,17 @@ func TestLoopsSimilarity(t *testing.T) {
 	assert.Contains(t, out, "4 rank(s) in 2 group(s) with the same loop structure")
 	assert.Contains(t, out, "rank(s) 0,2,")
 	assert.Contains(t, out, "rank(s) 1,3,")
+}
+
+// TestWorkers: --workers bounds the ranks analysed at once, not what is
+// found.
+func TestWorkers(t *testing.T) {
+	path, _ := genJob(t)
+	want, _, err := run(t, "loops", "--json", path)
+	require.NoError(t, err)
+	before := runtime.GOMAXPROCS(0)
+	got, _, err := run(t, "--workers", "1", "loops", "--json", path)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, before, runtime.GOMAXPROCS(0), "the test helper restores it")
 }

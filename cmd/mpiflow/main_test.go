@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ func run(t *testing.T, args ...string) (string, string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // --workers sets it
 	err := root.Execute()
 	return out.String(), errOut.String(), err
 }

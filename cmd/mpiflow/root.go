@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 
 	"mpiflow/flowgraph"
 
@@ -20,6 +21,19 @@ edges are the compute phases between them. It rebuilds the exact event
 sequence from it and reports where time goes.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	var workers int
+	root.PersistentFlags().IntVar(&workers, "workers", 0,
+		"ranks analysed at once, each with its working set in memory (0: one per CPU)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := checkInt("workers", workers, 0, -1); err != nil {
+			return err
+		}
+		if workers > 0 {
+			// Every parallel stage runs at most GOMAXPROCS workers.
+			runtime.GOMAXPROCS(workers)
+		}
+		return nil
 	}
 	root.AddCommand(
 		newVersionCmd(),
