@@ -298,8 +298,64 @@ func aggregateView(m *aggregate.Model, h *aggregate.Hierarchy, w window, maxRuns
 		}
 		v.Parts = append(v.Parts, op)
 	}
-	v.Suggest = aggregate.Suggest(pv)
+	v.Suggest = legibleSuggest(samples, h)
 	return v, nil
+}
+
+// The overview is drawn rowsPx(rows) pixels tall (templates/report.js
+// draws it so), and aggregates thinner than minAggPx are drawn merged.
+const minAggPx = 4
+
+func rowsPx(rows int) float64 { return math.Max(160, math.Min(560, float64(rows)*14)) }
+
+// legibleSuggest is aggregate.Suggest among the partitions that the
+// overview can draw: those with at most a tenth of their area in
+// aggregates thinner than minAggPx. With many ranks, the partition of the
+// largest gain-loss gap can be made of aggregates of one rank, a fraction
+// of a pixel each, which the page could only draw merged; the slider still
+// offers it. Without such a partition, the one with the least thin area.
+func legibleSuggest(samples []aggregate.PSample, h *aggregate.Hierarchy) float64 {
+	pv := make([]aggregate.PValue, len(samples))
+	for k, sm := range samples {
+		pv[k] = sm.PValue
+	}
+	rows := h.Nodes[0].Leaves
+	if len(samples) == 0 || rows == 0 {
+		return aggregate.Suggest(pv)
+	}
+	minLeaves := int(math.Ceil(minAggPx / (rowsPx(rows) / float64(rows))))
+	thin := make([]float64, len(samples))
+	for k, sm := range samples {
+		var area, small float64
+		for _, c := range sm.Cells {
+			a := float64(h.Nodes[c.Node].Leaves * (c.Last - c.First + 1))
+			area += a
+			if h.Nodes[c.Node].Leaves < minLeaves {
+				small += a
+			}
+		}
+		if area > 0 {
+			thin[k] = small / area
+		}
+	}
+	best := -1
+	for k := range samples {
+		if thin[k] <= 0.1 && (best < 0 || pv[k].NormGain-pv[k].NormLoss > pv[best].NormGain-pv[best].NormLoss+1e-12) {
+			best = k
+		}
+	}
+	if best < 0 {
+		for k := range samples {
+			if best < 0 || thin[k] < thin[best] {
+				best = k
+			}
+		}
+	}
+	hi := 1.0
+	if best+1 < len(pv) {
+		hi = pv[best+1].P
+	}
+	return (pv[best].P + hi) / 2
 }
 
 // jsonSize is the length of v's JSON encoding.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 )
@@ -223,4 +224,49 @@ func TestOverviewWindow(t *testing.T) {
 			assert.Equal(t, "whole run", oc.Views[1].Window, "the whole run is offered too")
 		})
 	}
+}
+
+// TestLegibleSuggest: with a thousand ranks, the suggested p is that of
+// the best partition whose aggregates can be drawn (hosts here), not of the
+// one of single ranks a fraction of a pixel tall; with ten ranks, every
+// partition can be drawn and the suggestion is aggregate.Suggest's.
+func TestLegibleSuggest(t *testing.T) {
+	tree := func(hosts, perHost int) *aggregate.Hierarchy {
+		h := &aggregate.Hierarchy{Nodes: []aggregate.Node{{Name: "job", Parent: -1, Resource: -1, Leaves: hosts * perHost}}}
+		for k := range hosts {
+			hi := len(h.Nodes)
+			h.Nodes = append(h.Nodes, aggregate.Node{Name: fmt.Sprint("h", k), Parent: 0, Resource: -1, Depth: 1, Leaves: perHost})
+			h.Nodes[0].Children = append(h.Nodes[0].Children, hi)
+			for r := range perHost {
+				h.Nodes[hi].Children = append(h.Nodes[hi].Children, len(h.Nodes))
+				h.Nodes = append(h.Nodes, aggregate.Node{Name: fmt.Sprint("r", r), Parent: hi, Resource: k*perHost + r, Depth: 2, Leaves: 1})
+			}
+		}
+		return h
+	}
+	// Partitions at p = 0 (every rank), 0.4 (every host), 0.8 (the job),
+	// the gain-loss gap largest at p = 0.
+	samples := func(h *aggregate.Hierarchy) []aggregate.PSample {
+		var ranks, hosts []aggregate.Cell
+		for i, n := range h.Nodes {
+			switch n.Depth {
+			case 1:
+				hosts = append(hosts, aggregate.Cell{Node: i, First: 0, Last: 9})
+			case 2:
+				ranks = append(ranks, aggregate.Cell{Node: i, First: 0, Last: 9})
+			}
+		}
+		return []aggregate.PSample{
+			{PValue: aggregate.PValue{P: 0, NormGain: 0.9, NormLoss: 0}, Cells: ranks},
+			{PValue: aggregate.PValue{P: 0.4, NormGain: 0.8, NormLoss: 0.1}, Cells: hosts},
+			{PValue: aggregate.PValue{P: 0.8, NormGain: 1, NormLoss: 1}, Cells: []aggregate.Cell{{Node: 0, First: 0, Last: 9}}},
+		}
+	}
+	big := tree(100, 10)
+	assert.InDelta(t, 0.6, legibleSuggest(samples(big), big), 1e-12, "1,000 ranks: hosts")
+	small := tree(2, 5)
+	sm := samples(small)
+	pv := []aggregate.PValue{sm[0].PValue, sm[1].PValue, sm[2].PValue}
+	assert.InDelta(t, aggregate.Suggest(pv), legibleSuggest(sm, small), 1e-12, "10 ranks")
+	assert.InDelta(t, 0.2, legibleSuggest(sm, small), 1e-12)
 }

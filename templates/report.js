@@ -569,6 +569,7 @@
     }
     function draw() {
       var part = V.parts[+slider.value];
+      // H is rowsPx of report/ocelotl.go, whose suggested p depends on it.
       var W = view.clientWidth || 900, H = Math.max(160, Math.min(560, O.rows * 14)), L = 100, rowH = H / O.rows;
       var x = function (t) { return L + (V.bounds[t] - V.bounds[0]) / (V.bounds[nt] - V.bounds[0]) * (W - L - 4); };
       var svg = sel("svg", { width: W, height: H + 20, viewBox: "0 0 " + W + " " + (H + 20) });
