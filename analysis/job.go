@@ -141,8 +141,7 @@ type Rank struct {
 	// Group indexes Job.Groups.
 	Group int
 	// InitEnd is the end of MPI_Init (or MPI_Init_thread) on the job's
-	// time axis, 0 if the rank does not start with it or was read
-	// without sequences and loops (Options).
+	// time axis, 0 if the rank does not start with it.
 	InitEnd int64
 }
 
@@ -189,7 +188,10 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	j := &Job{Path: f.Path, Header: f.Header, Summary: flowgraph.NewSummary(), FileBytes: f.FrameBytes(),
-		Metrics: Metrics(f.Header.Counters), noSeqs: opt.NoSequences}
+		Metrics: Metrics(f.Header.Counters), noSeqs: opt.NoSequences, Similarity: opt.Similarity}
+	if j.Similarity == 0 {
+		j.Similarity = DefaultSimilarity
+	}
 	var sel []int
 	for i, e := range f.Index {
 		if opt.Ranks == nil || opt.Ranks[e.Rank] {
@@ -270,10 +272,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 			resolveErrs[k] = resolver.ResolveAll(r.Graph.Sites)
 			mu.Unlock()
 		}
-		rk := &Rank{Rank: r}
-		if !skeleton {
-			rk.InitEnd = initEnd(r)
-		}
+		rk := &Rank{Rank: r, InitEnd: initEnd(r)}
 		if opt.NoSequences {
 			if !opt.NoLoops {
 				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
@@ -294,11 +293,16 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 }
 
 // initEnd is the end of r's first event on the job's time axis if that is
-// MPI_Init (or MPI_Init_thread), else 0.
+// MPI_Init (or MPI_Init_thread), else 0. Called once, as MPI requires, it
+// is the node's total time after the rank's start, which needs no
+// sequence.
 func initEnd(r *flowgraph.Rank) int64 {
 	g := &r.Graph
 	if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {
 		return 0
+	}
+	if n := &g.Nodes[g.Initial]; n.Count == 1 {
+		return r.Start + n.Time.Total
 	}
 	if it := g.Events(); it.Next() {
 		return r.Start + it.Event().End
@@ -353,6 +357,26 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	if err != nil {
 		return err
 	}
+	j.GroupRanks()
+	return nil
+}
+
+// HasLoops tells whether the ranks' loops are found: unless loaded with
+// Options.NoLoops, or once FindLoops found them all.
+func (j *Job) HasLoops() bool { return len(j.Groups) > 0 }
+
+// FindLoops finds the loops of Ranks[i] in whole, that rank with its
+// sequences (Whole), for a job loaded with Options.NoLoops; GroupRanks
+// groups the ranks once every rank's loops are found. It may run for
+// several ranks at once.
+func (j *Job) FindLoops(i int, whole *flowgraph.Rank) {
+	r := j.Ranks[i]
+	r.Levels, r.Collapsed, r.LoopErr = RankLevels(&whole.Graph, j.Header.Counters)
+}
+
+// GroupRanks summarizes each rank's loops and groups the ranks by
+// similarity (Group), once every rank's loops are found.
+func (j *Job) GroupRanks() {
 	// Ranks of one structure form a class; classes whose structures are
 	// similar form a group.
 	bySig := make(map[string]int)
@@ -378,10 +402,6 @@ func (j *Job) analyzeLoops(opt *Options) error {
 		all = append(all, r.Loops)
 	}
 	j.LoopTable = loops.Table(all)
-	j.Similarity = opt.Similarity
-	if j.Similarity == 0 {
-		j.Similarity = DefaultSimilarity
-	}
 	prof := func(i int) profile { return rankProfile(&j.Ranks[i].Graph) }
 	members, reps, dists := similarGroups(classes, prof, 1-j.Similarity)
 	j.Groups = make([]Group, len(members))
@@ -412,7 +432,6 @@ func (j *Job) analyzeLoops(opt *Options) error {
 			g.Tree = loops.GroupTree(rs, order)
 		}
 	}
-	return nil
 }
 
 func (j *Job) rankLoops(i int) loops.RankLoops {
@@ -461,12 +480,18 @@ func (j *Job) Recorded() []*flowgraph.Rank {
 }
 
 // Whole returns Ranks[i] with its sequences: as loaded, or read again
-// from the job's file when Options.NoSequences dropped them (Reread).
+// from the job's file when Options.NoSequences dropped them (Reread), its
+// call sites those of Ranks[i] (resolved as the job's).
 func (j *Job) Whole(i int) (*flowgraph.Rank, error) {
-	if j.noSeqs {
-		return j.Reread(i)
+	if !j.noSeqs {
+		return j.Ranks[i].Rank, nil
 	}
-	return j.Ranks[i].Rank, nil
+	r, err := j.Reread(i)
+	if err != nil {
+		return nil, err
+	}
+	r.Graph.Sites = j.Ranks[i].Graph.Sites
+	return r, nil
 }
 
 // Reread reads Ranks[i] again from the job's file, whole: with the

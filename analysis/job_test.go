@@ -139,3 +139,25 @@ func TestMembersWithThreads(t *testing.T) {
 	assert.Equal(t, "0-3,8,10-11", RankRanges([]int{0, 1, 2, 3, 8, 10, 11}))
 	assert.Equal(t, "", RankRanges(nil))
 }
+
+// TestInitEnd: the end of MPI_Init found without the sequences (skeletons,
+// as stats reads ranks) is the end of the first event rebuilt from them.
+func TestInitEnd(t *testing.T) {
+	for _, path := range []string{"../testdata/profiles/halo.mpiflow", "../testdata/profiles/poll-irregular.mpiflow", "../report/testdata/halo4.mpiflow"} {
+		skel, err := Load(path, Options{NoLoops: true, NoSequences: true, NoResolve: true})
+		require.NoError(t, err)
+		f, err := flowgraph.Open(path)
+		require.NoError(t, err)
+		for i, r := range skel.Ranks {
+			w, err := f.ReadRank(i)
+			require.NoError(t, err)
+			g := &w.Graph
+			require.True(t, flowgraph.IsInit(g.Nodes[g.Initial].Key.Call), "%s: rank %d starts with MPI_Init", path, i)
+			it := g.Events()
+			require.True(t, it.Next())
+			assert.Equal(t, w.Start+it.Event().End, r.InitEnd, "%s rank %d", path, i)
+			assert.Positive(t, r.InitEnd)
+		}
+		f.Close()
+	}
+}

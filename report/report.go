@@ -297,9 +297,6 @@ func render(w io.Writer, p *page) error {
 
 func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) {
 	h := &job.Header
-	if len(job.Groups) == 0 {
-		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
-	}
 	metrics := job.Metrics
 	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
 	prog := newProgress(opt.Progress)
@@ -328,13 +325,6 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	p := &page{Title: "mpiflow report", Generated: time.Now().UTC().Format(time.RFC3339), Metrics: metrics}
 	p.Banner = makeBanner(job)
 	buildTables(p, job, ct)
-
-	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
-		return nil, err
-	}
-	if job.ResolveErr != nil {
-		p.GraphNote = strings.TrimSpace(p.GraphNote + " Some call sites are shown as object+offset: " + job.ResolveErr.Error() + ".")
-	}
 
 	// Timeline of the first ranks.
 	ranks := job.Recorded()
@@ -372,21 +362,33 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	tl.Note = strings.Join(notes, "; ")
 	tl.Ranks = make([]timeline, ntl)
-	// The overview and the timeline take each rank's events in one pass:
-	// a rank is loaded whole (Job.Whole) once, for the overview's models,
-	// and its timeline row is drawn then; rows the overview did not reach
-	// (disabled, or failed first) are drawn after it. At most Workers
-	// ranks' sequences are in memory at once.
+	// The loops (of a job loaded without them), the overview and the
+	// timeline take each rank's events in one pass: a rank is loaded whole
+	// (Job.Whole) once, for the overview's models, and its loops are found
+	// and its timeline row drawn then; ranks the overview did not reach
+	// (disabled, or failed first) are read after it. At most Workers ranks'
+	// sequences are in memory at once.
+	pending := !job.HasLoops()
 	tlErrs := make([]error, ntl)
-	drawn := make([]bool, ntl)
+	visited := make([]bool, len(ranks))
 	whole := func(i int) (*flowgraph.Rank, error) {
 		r, err := job.Whole(i)
-		if err == nil && i < ntl && !drawn[i] {
+		if err != nil || visited[i] {
+			return r, err
+		}
+		visited[i] = true
+		if pending {
+			job.FindLoops(i, r)
+			prog.step("finding loops", len(ranks))
+		}
+		if i < ntl {
 			tl.Ranks[i], tlErrs[i] = tb.rank(r, job.Ranks[i].Label)
-			drawn[i] = true
 			prog.step("timeline", ntl)
 		}
-		return r, err
+		return r, nil
+	}
+	if pending {
+		prog.begin("finding loops", len(ranks))
 	}
 	prog.begin("timeline", ntl)
 	if opt.NoOcelotl {
@@ -403,19 +405,34 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		}
 		prog.step("overview", 1)
 	}
-	err := parallel.For(ntl, opt.Workers, func(i int) error {
-		if !drawn[i] {
-			_, err := whole(i)
-			return err
+	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
+		if visited[i] || (!pending && i >= ntl) {
+			return nil
 		}
-		return nil
+		_, err := whole(i)
+		return err
 	})
+	if err != nil && pending {
+		return nil, err // no rank may be left without its loops
+	}
 	if err = errors.Join(err, errors.Join(tlErrs...)); err != nil {
 		p.TimelineNote = "Timeline not available: " + err.Error()
 	} else {
 		tl.pairMessages()
 		data.Timeline = tl
 		p.TimelineNote = tl.Note
+	}
+	if pending {
+		job.GroupRanks()
+	}
+	if len(job.Groups) == 0 {
+		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
+	}
+	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
+		return nil, err
+	}
+	if job.ResolveErr != nil {
+		p.GraphNote = strings.TrimSpace(p.GraphNote + " Some call sites are shown as object+offset: " + job.ResolveErr.Error() + ".")
 	}
 	p.Data = data
 	return p, ctx.Err()

@@ -70,48 +70,56 @@ func TestBudgetNote(t *testing.T) {
 }
 
 // The progress callback sees every stage, counts up to each stage's total
-// and ends with everything done; the number of ranks is known here.
+// and ends with everything done; the number of ranks is known here. Loops
+// are found by the analysis, or in the report's pass over the ranks when
+// the job was loaded without them.
 func TestProgress(t *testing.T) {
 	in := genJob(t, 5, 500, nil)
-	var mu sync.Mutex
-	last := map[string][2]int{}
-	var order []string
-	opt := Options{Progress: func(stage string, done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := last[stage]; !ok {
-			order = append(order, stage)
-		}
-		prev := last[stage]
-		assert.GreaterOrEqual(t, done, prev[0], "%s counts up", stage)
-		assert.LessOrEqual(t, done, total, "%s within its total", stage)
-		last[stage] = [2]int{done, total}
-	}}
-	job, err := analysis.Load(in, analysis.Options{Progress: opt.Progress})
-	require.NoError(t, err)
-	var sb strings.Builder
-	require.NoError(t, Write(context.Background(), &sb, job, opt))
-	assert.Equal(t, []string{"reading ranks", "finding loops", "drawing graphs", "timeline", "overview"}, order)
-	assert.Equal(t, [2]int{5, 5}, last["reading ranks"])
-	assert.Equal(t, [2]int{5, 5}, last["finding loops"])
-	assert.Equal(t, [2]int{5, 5}, last["timeline"])
-	assert.Equal(t, [2]int{1, 1}, last["overview"])
-	g := last["drawing graphs"]
-	assert.Equal(t, g[1], g[0])
-	assert.GreaterOrEqual(t, g[1], 1)
+	for _, aopt := range []analysis.Options{{}, {NoLoops: true, NoSequences: true}} {
+		var mu sync.Mutex
+		last := map[string][2]int{}
+		var order []string
+		opt := Options{Progress: func(stage string, done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := last[stage]; !ok {
+				order = append(order, stage)
+			}
+			prev := last[stage]
+			assert.GreaterOrEqual(t, done, prev[0], "%s counts up", stage)
+			assert.LessOrEqual(t, done, total, "%s within its total", stage)
+			last[stage] = [2]int{done, total}
+		}}
+		aopt.Progress = opt.Progress
+		job, err := analysis.Load(in, aopt)
+		require.NoError(t, err)
+		var sb strings.Builder
+		require.NoError(t, Write(context.Background(), &sb, job, opt))
+		assert.Equal(t, []string{"reading ranks", "finding loops", "timeline", "overview", "drawing graphs"}, order, "%+v", aopt)
+		assert.Equal(t, [2]int{5, 5}, last["reading ranks"])
+		assert.Equal(t, [2]int{5, 5}, last["finding loops"])
+		assert.Equal(t, [2]int{5, 5}, last["timeline"])
+		assert.Equal(t, [2]int{1, 1}, last["overview"])
+		g := last["drawing graphs"]
+		assert.Equal(t, g[1], g[0])
+		assert.GreaterOrEqual(t, g[1], 1)
+	}
 }
 
 // TestReportWithoutSequences: the report of a job analysed without keeping
 // its ranks' sequences (each rank read again, whole, for the overview and
-// the timeline) is the report of the job analysed with them, whatever the
-// number of workers and also without the overview.
+// the timeline), or without its loops either (found in that pass), is the
+// report of the job analysed with them, whatever the number of workers, and
+// also without the overview.
 func TestReportWithoutSequences(t *testing.T) {
 	in := genJob(t, 5, 3000, nil)
 	generated := regexp.MustCompile(`Report generated [^ ]+\.`)
-	for _, opt := range []Options{{}, {Workers: 1}, {NoOcelotl: true}} {
+	for _, opt := range []Options{{}, {Workers: 1}, {NoOcelotl: true}, {NoOcelotl: true, TimelineRanks: 2}} {
 		_, want := writeReportOf(t, in, "seqs.html", analysis.Options{}, opt)
-		_, got := writeReportOf(t, in, "noseqs.html", analysis.Options{NoSequences: true, Workers: 3}, opt)
 		require.Contains(t, want, `"timeline":{`)
-		assert.Equal(t, generated.ReplaceAllString(want, ""), generated.ReplaceAllString(got, ""), "%+v", opt)
+		for _, aopt := range []analysis.Options{{NoSequences: true, Workers: 3}, {NoSequences: true, NoLoops: true}} {
+			_, got := writeReportOf(t, in, "noseqs.html", aopt, opt)
+			assert.Equal(t, generated.ReplaceAllString(want, ""), generated.ReplaceAllString(got, ""), "%+v %+v", opt, aopt)
+		}
 	}
 }

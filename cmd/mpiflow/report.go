@@ -95,7 +95,7 @@ func parseWindow(s string) (from, to int64, err error) {
 func writeReport(ctx context.Context, out, in string, similarity float64, opt report.Options) error {
 	bar := progress.New()
 	defer bar.Done()
-	job, err := analysis.Load(in, analysis.Options{Similarity: similarity, NoSequences: true, Progress: bar.Func()})
+	job, err := analysis.Load(in, analysis.Options{Similarity: similarity, NoLoops: true, NoSequences: true, Progress: bar.Func()})
 	if err != nil {
 		return err
 	}
