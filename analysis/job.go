@@ -293,9 +293,10 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 }
 
 // initEnd is the end of r's first event on the job's time axis if that is
-// MPI_Init (or MPI_Init_thread), else 0. Called once, as MPI requires, it
-// is the node's total time after the rank's start, which needs no
-// sequence.
+// MPI_Init (or MPI_Init_thread), else 0. Called once, as MPI requires, its
+// recorded end is the node's total time after the rank's start, which
+// needs no sequence (and is exact, where the rebuilt first event can be
+// some ns off).
 func initEnd(r *flowgraph.Rank) int64 {
 	g := &r.Graph
 	if g.Initial < 0 || g.Initial >= len(g.Nodes) || !flowgraph.IsInit(g.Nodes[g.Initial].Key.Call) {

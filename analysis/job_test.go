@@ -141,7 +141,9 @@ func TestMembersWithThreads(t *testing.T) {
 }
 
 // TestInitEnd: the end of MPI_Init found without the sequences (skeletons,
-// as stats reads ranks) is the end of the first event rebuilt from them.
+// as stats reads ranks) is its recorded end, which the first event rebuilt
+// from the sequences and timing matches to within the timing's rounding
+// (equal on these runs; 184 ns apart on a LAMMPS run).
 func TestInitEnd(t *testing.T) {
 	for _, path := range []string{"../testdata/profiles/halo.mpiflow", "../testdata/profiles/poll-irregular.mpiflow", "../report/testdata/halo4.mpiflow"} {
 		skel, err := Load(path, Options{NoLoops: true, NoSequences: true, NoResolve: true})
@@ -155,7 +157,8 @@ func TestInitEnd(t *testing.T) {
 			require.True(t, flowgraph.IsInit(g.Nodes[g.Initial].Key.Call), "%s: rank %d starts with MPI_Init", path, i)
 			it := g.Events()
 			require.True(t, it.Next())
-			assert.Equal(t, w.Start+it.Event().End, r.InitEnd, "%s rank %d", path, i)
+			assert.InDelta(t, w.Start+it.Event().End, r.InitEnd, 1000, "%s rank %d", path, i)
+			assert.Equal(t, w.Start+g.Nodes[g.Initial].Time.Total, r.InitEnd, "%s rank %d", path, i)
 			assert.Positive(t, r.InitEnd)
 		}
 		f.Close()
