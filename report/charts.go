@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,9 @@ type Chart struct {
 	Polys  []Poly
 	Texts  []Text
 	Legend []LegendItem
+	// Summary sums up per-rank values in words where there are too many
+	// ranks to read them one by one.
+	Summary string
 }
 
 // Rect is a filled rectangle with a hover title.
@@ -400,7 +404,47 @@ func chartBalance(ct *callTimes) Chart {
 	for k, s := range series {
 		c.Legend = append(c.Legend, LegendItem{Color: s.color, Label: fmt.Sprintf("%s (max %s s)", s.name, units.Seconds(maxOf[k])), Dashed: s.dashed})
 	}
+	if len(ct.ranks) > summaryRanks {
+		wall, mpi := series[3].get, series[2].get
+		c.Summary = fmt.Sprintf("%d ranks. Wall time after MPI_Init: %s. MPI time: %s. Slowest: %s.", len(ct.ranks),
+			spread(ct.ranks, wall), spread(ct.ranks, mpi), topRanks(ct.ranks, wall, 5))
+	}
 	return c
+}
+
+// summaryRanks is the number of ranks beyond which per-rank charts are
+// summed up in words (Chart.Summary): their ranks can no longer be told
+// apart by eye.
+const summaryRanks = 32
+
+// spread gives the least, median and largest value over ranks, with the
+// ranks of the extremes.
+func spread(ranks []rankTimes, get func(r *rankTimes) float64) string {
+	order := ranksBy(ranks, get)
+	lo, hi := &ranks[order[len(order)-1]], &ranks[order[0]]
+	med := get(&ranks[order[len(order)/2]])
+	return fmt.Sprintf("least %s s (%s), median %s s, largest %s s (%s)",
+		units.Seconds(get(lo)), lo.label, units.Seconds(med), units.Seconds(get(hi)), hi.label)
+}
+
+// topRanks names the k ranks of the largest values, with their values.
+func topRanks(ranks []rankTimes, get func(r *rankTimes) float64, k int) string {
+	var parts []string
+	for _, i := range ranksBy(ranks, get)[:min(k, len(ranks))] {
+		parts = append(parts, fmt.Sprintf("%s (%s s)", ranks[i].label, units.Seconds(get(&ranks[i]))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ranksBy returns the indexes of ranks by descending value, in rank order
+// on ties.
+func ranksBy(ranks []rankTimes, get func(r *rankTimes) float64) []int {
+	order := make([]int, len(ranks))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return get(&ranks[order[a]]) > get(&ranks[order[b]]) })
+	return order
 }
 
 // chartMemory is the peak resident memory of every rank, in rank order

@@ -270,3 +270,14 @@ func TestLegibleSuggest(t *testing.T) {
 	assert.InDelta(t, aggregate.Suggest(pv), legibleSuggest(sm, small), 1e-12, "10 ranks")
 	assert.InDelta(t, 0.2, legibleSuggest(sm, small), 1e-12)
 }
+
+// TestBalanceSummary: beyond 32 ranks, the load balance is also summed up
+// in words (least, median and largest wall and MPI time with their ranks,
+// the slowest ranks first); the generated job slows its last rank.
+func TestBalanceSummary(t *testing.T) {
+	_, html := writeReport(t, genJob(t, 40, 300, nil), "balance40.html", Options{NoOcelotl: true})
+	assert.Regexp(t, `40 ranks\. Wall time after MPI_Init: least [0-9.e-]+ s \(rank [0-9]+\), median [0-9.e-]+ s, largest [0-9.e-]+ s \(rank 39\)\. MPI time: least`, html)
+	assert.Regexp(t, `Slowest: rank 39 \([0-9.e-]+ s\), rank [0-9]+`, html)
+	_, html = writeReport(t, genJob(t, 4, 300, nil), "balance4.html", Options{NoOcelotl: true})
+	assert.NotContains(t, html, "chart-summary")
+}
