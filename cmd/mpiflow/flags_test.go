@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,6 +47,7 @@ func TestNumericFlags(t *testing.T) {
 		{[]string{"loops", "--similarity", "1.01"}, "--similarity"},
 		{[]string{"loops", "--similarity", "-0.5"}, "--similarity"},
 		{[]string{"loops", "--workers", "-1"}, "--workers"},
+		{[]string{"report", "-o", html, "--dot", "/nonexistent/dot"}, "--dot /nonexistent/dot: no such program"},
 		{[]string{"graph", "--rank", "-1"}, "rank -1"},
 		{[]string{"graph", "--thread", "-1"}, "thread -1"},
 		{[]string{"graph", "--loop", "-1"}, "loop -1"},
@@ -73,4 +75,15 @@ func TestNumericFlags(t *testing.T) {
 		_, _, err := run(t, append(args, prof)...)
 		assert.NoError(t, err, "%v", args)
 	}
+}
+
+// Without --dot, a missing Graphviz is a warning naming it, not an error.
+func TestMissingDotWarns(t *testing.T) {
+	var buf strings.Builder
+	require.NoError(t, checkDot("/nonexistent/dot", false, &buf))
+	assert.Contains(t, buf.String(), "graphviz 'dot' not found")
+	assert.Error(t, checkDot("/nonexistent/dot", true, &buf))
+	buf.Reset()
+	require.NoError(t, checkDot("sh", true, &buf), "a program on PATH")
+	assert.Empty(t, buf.String())
 }

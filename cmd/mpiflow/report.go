@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,6 +45,9 @@ durations "1500ms"; END past the run's end stops at the end).`,
 				checkSimilarity(similarity)); err != nil {
 				return err
 			}
+			if err := checkDot(dotPath, cmd.Flags().Changed("dot"), cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			if out == "" {
 				out = reportPath(args[0])
 			}
@@ -68,6 +73,20 @@ durations "1500ms"; END past the run's end stops at the end).`,
 	cmd.Flags().StringVar(&win, "window", "", "START:END: the overview's first window (times since the start of the run)")
 	similarityFlag(cmd, &similarity)
 	return cmd
+}
+
+// checkDot fails when --dot names a program that is not there; without
+// --dot, a missing Graphviz is a warning on stderr (the report says so
+// too): the report gives its graphs as DOT text.
+func checkDot(path string, explicit bool, stderr io.Writer) error {
+	if _, err := exec.LookPath(path); err == nil {
+		return nil
+	}
+	if explicit {
+		return fmt.Errorf("--dot %s: no such program (Graphviz's dot; leave --dot out to use the one on PATH)", path)
+	}
+	fmt.Fprintf(stderr, "mpiflow: %v: the report gives its graphs as DOT text\n", report.ErrNoDot)
+	return nil
 }
 
 // parseWindow parses --window START:END into ns since the start of the

@@ -222,6 +222,9 @@ func reportPath(path string) string {
 // profile are fine, and mpiflow report can try again.
 func writeReports(ctx context.Context, files []string, stderr io.Writer) []string {
 	var out []string
+	if len(files) > 0 {
+		_ = checkDot("dot", false, stderr) // only warns without --dot
+	}
 	for _, f := range files {
 		dst := reportPath(f)
 		if err := writeReport(ctx, dst, f, 0, report.Options{}); err != nil {
