@@ -253,8 +253,10 @@ type page struct {
 	JS           template.JS
 }
 
-// Write writes the report of the analyzed job to w. The job needs its
-// loop analysis (analysis.Options.NoLoops unset).
+// Write writes the report of the analyzed job to w. A job loaded without
+// its ranks' sequences or loops (analysis.Options.NoSequences, NoLoops)
+// has each rank read again, whole, once: its loops are then found, and its
+// ranks grouped, as the job's analysis would; the page is the same.
 func Write(ctx context.Context, w io.Writer, job *analysis.Job, opt Options) error {
 	opt.defaults()
 	p, err := build(ctx, job, &opt)
