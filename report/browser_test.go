@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpiflow/analysis"
+	"mpiflow/flowgraph"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -331,5 +332,62 @@ func TestBrowserDegraded(t *testing.T) {
 	assert.Contains(t, eval[string](t, b, `document.querySelector("#c-view").textContent`), "not embedded")
 	assert.Greater(t, eval[int](t, b, `+document.getElementById("t-canvas").dataset.drawn`), 0)
 	b.shot(t, "#graphs", "degraded-graph.png")
+	b.check(t)
+}
+
+// TestGraphLabels: a group's drawing, showing a rank, labels each call node
+// as the Go side labels that rank's own node (Label): call, typical size in
+// the tables' units ("85.9 KiB", "0 B"), call site and time; before, sizes
+// with a space were garbled ("85.9 86KB") and "0 B" kept another rank's
+// value.
+func TestGraphLabels(t *testing.T) {
+	b := newBrowser(t)
+	in := genJob(t, 4, 4000, func(_ *flowgraph.Header, ranks []*flowgraph.Rank) {
+		// Sizes in KiB and of 0 bytes on every rank, different per rank.
+		for r, rk := range ranks {
+			for i := range rk.Graph.Nodes {
+				n := &rk.Graph.Nodes[i]
+				n.Bytes.Total = int64(i%3) * n.Count * int64(700+r*90000)
+			}
+		}
+	})
+	job, err := analysis.Load(in, analysis.Options{Similarity: 1})
+	require.NoError(t, err)
+	out, _ := writeReportOf(t, in, "labels.html", analysis.Options{Similarity: 1}, Options{NoOcelotl: true})
+	b.open(t, out)
+	checked := 0
+	for i, r := range job.Ranks {
+		// The call node labels of every level of the rank's drawing,
+		// each level shown through a link as a click on a loop shows it.
+		got := eval[[][]string](t, b, fmt.Sprintf(`(function () {
+			var D = JSON.parse(document.getElementById("mpiflow-data").textContent), s = document.getElementById("g-rank");
+			s.value = "%d"; s.dispatchEvent(new Event("change"));
+			var g = D.ranks[%d].group, a = document.createElement("a"), out = [];
+			document.getElementById("g-levels").appendChild(a);
+			D.groups[g].levels.forEach(function (lv) {
+				a.setAttribute("href", "#lv-" + g + "-" + lv.loop); a.click();
+				var texts = [];
+				document.querySelectorAll("#lv-" + g + "-" + lv.loop + " svg g.node").forEach(function (n) {
+					var t = n.querySelectorAll("text");
+					if (t.length === 1) texts.push(t[0].textContent);
+				});
+				out.push(texts.sort());
+			});
+			a.remove();
+			return out; })()`, i, i))
+		require.Len(t, got, len(r.Levels), "rank %d", i)
+		for l, lv := range r.Levels {
+			want := []string{}
+			for k := range lv.Nodes {
+				if e := &lv.Nodes[k]; e.Kind == analysis.KindNode {
+					want = append(want, Label(e, job.Metrics))
+				}
+			}
+			slices.Sort(want)
+			assert.Equal(t, want, got[l], "rank %d level %d", i, l)
+			checked += len(want)
+		}
+	}
+	assert.Greater(t, checked, 8)
 	b.check(t)
 }

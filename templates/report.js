@@ -32,7 +32,7 @@
     if (s === null || s === undefined || isNaN(s)) return "n/a";
     if (s === 0) return "0";
     if (Math.abs(s) >= 1) return s.toFixed(2);
-    return fmtG(s, 2);
+    return fmtG(s, 3); // as units.Seconds
   }
   function fmtC(c) { return c === Math.round(c) || c >= 100 ? c.toFixed(0) : c.toFixed(1); }
   function fmtV(m, v) {
@@ -42,12 +42,13 @@
     if (m === "count") return fmtC(v);
     return fmtG(v, 3);
   }
+  // fmtB formats bytes as the tables and the graphs' labels do (the Go
+  // side's units.Bytes): "512 B", "85.9 KiB".
   function fmtB(b) {
-    var t = function (x) { return x.toFixed(1).replace(/\.0$/, ""); };
-    if (b < 1024) return b.toFixed(0) + "B";
-    if (b < 1048576) return t(b / 1024) + "KB";
-    if (b < 1073741824) return t(b / 1048576) + "MB";
-    return t(b / 1073741824) + "GB";
+    if (b < 1024) return b.toFixed(0) + " B";
+    var e = 0;
+    for (var v = b / 1024; v >= 1024 && e < 5; v /= 1024) e++;
+    return (b / Math.pow(1024, e + 1)).toFixed(1) + " " + "KMGTPE"[e] + "iB";
   }
   var STOPS = [[255, 255, 178], [254, 204, 92], [253, 141, 60], [240, 59, 32], [189, 0, 38]];
   function heat(f) {
@@ -146,7 +147,8 @@
       } else if (texts.length >= 2 && /^Loop /.test(texts[0].textContent)) {
         texts[1].textContent = fmtC(c) + " it t=" + fmtS(t);
       } else if (texts.length) {
-        var m = /^(.*?) (\S+B)( cs=\d+)? t=\S+$/.exec(texts[0].textContent);
+        // "MPI_Irecv 85.9 KiB cs=53 t=0.12": the size is a number and a unit.
+        var m = /^(.*?) (-?[\d.]+ (?:[KMGTPE]i)?B)( cs=\d+)? t=\S+$/.exec(texts[0].textContent);
         if (m) texts[0].textContent = m[1] + " " + fmtB(c > 0 ? b / c : 0) + (m[3] || "") + " t=" + fmtS(t);
       }
       var title = n.querySelector("title");
@@ -752,15 +754,9 @@
   // ---- communication matrix: sender rows, destination columns, colored
   // on a log scale by bytes or messages; hover a cell for its traffic.
   var MX = JSON.parse($("mpiflow-matrix").textContent);
-  // fmtBytes formats like the Go side's units.Bytes: "512 B", "1.5 KiB".
-  function fmtBytes(b) {
-    if (b < 1024) return b.toFixed(0) + " B";
-    var e = 0;
-    for (var v = b / 1024; v >= 1024 && e < 5; v /= 1024) e++;
-    return (b / Math.pow(1024, e + 1)).toFixed(1) + " " + "KMGTPE"[e] + "iB";
-  }
+
   function traffic(count, bytes) {
-    return fmtBytes(bytes) + " in " + count + " message" + (count === 1 ? "" : "s");
+    return fmtB(bytes) + " in " + count + " message" + (count === 1 ? "" : "s");
   }
   function matrix() {
     if (!MX) return;
@@ -822,7 +818,7 @@
       box.textContent = "";
       box.appendChild(svg);
       $("m-legend").textContent = (byBytes ? "bytes" : "messages") + " per cell, log scale: pale yellow few, red " +
-        (byBytes ? fmtBytes(mx) : mx + " messages") + "; grey none";
+        (byBytes ? fmtB(mx) : mx + " messages") + "; grey none";
       box.dataset.cells = c.length / 4;
     }
     mSel.addEventListener("change", draw);
