@@ -389,5 +389,16 @@ func TestGraphLabels(t *testing.T) {
 		}
 	}
 	assert.Greater(t, checked, 8)
+	// Every edge shown is dark enough to see on white, whatever its value.
+	light := eval[[]string](t, b, `(function () {
+		var out = [];
+		document.querySelectorAll("#g-levels .level:not([hidden]) svg g.edge path").forEach(function (p) {
+			var c = p.getAttribute("stroke"), m = /^rgb\((\d+),(\d+),(\d+)\)$/.exec(c), v;
+			if (m) v = [+m[1], +m[2], +m[3]];
+			else if (/^#[0-9a-f]{6}$/i.test(c)) v = [1, 3, 5].map(function (i) { return parseInt(c.substr(i, 2), 16); });
+			if (!v || 0.299 * v[0] + 0.587 * v[1] + 0.114 * v[2] > 200) out.push(c);
+		});
+		return out; })()`)
+	assert.Empty(t, light, "edge colors too light on white")
 	b.check(t)
 }

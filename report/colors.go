@@ -89,6 +89,29 @@ func Heat(f float64) string {
 	return rgbHex(a[0]+(b[0]-a[0])*t, a[1]+(b[1]-a[1])*t, a[2]+(b[2]-a[2])*t)
 }
 
+// maxEdgeLuminance is the lightest an edge is drawn: a line of the light
+// end of the scales (pale yellow, near-white) cannot be seen on white.
+const maxEdgeLuminance = 200
+
+// EdgeColor is the color of an edge whose place on a scale is color c
+// ("#rrggbb"): c, or, when too light to see as a line on white, c mixed
+// with grey (the page's script does the same).
+func EdgeColor(c string) string {
+	var r, g, b int
+	if len(c) != 7 || c[0] != '#' {
+		return c
+	}
+	if _, err := fmt.Sscanf(c, "#%02x%02x%02x", &r, &g, &b); err != nil || luminance(r, g, b) <= maxEdgeLuminance {
+		return c
+	}
+	mix := func(v int) float64 { return 0.55*float64(v) + 0.45*128 }
+	return rgbHex(mix(r), mix(g), mix(b))
+}
+
+// luminance is the perceived luminance (ITU-R BT.601 weights) of a color,
+// 0 to 255, as the page's script computes it.
+func luminance(r, g, b int) float64 { return 0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b) }
+
 // TextColor is the color of text on background bg ("#rrggbb"): white on
 // dark colors such as the red end of the gradient, black otherwise (and
 // for anything that is not "#rrggbb").
@@ -100,8 +123,7 @@ func TextColor(bg string) string {
 	if _, err := fmt.Sscanf(bg, "#%02x%02x%02x", &r, &g, &b); err != nil {
 		return "#000000"
 	}
-	// Perceived luminance (ITU-R BT.601 weights), as the page's script.
-	if 0.299*float64(r)+0.587*float64(g)+0.114*float64(b) < 140 {
+	if luminance(r, g, b) < 140 {
 		return "#ffffff"
 	}
 	return "#000000"

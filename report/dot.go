@@ -171,7 +171,7 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		ed.Attr("tooltip", Tooltip(e, metrics, lg))
 		color := "#555555"
 		if k >= 0 && !math.IsNaN(e.Vals[k]) {
-			color = heatOf(e.Vals[k], emax)
+			color = EdgeColor(heatOf(e.Vals[k], emax))
 		}
 		ed.Attr("color", color)
 		ed.Attr("penwidth", "2")

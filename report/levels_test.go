@@ -311,3 +311,23 @@ func TestLoopTableAcrossRanks(t *testing.T) {
 	require.Positive(t, checked, "the generated ranks share loops in a group")
 	t.Logf("%d loop rows checked, %d of loops some ranks lack", checked, partial)
 }
+
+// TestEdgeColor: edges of the light end of the scales are drawn darker, so
+// that they show on white; the others keep their color.
+func TestEdgeColor(t *testing.T) {
+	lum := func(c string) float64 {
+		var r, g, b int
+		_, err := fmt.Sscanf(c, "#%02x%02x%02x", &r, &g, &b)
+		require.NoError(t, err, c)
+		return luminance(r, g, b)
+	}
+	for _, f := range []float64{0, 0.05, 0.1, 0.2} {
+		c := EdgeColor(Heat(f))
+		assert.LessOrEqual(t, lum(c), float64(maxEdgeLuminance), "f=%v: %s", f, c)
+	}
+	assert.Greater(t, lum(Heat(0)), float64(maxEdgeLuminance), "the scale's light end is too light for a line")
+	for _, f := range []float64{0.5, 0.8, 1} {
+		assert.Equal(t, Heat(f), EdgeColor(Heat(f)))
+	}
+	assert.Equal(t, "#555555", EdgeColor("#555555"))
+}

@@ -61,11 +61,23 @@
   // dark reports whether text on color c ("rgb(r,g,b)" or "#rrggbb")
   // should be white, by its perceived luminance.
   function dark(c) {
-    var m = /^rgb\((\d+),(\d+),(\d+)\)$/.exec(c), v;
-    if (m) v = [+m[1], +m[2], +m[3]];
-    else if (/^#[0-9a-f]{6}$/i.test(c)) v = [1, 3, 5].map(function (i) { return parseInt(c.substr(i, 2), 16); });
-    else return false;
-    return 0.299 * v[0] + 0.587 * v[1] + 0.114 * v[2] < 140;
+    var v = rgbOf(c);
+    return v !== null && luminance(v) < 140;
+  }
+  // rgbOf parses "rgb(r,g,b)" or "#rrggbb", null if neither.
+  function rgbOf(c) {
+    var m = /^rgb\((\d+),(\d+),(\d+)\)$/.exec(c);
+    if (m) return [+m[1], +m[2], +m[3]];
+    if (/^#[0-9a-f]{6}$/i.test(c)) return [1, 3, 5].map(function (i) { return parseInt(c.substr(i, 2), 16); });
+    return null;
+  }
+  function luminance(v) { return 0.299 * v[0] + 0.587 * v[1] + 0.114 * v[2]; }
+  // edgeColor is report/colors.go's EdgeColor: a color too light to see
+  // as a line on white is mixed with grey.
+  function edgeColor(c) {
+    var v = rgbOf(c);
+    if (v === null || luminance(v) <= 200) return c;
+    return rgb(0.55 * v[0] + 0.45 * 128, 0.55 * v[1] + 0.45 * 128, 0.55 * v[2] + 0.45 * 128);
   }
   function rgb(r, g, b) {
     return "rgb(" + Math.round(r) + "," + Math.round(g) + "," + Math.round(b) + ")";
@@ -122,7 +134,7 @@
     });
     edges.forEach(function (n) {
       var c = colorOf(value(key(n)), emax);
-      if (c === "#ffffff") c = "#555555";
+      c = c === "#ffffff" ? "#555555" : edgeColor(c);
       shapes(n).forEach(function (s) {
         s.setAttribute("stroke", c);
         if (s.tagName === "polygon") s.setAttribute("fill", c);
