@@ -402,3 +402,28 @@ func TestGraphLabels(t *testing.T) {
 	assert.Empty(t, light, "edge colors too light on white")
 	b.check(t)
 }
+
+// TestMatrixScale: the communication matrix's colors span its cells, the
+// least at the scale's pale end and the most at its red end, and the
+// legend gives both amounts.
+func TestMatrixScale(t *testing.T) {
+	b := newBrowser(t)
+	in := genJob(t, 4, 4000, nil)
+	out, _ := writeReportOf(t, in, "matrix.html", analysis.Options{}, Options{NoOcelotl: true})
+	b.open(t, out)
+	got := eval[[]string](t, b, `(function () {
+		var v = JSON.parse(document.getElementById("mpiflow-matrix").textContent).views[0], lo = null, hi = null;
+		for (var k = 0; k < v.cells.length; k += 4) {
+			var c = v.cells.slice(k, k + 4);
+			if (c[3] > 0 && (lo === null || c[3] < lo[3])) lo = c;
+			if (hi === null || c[3] > hi[3]) hi = c;
+		}
+		var fill = function (c) { return document.querySelector("#m-view-svg rect.cell[data-i='" + c[0] + "'][data-j='" + c[1] + "']").getAttribute("fill"); };
+		return [fill(lo), fill(hi), String(lo[3] < hi[3]), document.getElementById("m-legend").textContent]; })()`)
+	require.Len(t, got, 4)
+	require.Equal(t, "true", got[2], "cells of different sizes")
+	assert.Equal(t, "rgb(255,255,178)", got[0], "the least cell at the pale end")
+	assert.Equal(t, "rgb(189,0,38)", got[1], "the most at the red end")
+	assert.Regexp(t, `log scale: pale yellow [0-9.]+ (B|KiB|MiB) \(the least\), red [0-9.]+ (B|KiB|MiB) \(the most\)`, got[3])
+	b.check(t)
+}

@@ -784,21 +784,25 @@
       var W = lw + n * cell + 12, H = th + n * cell + 6;
       var svg = sel("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img" });
       svg.appendChild(sel("rect", { x: lw, y: th, width: n * cell, height: n * cell, fill: "#f3f4f6" }));
-      var sent = [], recv = [], mx = 0, c = v.cells, k;
+      var sent = [], recv = [], mx = 0, mn = Infinity, c = v.cells, k;
       for (k = 0; k < n; k++) { sent.push([0, 0]); recv.push([0, 0]); }
       var grid = {};
       for (k = 0; k < c.length; k += 4) {
         var val = byBytes ? c[k + 3] : c[k + 2];
         mx = Math.max(mx, val);
+        if (val > 0) mn = Math.min(mn, val);
         sent[c[k]][0] += c[k + 2]; sent[c[k]][1] += c[k + 3];
         recv[c[k + 1]][0] += c[k + 2]; recv[c[k + 1]][1] += c[k + 3];
         grid[c[k] * n + c[k + 1]] = [c[k + 2], c[k + 3]];
       }
-      var lmx = Math.log1p(mx);
+      // A log scale from the smallest cell to the largest, so that cells
+      // of 23 to 218 MiB do not all look alike near the top of a scale
+      // from 0.
+      var lmn = Math.log(mn), span = Math.log(mx) - lmn;
       for (k = 0; k < c.length; k += 4) {
         var x = byBytes ? c[k + 3] : c[k + 2];
         svg.appendChild(sel("rect", { x: lw + c[k + 1] * cell, y: th + c[k] * cell, width: Math.max(cell - 1, 1), height: Math.max(cell - 1, 1),
-          fill: x > 0 ? heat(lmx > 0 ? Math.log1p(x) / lmx : 1) : "#ffffff", "class": "cell", "data-i": c[k], "data-j": c[k + 1] }));
+          fill: x > 0 ? heat(span > 0 ? (Math.log(x) - lmn) / span : 1) : "#ffffff", "class": "cell", "data-i": c[k], "data-j": c[k + 1] }));
       }
       // Labels: every one that fits, at least 12 px apart.
       var every = Math.max(1, Math.ceil(12 / cell));
@@ -829,8 +833,9 @@
       svg.addEventListener("mouseleave", function () { hl.setAttribute("visibility", "hidden"); });
       box.textContent = "";
       box.appendChild(svg);
-      $("m-legend").textContent = (byBytes ? "bytes" : "messages") + " per cell, log scale: pale yellow few, red " +
-        (byBytes ? fmtB(mx) : mx + " messages") + "; grey none";
+      var amount = function (x) { return byBytes ? fmtB(x) : x + " message" + (x === 1 ? "" : "s"); };
+      $("m-legend").textContent = (byBytes ? "bytes" : "messages") + " per cell, log scale: pale yellow " +
+        (mx > 0 ? amount(mn) : "none") + " (the least), red " + amount(mx) + " (the most); grey none";
       box.dataset.cells = c.length / 4;
     }
     mSel.addEventListener("change", draw);
