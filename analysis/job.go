@@ -258,9 +258,11 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
 		read := f.ReadRank
-		skeleton := opt.NoSequences && opt.NoLoops
-		if skeleton {
+		switch {
+		case opt.NoSequences && opt.NoLoops:
 			read = f.Skeleton
+		case opt.NoSequences:
+			read = f.ReadLazy // the loops map the sequences they need
 		}
 		r, err := read(sel[k])
 		if err != nil {
@@ -277,10 +279,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 			if !opt.NoLoops {
 				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
 			}
-			for i := range r.Graph.Edges {
-				r.Graph.Edges[i].Seq = flowgraph.Seq{}
-			}
-			r.Graph.Anchors = r.Graph.Anchors.Ends()
+			r.Graph.DropSequences()
 		}
 		ranks[k] = rk
 		mu.Lock()

@@ -80,7 +80,17 @@ func TestGroupsAgreeWithTrees(t *testing.T) {
 // the same tables, groups, levels and trees as with them, whatever the
 // number of workers, and holds no sequence afterwards.
 func TestNoSequences(t *testing.T) {
-	in := genJob(t, 8, nil)
+	// HPCC's shape has polls: its sequences are stored as positions, which
+	// the loops read lazily.
+	h, ranks := flowgen.Run(flowgen.HPCCShape(30_000), 4, 2)
+	polled := filepath.Join(t.TempDir(), "polled.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(polled, h, ranks))
+	for _, in := range []string{genJob(t, 8, nil), polled} {
+		testNoSequences(t, in)
+	}
+}
+
+func testNoSequences(t *testing.T, in string) {
 	want, err := Load(in, Options{})
 	require.NoError(t, err)
 	for _, workers := range []int{1, 3} {
@@ -99,6 +109,7 @@ func TestNoSequences(t *testing.T) {
 			assert.Equal(t, want.Ranks[i].Label, r.Label)
 			assert.Equal(t, fmt.Sprintf("%+v", want.Ranks[i].Levels), fmt.Sprintf("%+v", r.Levels), "rank %d", i)
 			assert.Equal(t, want.Ranks[i].Loops, r.Loops, "rank %d", i)
+			assert.Equal(t, want.Ranks[i].Collapsed, r.Collapsed, "rank %d", i)
 			for k := range r.Graph.Edges {
 				require.True(t, r.Graph.Edges[k].Seq.IsZero(), "rank %d edge %d keeps its sequence", i, k)
 			}

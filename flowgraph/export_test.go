@@ -6,3 +6,6 @@ var (
 	StoredSeqs    = (*Graph).storedSeqs
 	FromPositions = (*Graph).fromPositions
 )
+
+// DecodeLazy decodes a block as File.ReadLazy reads it.
+func DecodeLazy(b []byte) (*Rank, error) { return decodeRank(b, readLazy) }

@@ -326,7 +326,17 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 
 // ReadRank reads and decodes the i-th block of the index.
 func (f *File) ReadRank(i int) (*Rank, error) {
-	return f.readRank(i, true)
+	return f.readRank(i, readAll)
+}
+
+// ReadLazy reads block i as ReadRank does, but its sequences stay in the
+// form files store them (positions) until Graph.EdgeSeq maps an edge's:
+// Edge.Seq is empty until then, Graph.FirstEvent gives every edge's first
+// number, and Graph.Events maps them all. For the loop analysis, which
+// needs the first numbers and the sequences of few edges: mapping them all
+// is most of the time of reading a block.
+func (f *File) ReadLazy(i int) (*Rank, error) {
+	return f.readRank(i, readLazy)
 }
 
 // Skeleton reads block i as ReadRank does but for the sequences: every
@@ -336,10 +346,10 @@ func (f *File) ReadRank(i int) (*Rank, error) {
 // memory (a rank of 2M calls of HPCC's shape: 10 MB of sequences, 150 KB
 // packed).
 func (f *File) Skeleton(i int) (*Rank, error) {
-	return f.readRank(i, false)
+	return f.readRank(i, readNone)
 }
 
-func (f *File) readRank(i int, seqs bool) (*Rank, error) {
+func (f *File) readRank(i int, mode seqRead) (*Rank, error) {
 	if i < 0 || i >= len(f.Index) {
 		return nil, fmt.Errorf("%s: no block %d (file has %d)", f.Path, i, len(f.Index))
 	}
@@ -354,7 +364,7 @@ func (f *File) readRank(i int, seqs bool) (*Rank, error) {
 	if crc32.ChecksumIEEE(b) != e.CRC {
 		return nil, fail(formatErr("block checksum mismatch (corrupt file)"))
 	}
-	r, err := decodeRank(b, seqs)
+	r, err := decodeRank(b, mode)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -529,19 +539,19 @@ func (f *File) Close() error {
 // DecodeRank decodes one block and checks that its graph is consistent, so
 // that later stages can index nodes and edges without checks.
 func DecodeRank(b []byte) (*Rank, error) {
-	return decodeRank(b, true)
+	return decodeRank(b, readAll)
 }
 
-// decodeRank is DecodeRank, without the sequences unless seqs.
-func decodeRank(b []byte, seqs bool) (*Rank, error) {
+// decodeRank is DecodeRank, with the sequences read as mode says.
+func decodeRank(b []byte, mode seqRead) (*Rank, error) {
 	var r Rank
 	if err := checkLengths(b); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	r.Graph.skipSeqs = !seqs
+	r.Graph.read = mode
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	err := dec.Decode(&r)
-	r.Graph.skipSeqs = false
+	r.Graph.read = readAll
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
@@ -549,12 +559,14 @@ func decodeRank(b []byte, seqs bool) (*Rank, error) {
 	if g.Timing.Present() && len(g.Anchors) > 0 {
 		return nil, fmt.Errorf("%w: graph has both anchors and timing", ErrFormat)
 	}
+	// The positions of a lazy read are checked as they are mapped.
+	seqs := mode == readAll || mode == readLazy && g.lazy == nil
 	if err := g.validate(seqs); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	if g.Timing.Present() {
 		g.Anchors = g.Timing.Anchors(g.NumEvents)
-		if !seqs {
+		if mode == readNone {
 			g.Anchors = g.Anchors.Ends()
 		}
 	}

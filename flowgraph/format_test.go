@@ -2,9 +2,11 @@ package flowgraph_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,6 +77,86 @@ func TestSkeleton(t *testing.T) {
 	}
 	_, err = f.Skeleton(3)
 	assert.ErrorContains(t, err, "no block 3")
+}
+
+// TestReadLazy: a block read lazily gives every edge's first event, its
+// sequence on demand, the runs of its self-loops and an order of its edges'
+// traversals as the block read whole does, and walks the same events.
+func TestReadLazy(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.HPCCShape(100_000), 2, 2)
+	path := filepath.Join(t.TempDir(), "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	for i := range ranks {
+		whole, err := f.ReadRank(i)
+		require.NoError(t, err)
+		lazy, err := f.ReadLazy(i)
+		require.NoError(t, err)
+		g, w := &lazy.Graph, &whole.Graph
+		var unmapped, selfLoops int
+		var nonSelf []int
+		for k := range g.Edges {
+			if g.Edges[k].Count > 0 && g.Edges[k].Seq.IsZero() {
+				unmapped++
+			}
+			assert.Equal(t, w.Edges[k].Seq.First(), g.FirstEvent(k), "edge %d", k)
+			e := &g.Edges[k]
+			if e.Src != e.Dst {
+				nonSelf = append(nonSelf, k)
+				continue
+			}
+			selfLoops++
+			var entries []int
+			for x := range g.Edges {
+				if d := &g.Edges[x]; d.Dst == e.Dst && d.Src != d.Dst {
+					entries = append(entries, x)
+				}
+			}
+			runs := g.RunsAfter(k, entries)
+			assert.Equal(t, w.RunsAfter(k, entries), runs, "self-loop %d", k)
+			var sum int64
+			for _, n := range runs {
+				sum += n
+			}
+			if g.Initial != e.Dst { // else the first run has no entry
+				assert.Equal(t, e.Count, sum, "self-loop %d: every repeat follows an entry", k)
+			}
+		}
+		require.Equal(t, len(g.Edges), unmapped, "rank %d: the block stores positions, none mapped", i)
+		require.Positive(t, selfLoops)
+		assert.Equal(t, traversalOrder(w.OrderSeqs(nonSelf), nonSelf), traversalOrder(g.OrderSeqs(nonSelf), nonSelf))
+		for k := range g.Edges[:len(g.Edges)/2] {
+			assert.Equal(t, w.Edges[k].Seq.Terms(), g.EdgeSeq(k).Terms(), "edge %d", k)
+		}
+		assert.Equal(t, nodesOf(t, w), nodesOf(t, g))
+		for k := range g.Edges {
+			assert.Equal(t, w.Edges[k].Seq.Terms(), g.Edges[k].Seq.Terms(), "edge %d after Events", k)
+		}
+	}
+}
+
+// traversalOrder is the edges of es in the order of their sequences'
+// numbers.
+func traversalOrder(seqs []*flowgraph.Seq, es []int) []int {
+	type num struct {
+		n    int64
+		edge int
+	}
+	var all []num
+	for k, s := range seqs {
+		s.All(func(n int64) bool {
+			all = append(all, num{n, es[k]})
+			return true
+		})
+	}
+	slices.SortFunc(all, func(a, b num) int { return cmp.Compare(a.n, b.n) })
+	out := make([]int, len(all))
+	for k, x := range all {
+		out[k] = x.edge
+	}
+	return out
 }
 
 func TestFileErrors(t *testing.T) {
@@ -197,8 +279,17 @@ func FuzzDecodeRank(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := flowgraph.DecodeRank(data)
+		lazy, lerr := flowgraph.DecodeLazy(data)
+		if (err == nil) != (lerr == nil) {
+			t.Fatalf("read whole: %v; read lazily: %v", err, lerr)
+		}
 		if err != nil || r.Graph.NumEvents > 1e6 {
 			return // huge event counts are valid but too slow to walk here
+		}
+		for i := range r.Graph.Edges {
+			if f, w := lazy.Graph.FirstEvent(i), r.Graph.Edges[i].Seq.First(); f != w {
+				t.Fatalf("edge %d: first event %d read lazily, %d whole", i, f, w)
+			}
 		}
 		it := r.Graph.Events()
 		var n int64

@@ -1,6 +1,7 @@
 package flowgraph
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -179,7 +180,7 @@ func (g *Graph) toPositions() ([]Seq, []polled) {
 			return true
 		})
 	}
-	sort.Slice(blocks, func(a, b int) bool { return blocks[a].start < blocks[b].start })
+	slices.SortFunc(blocks, func(a, b selfBlock) int { return cmp.Compare(a.start, b.start) })
 	// A self-loop's runs from different terms may touch; merge them.
 	w := 0
 	for _, b := range blocks {
@@ -331,73 +332,156 @@ var errPositions = errors.New("sequence positions inconsistent")
 // fromPositions turns g's sequences, stored as positions, into event
 // indices.
 func (g *Graph) fromPositions() error {
+	m, err := newPosMap(g)
+	if err != nil {
+		return err
+	}
+	out := make([]Seq, len(g.Edges))
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src != e.Dst {
+			m.mapSeq(&m.pos[i], &out[i])
+		}
+	}
+	for j, b := range m.blocks {
+		out[b.edge].appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
+	}
+	for i := range g.Edges {
+		out[i].seal()
+		g.Edges[i].Seq = out[i]
+	}
+	return nil
+}
+
+// posMap maps a graph's sequences stored as positions to event indices.
+type posMap struct {
+	pos    []Seq       // each edge's as stored (a self-loop's: its run ends)
+	blocks []selfBlock // the runs of the self-loops after their first event, by start
+	keys   []int64     // the blocks' starts
+	before []int64     // before[j]: the events of blocks[:j]
+	first  []int64     // each edge's first event index, -1 if none (lazy reads)
+}
+
+// newPosMap checks the positions of g's sequences (its Edge.Seq) and
+// prepares their mapping.
+func newPosMap(g *Graph) (*posMap, error) {
 	nn := len(g.Nodes)
 	self := make([]int, nn)
 	for i := range self {
 		self[i] = -1
 	}
+	m := &posMap{pos: make([]Seq, len(g.Edges))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
+		m.pos[i] = e.Seq
 		if e.Src < 0 || e.Src >= nn || e.Dst < 0 || e.Dst >= nn {
-			return fmt.Errorf("edge %d: %d -> %d out of range (%d nodes)", i, e.Src, e.Dst, nn)
+			return nil, fmt.Errorf("edge %d: %d -> %d out of range (%d nodes)", i, e.Src, e.Dst, nn)
 		}
 		if e.Src == e.Dst {
 			if self[e.Src] >= 0 {
-				return fmt.Errorf("edges %d and %d: two self-loops of node %d", self[e.Src], i, e.Src)
+				return nil, fmt.Errorf("edges %d and %d: two self-loops of node %d", self[e.Src], i, e.Src)
 			}
 			self[e.Src] = i
 		}
 	}
 	if g.NumEvents <= 0 || g.Initial < 0 || g.Initial >= nn {
-		return fmt.Errorf("%w: no events or initial node out of range", errPositions)
+		return nil, fmt.Errorf("%w: no events or initial node out of range", errPositions)
 	}
-	seq := func(i int) *Seq { return &g.Edges[i].Seq }
+	seq := func(i int) *Seq { return &m.pos[i] }
 	if positionsWork(g, seq, self) > maxPositionsWork {
-		return fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
+		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
-	var blocks []selfBlock // start: the position after the run's head
 	for n, hs := range heads(g, seq, self) {
 		ei := self[n]
 		if ei < 0 {
 			continue
 		}
-		s := &g.Edges[ei].Seq
+		s := &m.pos[ei]
 		if l := s.Len(); l != int64(len(hs)) {
-			return fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
+			return nil, fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
 		}
 		k, prev := 0, int64(0)
 		s.All(func(c int64) bool {
-			if m := c - prev; m > 1 {
-				blocks = appendBlock(blocks, hs[k]+1, m-1, ei)
+			if d := c - prev; d > 1 {
+				m.blocks = appendBlock(m.blocks, hs[k]+1, d-1, ei)
 			}
 			prev = c
 			k++
 			return true
 		})
 	}
-	sort.Slice(blocks, func(a, b int) bool { return blocks[a].start < blocks[b].start })
-	keys := make([]int64, len(blocks))
-	before := make([]int64, len(blocks)+1)
-	for j, b := range blocks {
-		if j > 0 && b.start == blocks[j-1].start {
-			return fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
+	slices.SortFunc(m.blocks, func(a, b selfBlock) int { return cmp.Compare(a.start, b.start) })
+	m.keys = make([]int64, len(m.blocks))
+	m.before = make([]int64, len(m.blocks)+1)
+	for j, b := range m.blocks {
+		if j > 0 && b.start == m.blocks[j-1].start {
+			return nil, fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
 		}
-		keys[j] = b.start
-		if before[j+1] = before[j] + b.count; before[j+1] > g.NumEvents {
-			return fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
+		m.keys[j] = b.start
+		if m.before[j+1] = m.before[j] + b.count; m.before[j+1] > g.NumEvents {
+			return nil, fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
 		}
 	}
-	out := make([]Seq, len(g.Edges))
+	return m, nil
+}
+
+// mapSeq appends to out the event indices of the positions s.
+func (m *posMap) mapSeq(s, out *Seq) {
+	mapRuns(s, out, m.keys, func(x int64, j int) int64 { return x + m.before[j] })
+}
+
+// index is the event index of position x.
+func (m *posMap) index(x int64) int64 {
+	j, _ := slices.BinarySearch(m.keys, x+1)
+	return x + m.before[j]
+}
+
+// lazy readies m to map g's sequences on demand (Graph.EdgeSeq): it checks
+// what Validate would check of the mapped sequences, records each edge's
+// first event, and empties the edges' Seq.
+func (m *posMap) lazy(g *Graph) error {
+	m.first = make([]int64, len(g.Edges))
+	last := make([]int64, len(g.Edges))
+	count := make([]int64, len(g.Edges))
 	for i := range g.Edges {
+		m.first[i], last[i] = -1, -1
 		if e := &g.Edges[i]; e.Src != e.Dst {
-			mapRuns(&e.Seq, &out[i], keys, func(x int64, j int) int64 { return x + before[j] })
+			if count[i] = m.pos[i].Len(); count[i] > 0 {
+				m.first[i], last[i] = m.index(m.pos[i].First()), m.index(m.pos[i].Last())
+			}
 		}
 	}
-	for j, b := range blocks {
-		out[b.edge].appendRun(SeqRun{Start: b.start + before[j], Stride: 1, Count: b.count})
+	for j, b := range m.blocks {
+		if m.first[b.edge] < 0 {
+			m.first[b.edge] = b.start + m.before[j]
+		}
+		last[b.edge] = b.start + m.before[j] + b.count - 1
+		count[b.edge] += b.count
 	}
 	for i := range g.Edges {
-		g.Edges[i].Seq = out[i]
+		e := &g.Edges[i]
+		if count[i] != e.Count {
+			return fmt.Errorf("edge %d: count %d but %d sequence numbers", i, e.Count, count[i])
+		}
+		if e.Count > 0 && (m.first[i] < 1 || last[i] >= g.NumEvents) {
+			return fmt.Errorf("edge %d: sequence numbers outside 1..%d", i, g.NumEvents-1)
+		}
+		e.Seq = Seq{}
 	}
 	return nil
+}
+
+// seq returns the event indices of edge i of g.
+func (m *posMap) seq(g *Graph, i int) Seq {
+	var s Seq
+	if e := &g.Edges[i]; e.Src != e.Dst {
+		m.mapSeq(&m.pos[i], &s)
+	} else {
+		for j, b := range m.blocks {
+			if b.edge == i {
+				s.appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
+			}
+		}
+	}
+	s.seal()
+	return s
 }

@@ -82,6 +82,12 @@ type intervalAcc struct {
 // Events returns an iterator over the graph's events. The graph must be
 // valid (see Validate); files read with Open are.
 func (g *Graph) Events() *EventIter {
+	if g.lazy != nil {
+		for i := range g.Edges {
+			g.EdgeSeq(i)
+		}
+		g.lazy = nil
+	}
 	it := &EventIter{g: g, node: g.Initial, inEdge: -1}
 	if g.NumEvents == 0 {
 		it.walkDone = true

@@ -167,7 +167,20 @@ func (s *Seq) Terms() []SeqTerm {
 	if s.open.Count == 0 {
 		return s.terms
 	}
+	// A sealed Seq (decoded, or see seal) holds a copy of its open run
+	// beyond its closed terms: no copy of them all on every walk.
+	if n := len(s.terms); n < cap(s.terms) && s.terms[:n+1][n] == s.open {
+		return s.terms[:n+1]
+	}
 	return append(s.terms[:len(s.terms):len(s.terms)], s.open)
+}
+
+// seal keeps a copy of the open run beyond the closed terms, where Terms
+// finds it, for a Seq that is walked more often than appended to.
+func (s *Seq) seal() {
+	if s.open.Count > 0 {
+		s.terms = append(s.terms, s.open)[:len(s.terms)]
+	}
 }
 
 // IsZero reports whether s holds no numbers.

@@ -81,7 +81,7 @@ func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 
 // DecodeMsgpack reads a Graph of any format version.
 func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
-	skip := g.skipSeqs
+	mode := g.read
 	var w graphWire
 	if err := dec.Decode(&w); err != nil {
 		return err
@@ -116,7 +116,7 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 		}
 		g.Nodes, g.Edges, g.Sites = t.Nodes, t.Edges, t.Sites
 	}
-	if w.Seqs == nil || skip {
+	if w.Seqs == nil || mode == readNone {
 		return nil
 	}
 	raw, err := unpack(w.Seqs)
@@ -135,10 +135,22 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if len(raw) > 0 {
 		return fmt.Errorf("sequences: %d bytes after the last edge's", len(raw))
 	}
-	if w.Positions {
-		if err := g.fromPositions(); err != nil {
+	if !w.Positions {
+		return nil
+	}
+	if mode == readLazy {
+		m, err := newPosMap(g)
+		if err == nil {
+			err = m.lazy(g)
+		}
+		if err != nil {
 			return fmt.Errorf("sequences: %w", err)
 		}
+		g.lazy = m
+		return nil
+	}
+	if err := g.fromPositions(); err != nil {
+		return fmt.Errorf("sequences: %w", err)
 	}
 	return nil
 }

@@ -323,7 +323,7 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		if f := e.Seq.First(); f >= 0 && f < first[e.Dst] {
+		if f := g.FirstEvent(i); f >= 0 && f < first[e.Dst] {
 			first[e.Dst] = f
 		}
 	}

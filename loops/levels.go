@@ -246,19 +246,35 @@ func attributeIterations(g *flowgraph.Graph, l *Loop) {
 	// it belong to the start of the rank, InitialInside, and to no entry
 	// edge), which counts each entry and back edge traversal for it;
 	// WalkSeqs counts repeated stretches without expanding them.
+	if back := l.BackEdges; len(back) == 1 && len(l.Nodes) == 1 && len(l.Children) == 0 &&
+		g.Edges[back[0]].Src == l.Header && g.Edges[back[0]].Dst == l.Header {
+		// A call repeated back to back: each entry's iterations are
+		// the entry and the repeats that follow it.
+		entries := make([]int, len(l.Entries))
+		for k, e := range l.Entries {
+			entries[k] = e.Edge
+		}
+		runs := g.RunsAfter(back[0], entries)
+		if runs == nil {
+			markUnknown(l)
+			return
+		}
+		for k, n := range runs {
+			l.Entries[k].Iterations = g.Edges[entries[k]].Count + n
+		}
+		return
+	}
 	edges := make([]int, 0, len(l.Entries)+len(l.BackEdges))
 	for _, e := range l.Entries {
 		edges = append(edges, e.Edge)
 	}
 	edges = append(edges, l.BackEdges...)
-	seqs := make([]*flowgraph.Seq, len(edges))
+	seqs := g.OrderSeqs(edges)
 	for k, ei := range edges {
-		e := &g.Edges[ei]
-		if e.Seq.Len() != e.Count {
+		if seqs[k].Len() != g.Edges[ei].Count {
 			markUnknown(l)
 			return
 		}
-		seqs[k] = &e.Seq
 	}
 	ne := len(l.Entries)
 	counts, _ := flowgraph.WalkSeqs(seqs, ne, -1, func(latest, i int) (int, int) {
