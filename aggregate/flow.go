@@ -70,8 +70,10 @@ func CallGroup(call string) string {
 
 // FlowOptions tune a RankSource.
 type FlowOptions struct {
-	// Group replaces each call name by its CallGroup.
+	// Group replaces each call name by its CallGroup, but for the calls
+	// in Keep, which stay states of their own.
 	Group bool
+	Keep  map[string]bool
 	// Load, when set, returns rank i whole when its events are read: the
 	// ranks given may then lack their sequences
 	// (analysis.Options.NoSequences), and only the ranks being read hold
@@ -84,6 +86,7 @@ type FlowOptions struct {
 // the state of each call.
 type flowStates struct {
 	group      bool
+	keep       map[string]bool
 	job        string
 	res        []Resource
 	hosts      map[int]string
@@ -124,9 +127,10 @@ func scanRank(r *flowgraph.Rank) rankScan {
 // newFlowStates names the resources (a thread of a rank recorded by
 // several is a resource of its own), takes hosts from the header when it
 // has them and from the ranks otherwise, and orders the states: Compute
-// first, then the groups in a fixed order or the calls by name.
-func newFlowStates(h *flowgraph.Header, scans []rankScan, group bool) *flowStates {
-	fs := &flowStates{group: group, job: h.JobID, hosts: map[int]string{}, stateOf: map[string]int{}}
+// first, then the calls (those kept, with Group) by name, then the groups in
+// a fixed order.
+func newFlowStates(h *flowgraph.Header, scans []rankScan, opt FlowOptions) *flowStates {
+	fs := &flowStates{group: opt.Group, keep: opt.Keep, job: h.JobID, hosts: map[int]string{}, stateOf: map[string]int{}}
 	threads := map[int]int{}
 	for _, s := range scans {
 		threads[s.rank]++
@@ -153,21 +157,23 @@ func newFlowStates(h *flowgraph.Header, scans []rankScan, group bool) *flowState
 			names[fs.stateName(c)] = true
 		}
 	}
-	if group {
-		for _, g := range groupOrder {
-			if g == ComputeState || names[g] {
+	// Compute, the calls by name, then the groups in their order.
+	delete(names, ComputeState)
+	fs.states = append(fs.states, ComputeState)
+	var calls []string
+	for c := range names {
+		if !fs.group || fs.keep[c] {
+			calls = append(calls, c)
+		}
+	}
+	slices.Sort(calls)
+	fs.states = append(fs.states, calls...)
+	if fs.group {
+		for _, g := range groupOrder[1:] {
+			if names[g] {
 				fs.states = append(fs.states, g)
 			}
 		}
-	} else {
-		delete(names, ComputeState)
-		fs.states = append(fs.states, ComputeState)
-		var calls []string
-		for c := range names {
-			calls = append(calls, c)
-		}
-		slices.Sort(calls)
-		fs.states = append(fs.states, calls...)
 	}
 	for i, s := range fs.states {
 		fs.stateOf[s] = i
@@ -176,7 +182,7 @@ func newFlowStates(h *flowgraph.Header, scans []rankScan, group bool) *flowState
 }
 
 func (fs *flowStates) stateName(call string) string {
-	if fs.group {
+	if fs.group && !fs.keep[call] {
 		return CallGroup(call)
 	}
 	return call
@@ -322,7 +328,7 @@ func NewRankSource(h *flowgraph.Header, ranks []*flowgraph.Rank, opt FlowOptions
 	for i, r := range ranks {
 		scans[i] = scanRank(r)
 	}
-	return &RankSource{flowStates: newFlowStates(h, scans, opt.Group), ranks: ranks, load: opt.Load}, nil
+	return &RankSource{flowStates: newFlowStates(h, scans, opt), ranks: ranks, load: opt.Load}, nil
 }
 
 // rank is rank i with its sequences.

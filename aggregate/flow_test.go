@@ -138,32 +138,42 @@ func TestRankSourceLoad(t *testing.T) {
 // total time and the calls the nodes' total time, whatever the slicing.
 func TestRankSourceKeepsTime(t *testing.T) {
 	path, _, ranks := writeJob(t, 4, 3000)
-	calls, groups := map[string]bool{}, map[string]bool{}
+	kept := ranks[0].Graph.Nodes[len(ranks[0].Graph.Nodes)-1].Key.Call
+	calls, groups, keep := map[string]bool{}, map[string]bool{}, map[string]bool{kept: true}
 	for _, r := range ranks {
 		for _, nd := range r.Graph.Nodes {
 			calls[nd.Key.Call] = true
 			groups[CallGroup(nd.Key.Call)] = true
+			if nd.Key.Call != kept {
+				keep[CallGroup(nd.Key.Call)] = true
+			}
 		}
 	}
-	for _, group := range []bool{false, true} {
-		src := fileSource(t, path, FlowOptions{Group: group})
+	for _, opt := range []FlowOptions{{}, {Group: true}, {Group: true, Keep: map[string]bool{kept: true}}} {
+		src := fileSource(t, path, opt)
 		assert.Equal(t, ComputeState, src.States()[0])
 		want := calls
-		if group {
+		switch {
+		case opt.Keep != nil:
+			want = keep // the kept call and the groups of the others
+		case opt.Group:
 			want = groups
 		}
 		assert.ElementsMatch(t, keys(want), src.States()[1:])
 		m, err := Build(src, 17, 2)
 		require.NoError(t, err)
 		for i, r := range ranks {
-			var calls, compute int64
+			var calls, compute, keptTime int64
 			for _, nd := range r.Graph.Nodes {
 				calls += nd.Time.Total
+				if nd.Key.Call == kept {
+					keptTime += nd.Time.Total
+				}
 			}
 			for _, e := range r.Graph.Edges {
 				compute += e.Time.Total
 			}
-			var gotCalls, gotCompute int64
+			var gotCalls, gotCompute, gotKept int64
 			for s := 0; s < m.Slices(); s++ {
 				for x, d := range m.Cell(i, s) {
 					if x == 0 {
@@ -171,10 +181,16 @@ func TestRankSourceKeepsTime(t *testing.T) {
 					} else {
 						gotCalls += d
 					}
+					if src.States()[x] == kept {
+						gotKept += d
+					}
 				}
 			}
 			assert.Equal(t, compute, gotCompute, "rank %d compute", i)
 			assert.Equal(t, calls, gotCalls, "rank %d calls", i)
+			if !opt.Group || opt.Keep != nil {
+				assert.Equal(t, keptTime, gotKept, "rank %d: %s", i, kept)
+			}
 		}
 	}
 }

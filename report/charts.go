@@ -379,9 +379,9 @@ func chartBalance(ct *callTimes) Chart {
 	c := Chart{ID: "chart-balance", Title: "Load balance by rank", Wide: true, W: 1220, H: 320,
 		Caption: "Per rank, in rank order and on one scale: the user and system CPU time of its process over its whole life (MPI_Init included), its time inside MPI after MPI_Init, and its wall time after MPI_Init (dashed). MPI libraries that poll while they wait count that wait as user time too. Hover a rank for its values."}
 	series := []rankSeries{
-		{name: "user CPU time", color: "#2ca02c", get: func(r *rankTimes) float64 { return r.user }},
-		{name: "system CPU time", color: "#9467bd", get: func(r *rankTimes) float64 { return r.sys }},
-		{name: "MPI time", color: "#d62728", get: func(r *rankTimes) float64 { return r.mpi }},
+		{name: "user CPU time", color: UserColor, get: func(r *rankTimes) float64 { return r.user }},
+		{name: "system CPU time", color: SystemColor, get: func(r *rankTimes) float64 { return r.sys }},
+		{name: "MPI time", color: MPITimeColor, get: func(r *rankTimes) float64 { return r.mpi }},
 		{name: "wall time", color: "#7f7f7f", get: func(r *rankTimes) float64 { return r.wall }, dashed: true},
 	}
 	mx := 0.0
@@ -464,7 +464,7 @@ func chartMemory(ct *callTimes) Chart {
 	if mx == 0 {
 		c.Texts = append(c.Texts, Text{X: c.W / 2, Y: padT + (c.H-padT-padB)/2, Anchor: "middle", Text: "memory not recorded", Class: "note"})
 	}
-	rss := rankSeries{name: "max RSS", color: "#1f77b4", get: func(r *rankTimes) float64 { return r.rss / div }}
+	rss := rankSeries{name: "max RSS", color: MemoryColor, get: func(r *rankTimes) float64 { return r.rss / div }}
 	c.drawRanks(ct.ranks, top, []rankSeries{rss}, func(lo, hi int) string {
 		return rankNames(ct.ranks, lo, hi) + "\nmax RSS: " + valueSpan(ct.ranks[lo:hi], func(r *rankTimes) float64 { return r.rss }, units.Bytes)
 	})

@@ -2,8 +2,10 @@ package report
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
+	"slices"
+
+	"mpiflow/aggregate"
 )
 
 // palette holds distinct colors given to MPI calls in order of their total
@@ -24,22 +26,110 @@ const ComputeColor = "#d9d9d9"
 // OtherColor is the color of the "other calls" bucket of charts.
 const OtherColor = "#7f7f7f"
 
-// CallColors assigns one color per call name: the i-th call of calls (by
-// descending time) gets the i-th palette color, later ones a color derived
-// from a hash of the name so that it is still stable. The charts, the
+// CallColors assigns one color per name: the i-th call of calls (by
+// descending time) gets the i-th palette color; then the extra names
+// (such as the overview's groups of calls) and the later calls, in this
+// order, each the candidate color farthest from those given before it and
+// from the grays (distinctColor), so that no two names of one report look
+// alike and the names besides the calls stand out most. The charts, the
 // timeline and the overview all use these colors.
-func CallColors(calls []string) map[string]string {
-	m := make(map[string]string, len(calls))
-	for i, c := range calls {
-		if i < len(palette) {
-			m[c] = palette[i]
+func CallColors(calls []string, extra ...string) map[string]string {
+	m := make(map[string]string, len(calls)+len(extra))
+	top := calls[:min(len(calls), len(palette))]
+	var given []string
+	for _, c := range slices.Concat(top, extra, calls[len(top):]) {
+		if _, ok := m[c]; ok {
 			continue
 		}
-		h := fnv.New32a()
-		h.Write([]byte(c))
-		m[c] = hslHex(float64(h.Sum32()%360), 0.55, 0.5)
+		if len(given) < len(top) {
+			m[c] = palette[len(given)]
+		} else {
+			m[c] = distinctColor(given)
+		}
+		given = append(given, m[c])
 	}
 	return m
+}
+
+// groupNames are the overview's groups of calls, which get colors of their
+// own after the calls (CallColors).
+var groupNames = []string{aggregate.GroupP2P, aggregate.GroupCollective, aggregate.GroupWait, aggregate.GroupIO, aggregate.GroupOther}
+
+// Colors of the per-rank charts' series: grays and black, which no call
+// has (CPU time is mostly compute, the gray of compute phases).
+const (
+	UserColor    = "#525252"
+	SystemColor  = "#a3a3a3"
+	MPITimeColor = "#1a1a1a"
+	MemoryColor  = "#6b6b6b"
+)
+
+// candidates are the colors distinctColor chooses from: hues every 10
+// degrees at middle lightness and three saturations, none a gray or a
+// light tint (see palette).
+var candidates, candidateLabs = func() ([]string, []lab) {
+	var cs []string
+	var ls []lab
+	for h := 0.0; h < 360; h += 10 {
+		for _, sl := range [][2]float64{{0.8, 0.45}, {0.6, 0.35}, {0.55, 0.55}} {
+			cs = append(cs, hslHex(h, sl[0], sl[1]))
+			ls = append(ls, labOf(cs[len(cs)-1]))
+		}
+	}
+	return cs, ls
+}()
+
+// distinctColor returns the candidate color farthest (CIE76, in L*a*b*)
+// from the colors given and from ComputeColor and OtherColor: the first
+// of the farthest, so that the choice is deterministic.
+func distinctColor(given []string) string {
+	used := []lab{labOf(ComputeColor), labOf(OtherColor)}
+	for _, c := range given {
+		used = append(used, labOf(c))
+	}
+	best, bestD := candidates[0], -1.0
+	for k, c := range candidates {
+		d := math.Inf(1)
+		for _, u := range used {
+			d = math.Min(d, candidateLabs[k].dist(u))
+		}
+		if d > bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// lab is a color in CIE L*a*b* (D65).
+type lab [3]float64
+
+func (a lab) dist(b lab) float64 { return math.Hypot(a[0]-b[0], math.Hypot(a[1]-b[1], a[2]-b[2])) }
+
+// labOf converts "#rrggbb" (sRGB) to L*a*b*; anything else is black.
+func labOf(c string) lab {
+	var r, g, b int
+	if _, err := fmt.Sscanf(c, "#%02x%02x%02x", &r, &g, &b); err != nil {
+		return lab{}
+	}
+	lin := func(v int) float64 {
+		x := float64(v) / 255
+		if x <= 0.04045 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	rl, gl, bl := lin(r), lin(g), lin(b)
+	x := (0.4124*rl + 0.3576*gl + 0.1805*bl) / 0.95047
+	y := 0.2126*rl + 0.7152*gl + 0.0722*bl
+	z := (0.0193*rl + 0.1192*gl + 0.9505*bl) / 1.08883
+	f := func(t float64) float64 {
+		if t > 216.0/24389 {
+			return math.Cbrt(t)
+		}
+		return (24389.0/27*t + 16) / 116
+	}
+	fx, fy, fz := f(x), f(y), f(z)
+	return lab{116*fy - 16, 500 * (fx - fy), 200 * (fy - fz)}
 }
 
 func hslHex(h, s, l float64) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,6 +166,34 @@ func TestHeatAndColors(t *testing.T) {
 	c := CallColors([]string{"MPI_Send", "MPI_Recv"})
 	assert.NotEqual(t, c["MPI_Send"], c["MPI_Recv"])
 	assert.Regexp(t, regexp.MustCompile(`^#[0-9a-f]{6}$`), CallColors(make([]string, 40))[""])
+}
+
+// TestCallColorsDistinct: the calls of a report (HPCC has 24) and the
+// groups of the overview get colors that do not look alike (HPCC at 2 ranks had Irecv #3c3cc8, Isend #3c39c6, Reduce #3e39c6,
+// Wait #4539c6), the first ones the palette's.
+func TestCallColorsDistinct(t *testing.T) {
+	var calls []string
+	for i := range 24 {
+		calls = append(calls, fmt.Sprintf("MPI_Call%d", i))
+	}
+	extra := groupNames
+	c := CallColors(calls, extra...)
+	require.Len(t, c, len(calls)+len(extra))
+	assert.Equal(t, c, CallColors(calls, extra...), "deterministic")
+	for i := range palette {
+		assert.Equal(t, palette[i], c[calls[i]])
+	}
+	names := slices.Concat(calls, extra, []string{UserColor, SystemColor, MPITimeColor})
+	c[UserColor], c[SystemColor], c[MPITimeColor] = UserColor, SystemColor, MPITimeColor
+	minD := math.Inf(1)
+	for i, a := range names {
+		assert.Greater(t, labOf(c[a]).dist(labOf(ComputeColor)), 10.0, "%s looks like compute", a)
+		for _, b := range names[:i] {
+			minD = math.Min(minD, labOf(c[a]).dist(labOf(c[b])))
+		}
+	}
+	t.Logf("least difference of two of %d colors: %.1f (CIE76)", len(names), minD)
+	assert.Greater(t, minD, 12.0, "two names look alike")
 }
 
 func TestGroupsShareDrawings(t *testing.T) {

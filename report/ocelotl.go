@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
@@ -110,8 +111,9 @@ func userWindow(start, end, from, to int64, slices int) (window, error) {
 // many slices) follow as far as the report's time and size bounds allow.
 // initEnd is the latest end of MPI_Init over the ranks (0 if none starts
 // with it); load returns rank i whole, with its sequences, which ranks
-// may lack (it is called once per rank).
-func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64, load func(i int) (*flowgraph.Rank, error), opt Options, colors map[string]string) (*ocelotlData, error) {
+// may lack (it is called once per rank); calls are the job's calls by
+// descending time, with their colors.
+func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64, load func(i int) (*flowgraph.Rank, error), opt Options, calls []string, colors map[string]string) (*ocelotlData, error) {
 	slices, maxRuns, workers := opt.Slices, opt.MaxPRuns, opt.Workers
 	maxStates := len(palette) + 1 // calls in distinct colors, and Compute
 	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Load: load})
@@ -120,8 +122,14 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64,
 	}
 	grouped := false
 	if len(src.States()) > maxStates {
+		// The calls of most time stay states of their own, in the colors
+		// of the other views; the rest are grouped (at most 5 groups).
 		grouped = true
-		if src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Load: load}); err != nil {
+		keep := map[string]bool{}
+		for _, c := range calls[:min(len(calls), maxStates-6)] {
+			keep[c] = true
+		}
+		if src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Keep: keep, Load: load}); err != nil {
 			return nil, fmt.Errorf("ocelotl: %w", err)
 		}
 	}
@@ -184,23 +192,19 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64,
 	if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)
 	}
-	d := &ocelotlData{States: src.States(), Grouped: grouped}
-	groupColors := map[string]string{aggregate.GroupP2P: palette[0], aggregate.GroupCollective: palette[1],
-		aggregate.GroupWait: palette[3], aggregate.GroupIO: palette[4], aggregate.GroupOther: palette[5]}
-	for _, s := range d.States {
+	d := &ocelotlData{Grouped: grouped}
+	for _, s := range src.States() {
 		c, ok := colors[s]
 		switch {
 		case s == aggregate.ComputeState:
 			c = ComputeColor
-		case grouped:
-			c = groupColors[s]
 		case !ok:
 			c = OtherColor
 		}
-		if c == "" {
-			c = OtherColor
+		if grouped && !strings.HasPrefix(s, "MPI_") && s != aggregate.ComputeState {
+			s = "other " + s + " calls"
 		}
-		d.Colors = append(d.Colors, c)
+		d.States, d.Colors = append(d.States, s), append(d.Colors, c)
 	}
 	// Rows: leaves in pre-order; each node covers a contiguous row range.
 	d.Nodes = make([]hnode, len(h.Nodes))

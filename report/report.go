@@ -316,7 +316,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	ct.calls = calls
 	calls = append(calls[:len(calls):len(calls)], inits...)
-	ct.colors = CallColors(calls)
+	ct.colors = CallColors(calls, groupNames...)
 	callIdx := make(map[string]int, len(calls))
 	data := jsData{Calls: calls, Metrics: metrics}
 	for i, c := range calls {
@@ -397,7 +397,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranks, ie, whole, *opt, ct.colors); errors.Is(err, ErrWindow) {
+		if oc, err := buildOcelotl(h, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, ErrWindow) {
 			return nil, err
 		} else if err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()

@@ -201,9 +201,9 @@ func TestChartBalanceByRank(t *testing.T) {
 	var user, sys []Rect
 	for _, r := range c.Rects {
 		switch r.Fill {
-		case "#2ca02c":
+		case UserColor:
 			user = append(user, r)
-		case "#9467bd":
+		case SystemColor:
 			sys = append(sys, r)
 		}
 	}
@@ -221,7 +221,7 @@ func TestChartBalanceByRank(t *testing.T) {
 	m := chartMemory(ct)
 	var rss []float64
 	for _, r := range m.Rects {
-		if r.Fill == "#1f77b4" {
+		if r.Fill == MemoryColor {
 			rss = append(rss, r.H)
 		}
 	}

@@ -152,7 +152,7 @@ func TestBrowserTimelineLarge(t *testing.T) {
 	})()`)
 	require.Len(t, res, 2)
 	assert.Greater(t, res[1], 0.0)
-	t.Logf("timeline of 100 ranks: %.0f segments drawn in %.1f ms", res[1], res[0])
+	t.Logf("timeline of 100 ranks: %.0f rectangles drawn in %.1f ms", res[1], res[0])
 	b.shot(t, "#timeline", "timeline100.png")
 	b.check(t)
 }

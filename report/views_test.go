@@ -11,6 +11,7 @@ import (
 	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
+	"mpiflow/flowgraph/flowgen"
 )
 
 // exchange records rank me of a two-rank ping-pong: MPI_Init, then iters
@@ -159,7 +160,7 @@ func TestBrowserViews(t *testing.T) {
 	require.Len(t, zoomed, 3)
 	assert.Less(t, zoomed[1]-zoomed[0], (all[1]-all[0])/10, "the wheel zooms in")
 	assert.Positive(t, zoomed[2], "messages drawn when zoomed in")
-	assert.Contains(t, eval[string](t, b, `document.getElementById("t-info").textContent`), "events drawn (every event recorded)",
+	assert.Contains(t, eval[string](t, b, `document.getElementById("t-info").textContent`), "events in view (every event recorded)",
 		"a small job's timeline holds its events")
 	b.shot(t, "#timeline", "views-timeline-zoom.png")
 	panned := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
@@ -208,7 +209,7 @@ func TestOverviewWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			load := func(i int) (*flowgraph.Rank, error) { return ranks[i], nil }
-			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil)
+			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil, nil)
 			if tc.err != "" {
 				require.ErrorIs(t, err, ErrWindow)
 				assert.ErrorContains(t, err, tc.err)
@@ -280,4 +281,87 @@ func TestBalanceSummary(t *testing.T) {
 	assert.Regexp(t, `Slowest: rank 39 \([0-9.e-]+ s\), rank [0-9]+`, html)
 	_, html = writeReport(t, genJob(t, 4, 300, nil), "balance4.html", Options{NoOcelotl: true})
 	assert.NotContains(t, html, "chart-summary")
+}
+
+// TestTimelineProportions: the timeline colours as much of a rank's row as
+// the rank spends in MPI in the window shown, at full view and zoomed in
+// (every event used to take at least a pixel, so that a compute-bound run
+// looked MPI-bound).
+func TestTimelineProportions(t *testing.T) {
+	b := newBrowser(t)
+	for _, name := range []string{"poll-irregular", "halo"} {
+		in := filepath.Join("..", "testdata", "profiles", name+".mpiflow")
+		out, _ := writeReport(t, in, "proportions-"+name+".html", Options{})
+		b.open(t, out)
+		// painted is, over the rows' pixels, the share not of their
+		// background; stated the share of MPI the page gives for the
+		// window (from the segments' times).
+		measure := func() (painted, stated float64) {
+			v := eval[[]float64](t, b, `(function () {
+				var c = document.getElementById("t-canvas"), ctx = c.getContext("2d"), dpr = c.width / c.clientWidth;
+				var rows = +c.dataset.rows, rowH = +c.dataset.rowh, x0 = Math.ceil(+c.dataset.labelw * dpr), x1 = Math.floor(+c.dataset.right * dpr);
+				var px = ctx.getImageData(x0, 0, x1 - x0, Math.floor(rows * rowH * dpr)).data, n = 0, colored = 0;
+				for (var y = 0; y < rows * rowH * dpr; y++) {
+					var yr = y / dpr % rowH;
+					if (yr < 1 || yr >= rowH - 1) continue; // the row's margins
+					for (var x = 0; x < x1 - x0; x++) {
+						var k = 4 * (y * (x1 - x0) + x), r = px[k], g = px[k + 1], b = px[k + 2];
+						n++;
+						if (!(r === 0xf3 && g === 0xf4 && b === 0xf6) && !(r === 0xfa && g === 0xfa && b === 0xfa)) colored++;
+					}
+				}
+				var m = /\(([0-9.]+) % of their time\)/.exec(document.getElementById("t-stats").textContent);
+				return [colored / n, m ? parseFloat(m[1]) / 100 : -1];
+			})()`)
+			require.Len(t, v, 2)
+			return v[0], v[1]
+		}
+		p, s := measure()
+		t.Logf("%s full view: %.1f%% painted, %.1f%% in MPI", name, 100*p, 100*s)
+		require.Positive(t, s)
+		assert.InDelta(t, s, p, 0.02, "%s: the picture's MPI share is the window's", name)
+		eval[bool](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
+			for (var i = 0; i < 4; i++) c.dispatchEvent(new WheelEvent("wheel", {deltaY: -400, clientX: r.left + r.width / 3, clientY: r.top + 10, bubbles: true, cancelable: true}));
+			return true; })()`)
+		p, s = measure()
+		t.Logf("%s zoomed in: %.1f%% painted, %.1f%% in MPI", name, 100*p, 100*s)
+		assert.InDelta(t, s, p, 0.02, "%s zoomed in", name)
+		b.check(t)
+	}
+}
+
+// TestOneColorPerName: every legend of the page (charts, overview,
+// timeline) gives a call, a group of calls or a series one color, and no
+// two of them the same, also where the overview groups calls (HPCC's shape
+// has more calls than the palette: its MPI_Testany phase was blue in the
+// timeline and red, the color of the wait group, in the overview).
+func TestOneColorPerName(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.HPCCShape(20_000), 2, 2)
+	in := filepath.Join(t.TempDir(), "hpcc.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(in, h, ranks))
+	out, _ := writeReport(t, in, "colors.html", Options{})
+	b := newBrowser(t)
+	b.open(t, out)
+	items := eval[[][]string](t, b, `Array.from(document.querySelectorAll(".legend span")).filter(function (s) {
+		return s.closest("#t-stats") === null && !s.querySelector("i.dashed"); }).map(function (s) {
+		return [s.closest("[id]").id, s.textContent.replace(/ \(.*\)$/, ""), getComputedStyle(s.querySelector("i")).backgroundColor]; })`)
+	require.NotEmpty(t, items)
+	colorOf, nameOf := map[string]string{}, map[string]string{}
+	views := map[string]bool{}
+	for _, it := range items {
+		require.Len(t, it, 3)
+		view, name, color := it[0], it[1], it[2]
+		views[view] = true
+		if c, ok := colorOf[name]; ok {
+			assert.Equal(t, c, color, "%s in %s", name, view)
+		}
+		if n, ok := nameOf[color]; ok && n != name {
+			t.Errorf("%s and %s both %s (%s)", n, name, color, view)
+		}
+		colorOf[name], nameOf[color] = color, name
+	}
+	assert.True(t, views["o-legend"] && views["t-legend"], "legends of the overview and the timeline: %v", views)
+	grouped := eval[bool](t, b, `JSON.parse(document.getElementById("mpiflow-data").textContent).ocelotl.grouped`)
+	assert.True(t, grouped, "the job has more calls than the overview's states")
+	b.check(t)
 }

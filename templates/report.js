@@ -350,7 +350,16 @@
     ctx.clearRect(0, 0, W, H);
     var t0 = tState.from / T.tick, t1 = tState.to / T.tick, scale = (W - labelW - 8) / Math.max(t1 - t0, 1e-9);
     ctx.font = "10px sans-serif";
-    var drawn = 0, ncalls = D.calls.length, inCall = new Float64Array(ncalls), busyAll = 0;
+    var drawn = 0, seen = 0, ncalls = D.calls.length, inCall = new Float64Array(ncalls);
+    // Each pixel column of a row shows the time each call takes in it: a
+    // bar per call, stacked from the bottom in the order of the call list,
+    // as tall as the call's share of the column's time (compute is the
+    // background), so that the picture has the run's proportions at every
+    // zoom. Heights are whole pixels; what a column rounds off is carried
+    // to the call's next column, so that each call's area in a row is its
+    // time. Equal neighbouring columns are drawn as one rectangle.
+    var cols = Math.max(1, Math.floor(W - labelW - 8)), colT = (t1 - t0) / cols, inner = rowH - 2;
+    var acc = new Float64Array(cols * ncalls), carry = new Float64Array(ncalls), used = new Uint8Array(cols);
     var rowOf = {};
     rows.forEach(function (ri, y) {
       rowOf[ri] = y;
@@ -358,27 +367,43 @@
       ctx.fillStyle = y % 2 ? "#f3f4f6" : "#fafafa";
       ctx.fillRect(labelW, top, W - labelW, rowH);
       if (rowH >= 8) { ctx.fillStyle = "#333"; ctx.fillText(r.label, 2, top + rowH - 2); }
+      acc.fill(0); carry.fill(0); used.fill(0);
       // first segment ending after t0
       var lo = 0, hi = d.en.length;
       while (lo < hi) { var mid = (lo + hi) >> 1; if (d.en[mid] < t0) lo = mid + 1; else hi = mid; }
-      var lastX = -1, lastC = null;
       for (var i = lo; i < d.st.length && d.st[i] <= t1; i++) {
-        var c = d.c[i], merged = c < 0, ci = merged ? -c - 1 : c;
-        // Time in each call within the window; a merged segment counts
-        // its time in MPI for its main call.
-        var ov = Math.max(0, Math.min(d.en[i], t1) - Math.max(d.st[i], t0)) * (merged ? d.busy[i] : 1);
-        if (ci < ncalls) inCall[ci] += ov;
-        busyAll += ov;
-        var x0 = labelW + (Math.max(d.st[i], t0) - t0) * scale, x1 = labelW + (Math.min(d.en[i], t1) - t0) * scale;
-        if (x1 - x0 < 1) { if (Math.floor(x0) === lastX && lastC === ci) continue; x1 = x0 + 1; }
-        var col = D.colors[ci] || "#7f7f7f";
-        // A merged segment is as opaque as the share of its time in MPI.
-        ctx.globalAlpha = merged ? 0.15 + 0.75 * d.busy[i] : 1;
-        if (lastC !== ci) { ctx.fillStyle = col; lastC = ci; }
-        ctx.fillRect(x0, top + 1, x1 - x0, rowH - 2);
-        lastX = Math.floor(x0); drawn++;
+        var c = d.c[i], ci = c < 0 ? -c - 1 : c, a = Math.max(d.st[i], t0), b = Math.min(d.en[i], t1);
+        if (b <= a || ci >= ncalls) continue;
+        seen++;
+        // A merged segment counts its time in MPI for its main call.
+        var w = c < 0 ? d.busy[i] : 1, ca = Math.floor((a - t0) / colT), cb = Math.min(cols - 1, Math.floor((b - t0) / colT));
+        inCall[ci] += (b - a) * w;
+        if (ca === cb) { acc[ca * ncalls + ci] += (b - a) * w; used[ca] = 1; continue; }
+        acc[ca * ncalls + ci] += (t0 + (ca + 1) * colT - a) * w;
+        for (var x = ca + 1; x < cb; x++) acc[x * ncalls + ci] += colT * w;
+        acc[cb * ncalls + ci] += (b - t0 - cb * colT) * w;
+        for (x = ca; x <= cb; x++) used[x] = 1;
       }
-      ctx.globalAlpha = 1;
+      var run = null, runX = 0; // the pieces [call, y, h] of the columns from runX on
+      function flush(x) {
+        if (run) run.forEach(function (p) { ctx.fillStyle = D.colors[p[0]] || "#7f7f7f"; ctx.fillRect(labelW + runX, p[1], x - runX, p[2]); drawn++; });
+        run = null;
+      }
+      for (x = 0; x < cols; x++) {
+        var pieces = [], yb = top + 1 + inner;
+        if (used[x]) {
+          for (ci = 0; ci < ncalls; ci++) {
+            var v = acc[x * ncalls + ci];
+            if (v <= 0) continue;
+            var h = inner * Math.min(v / colT, 1) + carry[ci], hp = Math.max(0, Math.min(Math.round(h), yb - top - 1));
+            carry[ci] = h - hp;
+            if (hp > 0) { yb -= hp; pieces.push([ci, yb, hp]); }
+          }
+        }
+        var same = run && run.length === pieces.length && pieces.every(function (p, k) { return p[0] === run[k][0] && p[1] === run[k][1] && p[2] === run[k][2]; });
+        if (!same) { flush(x); if (pieces.length) { run = pieces; runX = x; } }
+      }
+      flush(cols);
     });
     // Messages between the rows shown, drawn only when few enough are in
     // view to be told apart.
@@ -415,9 +440,10 @@
       ctx.fillText(lab, Math.min(x + 2, W - tw - 1), y0 + 14);
     }
     tCanvas.dataset.drawn = drawn;
+    tCanvas.dataset.rows = rows.length; tCanvas.dataset.rowh = rowH; tCanvas.dataset.labelw = labelW; tCanvas.dataset.right = labelW + cols;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
     $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
-    $("t-info").textContent = rows.length + " rank(s), " + drawn + (T.exact ? " events drawn (every event recorded)" : " segments drawn") + msgInfo;
+    $("t-info").textContent = rows.length + " rank(s), " + seen + (T.exact ? " events in view (every event recorded)" : " segments in view") + msgInfo;
     windowStats(inCall, (t1 - t0) * rows.length);
   }
   // windowStats lists the time per call in the visible window over the
