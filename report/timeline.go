@@ -42,6 +42,10 @@ type timelineData struct {
 type timeline struct {
 	Label string  `json:"label"`
 	Segs  []int64 `json:"segs"`
+	// Calls is the recorded time in each call of the report's list over
+	// the whole run (ns), so that the window figures of the whole run and
+	// of the run after MPI_Init are exact.
+	Calls []int64 `json:"calls"`
 	rank  int
 	// ends holds the message ends of this rank: per direction and
 	// partner, the times (ticks) of the first maxMsgEnds sends (start)
@@ -64,6 +68,18 @@ const (
 	maxMsgs    = 50_000
 	maxMsgEnds = 20_000
 )
+
+// completes tells whether call is a blocking wait (MPI_Wait, _Waitall,
+// _Waitany, _Waitsome, large-count forms alike): where a nonblocking
+// receive posted before it completes at the latest. (A test may complete
+// nothing, so tests are not taken.)
+func completes(call string) bool {
+	switch strings.TrimSuffix(call, "_c") {
+	case "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome":
+		return true
+	}
+	return false
+}
 
 // p2pDir is the direction of a point-to-point call that names one
 // partner, -1 for other calls (MPI_Sendrecv has two partners).
@@ -92,7 +108,8 @@ func nodePartner(n *flowgraph.Node) int {
 // pairMessages joins the k-th send from rank a to rank b with the k-th
 // receive of b from a (MPI's order for one communicator and tag) for the
 // ranks of the timeline (thread 0) whose ends are all known, and keeps the
-// first maxMsgs by send time.
+// first maxMsgs by send time; pairs whose receive ends before the send
+// starts are impossible, left out and counted in the note.
 func (d *timelineData) pairMessages() {
 	row := map[int]int{}
 	for i := range d.Ranks {
@@ -102,7 +119,7 @@ func (d *timelineData) pairMessages() {
 	}
 	type msg struct{ src, send, dst, recv int64 }
 	var msgs []msg
-	skipped := false
+	skipped, backwards := false, 0
 	for a, ra := range row {
 		tl := &d.Ranks[ra]
 		for b, sends := range tl.ends[dirSend] {
@@ -116,6 +133,13 @@ func (d *timelineData) pairMessages() {
 				continue
 			}
 			for k := range sends {
+				if recvs[k] < sends[k] {
+					// The k-th receive ended before the k-th send
+					// started: tags or receives of another kind
+					// (MPI_Sendrecv) order them otherwise.
+					backwards++
+					continue
+				}
 				msgs = append(msgs, msg{int64(ra), sends[k], int64(rb), recvs[k]})
 			}
 		}
@@ -133,6 +157,9 @@ func (d *timelineData) pairMessages() {
 	}
 	if skipped {
 		d.MsgNote = strings.TrimPrefix(d.MsgNote+"; messages through call sites with several partners are not drawn (record with MPIFLOW_KEY=call,site,partner to draw them)", "; ")
+	}
+	if backwards > 0 {
+		d.MsgNote = strings.TrimPrefix(fmt.Sprintf("%s; %d messages are not drawn whose k-th receive ended before the k-th send started (messages are paired in order, without their tags, and receives of MPI_Sendrecv are not counted)", d.MsgNote, backwards), "; ")
 	}
 	d.Msgs = make([]int64, 0, 4*len(msgs))
 	for _, m := range msgs {
@@ -184,11 +211,18 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 	callOf := make([]int, len(g.Nodes))
 	dirOf := make([]int, len(g.Nodes))
 	partnerOf := make([]int, len(g.Nodes))
-	tl := timeline{Label: label, rank: r.Rank}
+	nonblocking := make([]bool, len(g.Nodes)) // a receive that is only posted
+	waits := make([]bool, len(g.Nodes))
+	tl := timeline{Label: label, rank: r.Rank, Calls: make([]int64, tb.ncalls)}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		callOf[i] = tb.callIdx[n.Key.Call]
+		if c := callOf[i]; c < len(tl.Calls) {
+			tl.Calls[c] += n.Time.Total
+		}
 		dirOf[i], partnerOf[i] = p2pDir(n.Key.Call), nodePartner(n)
+		nonblocking[i] = n.Key.Call == "MPI_Irecv" || n.Key.Call == "MPI_Imrecv"
+		waits[i] = completes(n.Key.Call)
 		if r.Thread != 0 {
 			dirOf[i] = -1 // messages are drawn between threads 0
 		}
@@ -241,9 +275,19 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		emit(mStart, mEnd, -(best + 1), busy)
 		curBin = -1
 	}
+	// posted are the ends of nonblocking receives (partner, index) whose
+	// message is taken to arrive at the end of the next blocking wait.
+	type post struct{ partner, k int }
+	var posted []post
 	event := func(ev flowgraph.Event) {
 		start, end := r.Start+ev.Start, r.Start+ev.End
 		c := callOf[ev.Node]
+		if waits[ev.Node] {
+			for _, p := range posted {
+				tl.ends[dirRecv][p.partner][p.k] = end / tb.tick
+			}
+			posted = posted[:0]
+		}
 		if d := dirOf[ev.Node]; d >= 0 {
 			if tl.ends[d] == nil {
 				tl.ends[d] = map[int][]int64{}
@@ -253,6 +297,9 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 				at := start
 				if d == dirRecv {
 					at = end
+				}
+				if nonblocking[ev.Node] {
+					posted = append(posted, post{p, len(e)})
 				}
 				tl.ends[d][p] = append(e, at/tb.tick)
 			}
@@ -274,10 +321,11 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		perCall[c] += max(end-start, 1)
 	}
 	// needEnds tells whether an interval holds a message end still to be
-	// recorded, which needs its events' times.
+	// recorded, or a wait that completes posted receives, which needs its
+	// events' times.
 	needEnds := func(nodes []flowgraph.IntervalSum) bool {
 		for _, n := range nodes {
-			if d := dirOf[n.Index]; d >= 0 && len(tl.ends[d][partnerOf[n.Index]]) < maxMsgEnds {
+			if d := dirOf[n.Index]; d >= 0 && len(tl.ends[d][partnerOf[n.Index]]) < maxMsgEnds || waits[n.Index] && len(posted) > 0 {
 				return true
 			}
 		}

@@ -86,6 +86,63 @@ func TestPairMessages(t *testing.T) {
 	assert.Contains(t, d.MsgNote, "MPIFLOW_KEY=call,site,partner")
 }
 
+// TestMessagesToWait: a message to a nonblocking receive ends where the
+// receive completes, at the end of the wait that follows its post, not
+// before it was sent (the end of the post).
+func TestMessagesToWait(t *testing.T) {
+	rank := func(me int) *flowgraph.Rank {
+		b := flowgraph.NewBuilder(0, 0)
+		now := int64(0)
+		call := func(name string, partner int, dur int64) {
+			b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: name, Site: -1, Partner: -1, Comm: -1}, Enter: now, Exit: now + dur, Bytes: 8, Partner: partner})
+			now += dur
+		}
+		call("MPI_Init", -1, 5*ms)
+		for range 3 {
+			if me == 0 {
+				now += 2 * ms
+				call("MPI_Send", 1, ms/10) // at 7 ms
+				now += ms
+			} else {
+				now += ms
+				call("MPI_Irecv", 0, ms/100) // posted at 6 ms
+				now += 2 * ms
+				call("MPI_Wait", -1, ms) // completes at 9.01 ms
+			}
+		}
+		call("MPI_Finalize", -1, ms)
+		g := b.Graph()
+		require.NoError(t, g.Validate())
+		return &flowgraph.Rank{Rank: me, Graph: g, Complete: true}
+	}
+	ranks := []*flowgraph.Rank{rank(0), rank(1)}
+	tb := newTimelineBuilder(max(rankSpan(ranks[0]), rankSpan(ranks[1])), 1000, map[string]int{})
+	d := &timelineData{}
+	for i, r := range ranks {
+		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
+		require.NoError(t, err)
+		d.Ranks = append(d.Ranks, tl)
+	}
+	d.pairMessages()
+	require.Len(t, d.Msgs, 4*3)
+	assert.Equal(t, []int64{0, 7 * ms / tb.tick, 1, (9*ms + ms/100) / tb.tick}, d.Msgs[:4])
+	for k := 0; k < len(d.Msgs); k += 4 {
+		assert.Greater(t, d.Msgs[k+3], d.Msgs[k+1], "message %d ends after it starts", k/4)
+	}
+}
+
+// TestMessagesBackwards: a pairing whose receive ends before its send
+// starts is not drawn, and the note counts it.
+func TestMessagesBackwards(t *testing.T) {
+	d := &timelineData{Ranks: []timeline{
+		{rank: 0, ends: [2]map[int][]int64{dirSend: {1: {10, 20}}}},
+		{rank: 1, ends: [2]map[int][]int64{dirRecv: {0: {5, 25}}}},
+	}}
+	d.pairMessages()
+	assert.Equal(t, []int64{0, 20, 1, 25}, d.Msgs)
+	assert.Contains(t, d.MsgNote, "1 messages are not drawn whose k-th receive ended before the k-th send started")
+}
+
 // pingPongJob writes a two-rank job of exchange ranks and returns its path.
 func pingPongJob(t *testing.T, iters int) string {
 	t.Helper()
@@ -294,8 +351,8 @@ func TestTimelineProportions(t *testing.T) {
 		out, _ := writeReport(t, in, "proportions-"+name+".html", Options{})
 		b.open(t, out)
 		// painted is, over the rows' pixels, the share not of their
-		// background; stated the share of MPI the page gives for the
-		// window (from the segments' times).
+		// background; stated the share of MPI in the window of the
+		// segments drawn.
 		measure := func() (painted, stated float64) {
 			v := eval[[]float64](t, b, `(function () {
 				var c = document.getElementById("t-canvas"), ctx = c.getContext("2d"), dpr = c.width / c.clientWidth;
@@ -310,8 +367,7 @@ func TestTimelineProportions(t *testing.T) {
 						if (!(r === 0xf3 && g === 0xf4 && b === 0xf6) && !(r === 0xfa && g === 0xfa && b === 0xfa)) colored++;
 					}
 				}
-				var m = /\(([0-9.]+) % of their time\)/.exec(document.getElementById("t-stats").textContent);
-				return [colored / n, m ? parseFloat(m[1]) / 100 : -1];
+				return [colored / n, +c.dataset.share];
 			})()`)
 			require.Len(t, v, 2)
 			return v[0], v[1]
@@ -363,5 +419,50 @@ func TestOneColorPerName(t *testing.T) {
 	assert.True(t, views["o-legend"] && views["t-legend"], "legends of the overview and the timeline: %v", views)
 	grouped := eval[bool](t, b, `JSON.parse(document.getElementById("mpiflow-data").textContent).ocelotl.grouped`)
 	assert.True(t, grouped, "the job has more calls than the overview's states")
+	b.check(t)
+}
+
+// TestWindowFigures: under the timeline, the figures of its opening window
+// are the call table's (they came from merged segments, which count short
+// calls for their pixel's main call), and a zoomed window whose segments
+// merge calls says that its figures are approximate.
+func TestWindowFigures(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.HPCCShape(400_000), 2, 2)
+	in := filepath.Join(t.TempDir(), "hpcc.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(in, h, ranks))
+	job, err := analysis.Load(in, analysis.Options{NoLoops: true})
+	require.NoError(t, err)
+	out, _ := writeReport(t, in, "window-figures.html", Options{})
+	b := newBrowser(t)
+	b.open(t, out)
+	stats := func() (string, map[string]float64) {
+		v := eval[[]string](t, b, `[document.querySelector("#t-stats b").textContent].concat(
+			Array.from(document.querySelectorAll("#t-stats span")).map(function (s) { return s.textContent; }))`)
+		require.NotEmpty(t, v)
+		m := map[string]float64{}
+		for _, s := range v[1:] {
+			var name string
+			var sec float64
+			_, err := fmt.Sscanf(s, "%s %g s", &name, &sec)
+			require.NoError(t, err, s)
+			m[name] = sec
+		}
+		return v[0], m
+	}
+	title, got := stats()
+	assert.Contains(t, title, "recorded times") // the generated ranks start without MPI_Init: the whole run
+	assert.False(t, eval[bool](t, b, `JSON.parse(document.getElementById("mpiflow-data").textContent).timeline.exact`), "the segments merge calls")
+	require.NotEmpty(t, got)
+	for _, c := range job.Calls {
+		if v, ok := got[c.Call]; ok {
+			want := float64(c.Time.Total) / 1e9
+			assert.InEpsilon(t, want, v, 0.005, "%s: %g s in the table", c.Call, want)
+		}
+	}
+	eval[bool](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
+		c.dispatchEvent(new WheelEvent("wheel", {deltaY: -200, clientX: r.left + r.width / 2, clientY: r.top + 10, bubbles: true, cancelable: true}));
+		return true; })()`)
+	title, _ = stats()
+	assert.Contains(t, title, "approximate")
 	b.check(t)
 }

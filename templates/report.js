@@ -417,13 +417,19 @@
     var msgInfo = "";
     if (inView.length && inView.length <= 400) {
       ctx.strokeStyle = "rgba(20,20,20,0.7)"; ctx.lineWidth = 1;
+      // clipped to the rows, right of the labels
+      ctx.save();
+      ctx.beginPath(); ctx.rect(labelW, 0, W - labelW, rows.length * rowH); ctx.clip();
       ctx.beginPath();
       inView.forEach(function (k) {
-        ctx.moveTo(labelW + (M[k + 1] - t0) * scale, (rowOf[M[k]] + 0.5) * rowH);
-        ctx.lineTo(labelW + (M[k + 3] - t0) * scale, (rowOf[M[k + 2]] + 0.5) * rowH);
+        var xa = labelW + (M[k + 1] - t0) * scale, ya = (rowOf[M[k]] + 0.5) * rowH,
+          xb = labelW + (M[k + 3] - t0) * scale, yb = (rowOf[M[k + 2]] + 0.5) * rowH;
+        ctx.moveTo(xa, ya); ctx.lineTo(xb, yb);
+        // an arrowhead at the receiving end
+        var a = Math.atan2(yb - ya, xb - xa), l = Math.min(6, Math.hypot(xb - xa, yb - ya) / 2);
+        ctx.moveTo(xb - l * Math.cos(a - 0.45), yb - l * Math.sin(a - 0.45)); ctx.lineTo(xb, yb);
+        ctx.lineTo(xb - l * Math.cos(a + 0.45), yb - l * Math.sin(a + 0.45));
       });
-      ctx.save();
-      ctx.rect(labelW, 0, W - labelW, rows.length * rowH); ctx.clip();
       ctx.stroke();
       ctx.restore();
       msgInfo = ", " + inView.length + " messages";
@@ -434,28 +440,50 @@
     var y0 = rows.length * rowH + 2, span = tState.to - tState.from;
     var step = Math.pow(10, Math.floor(Math.log10(span / 6 || 1)));
     if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
-    for (var v = Math.ceil(tState.from / step) * step; v <= tState.to; v += step) {
-      var x = labelW + (v - tState.from) / span * (W - labelW - 8), lab = +v.toPrecision(6) + " s", tw = ctx.measureText(lab).width;
+    // Labels have the decimals of the step, so that neighbours differ
+    // however deep the zoom.
+    var dec = Math.max(0, Math.min(12, -Math.floor(Math.log10(step) + 1e-9)));
+    for (var k = Math.ceil(tState.from / step); k * step <= tState.to; k++) {
+      var v = k * step, x = labelW + (v - tState.from) / span * (W - labelW - 8), lab = v.toFixed(dec) + " s", tw = ctx.measureText(lab).width;
       ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 5); ctx.stroke();
       ctx.fillText(lab, Math.min(x + 2, W - tw - 1), y0 + 14);
     }
     tCanvas.dataset.drawn = drawn;
     tCanvas.dataset.rows = rows.length; tCanvas.dataset.rowh = rowH; tCanvas.dataset.labelw = labelW; tCanvas.dataset.right = labelW + cols;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
-    $("t-from").value = +tState.from.toPrecision(6); $("t-to").value = +tState.to.toPrecision(6);
+    // The window's ends with enough decimals to tell them apart (a
+    // thousandth of its width), so that "show" gives it back.
+    var wdec = Math.max(3, Math.min(12, 3 - Math.floor(Math.log10(span || 1))));
+    $("t-from").value = +tState.from.toFixed(wdec); $("t-to").value = +tState.to.toFixed(wdec);
     $("t-info").textContent = rows.length + " rank(s), " + seen + (T.exact ? " events in view (every event recorded)" : " segments in view") + msgInfo;
     windowStats(inCall, (t1 - t0) * rows.length);
   }
   // windowStats lists the time per call in the visible window over the
-  // rows shown, and its share of their time.
+  // rows shown, and its share of their time: the recorded times for the
+  // whole run and for the run after MPI_Init (each rank after its own, as
+  // the call table), else the drawn segments' (approximate when calls were
+  // merged).
   function windowStats(inCall, total) {
-    var box = $("t-stats"), idx = [];
+    var box = $("t-stats"), idx = [], title = "In this window: ";
     box.textContent = "";
+    var mpi = 0;
+    inCall.forEach(function (v) { mpi += v; });
+    tCanvas.dataset.share = total > 0 ? mpi / total : 0;
+    var whole = tState.from <= 0, afterInit = T.start > 0 && Math.abs(tState.from - T.start) <= T.tick;
+    if (tState.to >= T.span && (whole || afterInit)) {
+      inCall = new Float64Array(inCall.length);
+      tState.rows.forEach(function (ri) {
+        (T.ranks[ri].calls || []).forEach(function (ns, i) {
+          if (whole || !/^MPI_Init/.test(D.calls[i])) inCall[i] += ns * 1e-9 / T.tick;
+        });
+      });
+      title = whole ? "The whole run (recorded times): " : "After MPI_Init (each rank after its own, recorded times, as the call table): ";
+    } else if (!T.exact) title = "In this window (approximate: calls shorter than half a pixel of the whole run count for their pixel's main call): ";
     for (var i = 0; i < inCall.length; i++) if (inCall[i] > 0) idx.push(i);
     idx.sort(function (a, b) { return inCall[b] - inCall[a]; });
-    var mpi = 0;
+    mpi = 0;
     idx.forEach(function (i) { mpi += inCall[i]; });
-    box.appendChild(el("b", {}, "In this window: "));
+    box.appendChild(el("b", {}, title));
     box.appendChild(document.createTextNode(fmt3(mpi * T.tick) + " s in MPI over " + tState.rows.length + " rank(s) (" +
       (total > 0 ? (100 * mpi / total).toFixed(1) : "0") + " % of their time)"));
     idx.slice(0, 12).forEach(function (i) {
@@ -466,6 +494,9 @@
       box.appendChild(sp);
     });
     box.dataset.calls = idx.length;
+    // The box never shrinks while zooming, so that the page keeps its
+    // height under the pointer.
+    box.style.minHeight = Math.max(box.offsetHeight, parseFloat(box.style.minHeight) || 0) + "px";
   }
   function setTimeline(rankList, from, to) {
     if (!T) return;
