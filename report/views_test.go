@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -464,5 +467,36 @@ func TestWindowFigures(t *testing.T) {
 		return true; })()`)
 	title, _ = stats()
 	assert.Contains(t, title, "approximate")
+	b.check(t)
+}
+
+// TestDeepZoom: at windows of a few microseconds the time axis's labels
+// still differ, the window's ends can be told apart, and "show" gives the
+// window back (at 5 us every label read "7.77635 s" and "show" jumped to
+// the whole run).
+func TestDeepZoom(t *testing.T) {
+	b := newBrowser(t)
+	out, _ := writeReport(t, pingPongJob(t, 2000), "deepzoom.html", Options{}) // 8.2 s
+	b.open(t, out)
+	for _, width := range []float64{30e-6, 5e-6, 2e-7} {
+		from := 7.7763512345
+		res := eval[[]string](t, b, fmt.Sprintf(`(function () {
+			document.getElementById("t-from").value = %v; document.getElementById("t-to").value = %v;
+			document.getElementById("t-apply").click();
+			var a = [document.getElementById("t-from").value, document.getElementById("t-to").value, document.getElementById("t-canvas").dataset.ticks];
+			document.getElementById("t-apply").click();
+			return a.concat([document.getElementById("t-from").value, document.getElementById("t-to").value]); })()`, from, from+width))
+		require.Len(t, res, 5)
+		assert.NotEqual(t, res[0], res[1], "%g s window: its ends differ", width)
+		assert.Equal(t, res[0:2], res[3:5], "%g s window: show gives it back", width)
+		ticks := strings.Split(res[2], "|")
+		require.GreaterOrEqual(t, len(ticks), 2, "%g s window: ticks %v", width, ticks)
+		assert.Len(t, slices.Compact(slices.Clone(ticks)), len(ticks), "%g s window: tick labels differ: %v", width, ticks)
+		lo, err1 := strconv.ParseFloat(res[0], 64)
+		hi, err2 := strconv.ParseFloat(res[1], 64)
+		require.NoError(t, err1)
+		require.NoError(t, err2)
+		assert.InDelta(t, width, hi-lo, width/100, "the window shown is the one asked for")
+	}
 	b.check(t)
 }

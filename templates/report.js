@@ -442,13 +442,14 @@
     if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
     // Labels have the decimals of the step, so that neighbours differ
     // however deep the zoom.
-    var dec = Math.max(0, Math.min(12, -Math.floor(Math.log10(step) + 1e-9)));
+    var dec = Math.max(0, Math.min(12, -Math.floor(Math.log10(step) + 1e-9))), ticks = [];
     for (var k = Math.ceil(tState.from / step); k * step <= tState.to; k++) {
       var v = k * step, x = labelW + (v - tState.from) / span * (W - labelW - 8), lab = v.toFixed(dec) + " s", tw = ctx.measureText(lab).width;
+      ticks.push(lab);
       ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 5); ctx.stroke();
       ctx.fillText(lab, Math.min(x + 2, W - tw - 1), y0 + 14);
     }
-    tCanvas.dataset.drawn = drawn;
+    tCanvas.dataset.drawn = drawn; tCanvas.dataset.ticks = ticks.join("|");
     tCanvas.dataset.rows = rows.length; tCanvas.dataset.rowh = rowH; tCanvas.dataset.labelw = labelW; tCanvas.dataset.right = labelW + cols;
     tState.labelW = labelW; tState.rowH = rowH; tState.W = W;
     // The window's ends with enough decimals to tell them apart (a
