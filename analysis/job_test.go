@@ -175,3 +175,33 @@ func TestInitEnd(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestSpreads: the per-rank spread of IPM's banner, with the ranks of the
+// extremes.
+func TestSpreads(t *testing.T) {
+	in := genJob(t, 4, func(h *flowgraph.Header, ranks []*flowgraph.Rank) {
+		for _, r := range ranks {
+			r.UserTime = int64(10-r.Rank) * 1e9 // rank 0 the most
+			r.MaxRSS = int64(r.Rank+1) << 20
+		}
+	})
+	job, err := Load(in, Options{NoLoops: true})
+	require.NoError(t, err)
+	sp := job.Spreads()
+	byName := map[string]Spread{}
+	for _, s := range sp {
+		byName[s.Name] = s
+	}
+	u := byName["user CPU time"]
+	assert.Equal(t, Spread{Name: "user CPU time", Unit: "s", Total: 34, Mean: 8.5, Min: 7, Max: 10, MinRank: 3, MaxRank: 0}, u)
+	m := byName["max RSS"]
+	assert.Equal(t, []int{0, 3}, []int{m.MinRank, m.MaxRank}, "least rank 0, largest rank 3")
+	assert.Equal(t, float64(4<<20), m.Max)
+	mpi, wall, bytes := job.Summary.Totals()
+	assert.InDelta(t, Percent(mpi, wall), byName["MPI share"].Total, 1e-9, "the banner's %mpi")
+	assert.InDelta(t, float64(bytes), byName["bytes"].Total, 0.5)
+	assert.InDelta(t, float64(mpi)/1e9, byName["MPI time"].Total, 1e-6)
+	w := byName["wall time"]
+	assert.LessOrEqual(t, w.Min, w.Mean)
+	assert.LessOrEqual(t, w.Mean, w.Max)
+}

@@ -126,7 +126,9 @@ func (b *browser) check(t *testing.T) {
 
 func TestBrowserReport(t *testing.T) {
 	b := newBrowser(t)
-	in := genJob(t, 4, 4000, nil)
+	in := genJob(t, 4, 4000, func(h *flowgraph.Header, _ []*flowgraph.Rank) {
+		h.ClockSource = "TSC synchronized to CLOCK_MONOTONIC" // as Open MPI runs record it
+	})
 	// Grouped by the same structure, the generated ranks make several
 	// groups; grouped by similarity, one whose drawing is its
 	// representative's, where the other ranks' missing elements are faded.
@@ -197,6 +199,9 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		assert.Greater(t, n, 0, tt.name)
 	}
 	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "five charts")
+	// The banner's values are whole (the clock's was cut to "TSC synchronized to ...").
+	assert.Empty(t, eval[[]string](t, b, `Array.from(document.querySelectorAll(".banner dd")).filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.textContent)`), "banner values cut off")
+	assert.Equal(t, 7, eval[int](t, b, `document.querySelectorAll("#job-spread tbody tr").length`), "the spread over the ranks")
 	// The node with the largest time is drawn at the red end of the
 	// gradient, rgb(189,0,38), where black text would be unreadable.
 	assert.Equal(t, "#ffffff", eval[string](t, b, `(function () {

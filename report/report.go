@@ -149,6 +149,14 @@ type banner struct {
 	IncompleteRanks                                                                                       string
 	// Budget says what the recording's budget approximated ("": nothing).
 	Budget string
+	// Spread is each quantity over the ranks (analysis.Job.Spreads), as
+	// IPM's banner, formatted.
+	Spread []spreadRow
+}
+
+type spreadRow struct {
+	Name, Total, Mean, Min, Max string
+	MinRank, MaxRank            int
 }
 
 type crumb struct {
@@ -492,6 +500,10 @@ func makeBanner(job *analysis.Job) banner {
 	}
 	if h.StartUnixNano != 0 {
 		b.Start = time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339)
+	}
+	for _, q := range job.Spreads() {
+		b.Spread = append(b.Spread, spreadRow{Name: q.Name, Total: q.Format(q.Total), Mean: q.Format(q.Mean),
+			Min: q.Format(q.Min), Max: q.Format(q.Max), MinRank: q.MinRank, MaxRank: q.MaxRank})
 	}
 	if b.Counters == "" {
 		b.Counters = "none"

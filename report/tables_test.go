@@ -240,3 +240,18 @@ func TestChartBalanceByRank(t *testing.T) {
 	assert.Contains(t, last.Title, "rank 2997 to rank 2999\nuser CPU time: 2997.00 to 2999.00 s")
 	assert.Less(t, len(c.Rects), 1200)
 }
+
+// TestJobSpread: the job section has IPM's spread over the ranks, the
+// figures of `mpiflow stats`.
+func TestJobSpread(t *testing.T) {
+	in := genJob(t, 4, 300, nil)
+	job := loadJob(t, in)
+	_, page := writeReport(t, in, "spread.html", Options{})
+	sp := job.Spreads()
+	require.Len(t, sp, 7)
+	for _, q := range sp {
+		row := fmt.Sprintf("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td></tr>",
+			q.Name, q.Format(q.Total), q.Format(q.Mean), q.Format(q.Min), q.MinRank, q.Format(q.Max), q.MaxRank)
+		assert.Contains(t, page, row)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -67,6 +68,16 @@ func TestStats(t *testing.T) {
 	assert.Len(t, got.Ranks, 4)
 	assert.Greater(t, got.MPIPercent, 0.0)
 	assert.Less(t, got.MPIPercent, 100.0)
+	// The spread over the ranks, as IPM's banner: the text gives the JSON's
+	// figures.
+	require.Len(t, got.Spread, 7)
+	assert.Contains(t, out, "[total]     <avg>")
+	for _, q := range got.Spread {
+		assert.Regexp(t, fmt.Sprintf(`# +%s +%s +%s +%s +%d +%s +%d\n`, q.Name, regexp.QuoteMeta(q.Format(q.Total)),
+			regexp.QuoteMeta(q.Format(q.Mean)), regexp.QuoteMeta(q.Format(q.Min)), q.MinRank,
+			regexp.QuoteMeta(q.Format(q.Max)), q.MaxRank), out)
+	}
+	assert.InDelta(t, got.MPIPercent, got.Spread[2].Total, 1e-9)
 	// JSON keys are snake_case like the rest of the output, not Go names.
 	for _, k := range []string{`"command":`, `"wallclock_ns":`, `"clock":`, `"total":`, `"min":`, `"max":`} {
 		assert.Contains(t, js, k)

@@ -73,16 +73,18 @@ matrix up to 16 ranks, the busiest pairs beyond.`,
 }
 
 type statsOutput struct {
-	Header      *flowgraph.Header    `json:"header"`
-	MPITime     int64                `json:"mpi_ns"`
-	WallTime    int64                `json:"wall_ns_sum"`
-	MPIPercent  float64              `json:"mpi_percent"`
-	TotalBytes  int64                `json:"bytes"`
-	Calls       []flowgraph.CallStat `json:"calls"`
-	Ranks       []flowgraph.RankStat `json:"ranks"`
-	Hosts       []string             `json:"hosts"`
-	Incomplete  bool                 `json:"incomplete"`
-	RanksInFile int                  `json:"ranks_in_file"`
+	Header     *flowgraph.Header    `json:"header"`
+	MPITime    int64                `json:"mpi_ns"`
+	WallTime   int64                `json:"wall_ns_sum"`
+	MPIPercent float64              `json:"mpi_percent"`
+	TotalBytes int64                `json:"bytes"`
+	Calls      []flowgraph.CallStat `json:"calls"`
+	Ranks      []flowgraph.RankStat `json:"ranks"`
+	// Spread is each quantity over the ranks, as IPM's banner.
+	Spread      []analysis.Spread `json:"spread"`
+	Hosts       []string          `json:"hosts"`
+	Incomplete  bool              `json:"incomplete"`
+	RanksInFile int               `json:"ranks_in_file"`
 	// FileBytes are the bytes of the selected ranks' blocks by part, and
 	// of the rest of the file.
 	FileBytes flowgraph.FileBytes `json:"file_bytes"`
@@ -98,7 +100,7 @@ func statsJSON(job *analysis.Job) statsOutput {
 	h, s := &job.Header, job.Summary
 	mpi, wall, bytes := s.Totals()
 	out := statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: analysis.Percent(mpi, wall), TotalBytes: bytes,
-		Calls: job.Calls, Ranks: s.Ranks, Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
+		Calls: job.Calls, Ranks: s.Ranks, Spread: job.Spreads(), Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
 		FileBytes: job.FileBytes}
 	if job.Budget.Blocks > 0 {
 		out.Budget = &job.Budget
@@ -136,6 +138,24 @@ func printStats(w io.Writer, job *analysis.Job) error {
 		fmt.Fprintf(w, "# selected  : %d of %d rank(s)\n", len(selected), h.NumRanks)
 	}
 	incompleteNote(w, h)
+	if sp := job.Spreads(); len(sp) > 0 {
+		// IPM's spread over the ranks, with the ranks of the extremes.
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\t[total]\t<avg>\tmin\t(rank)\tmax\t(rank)\t")
+		for _, q := range sp {
+			f := q.Format
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t\n", q.Name, f(q.Total), f(q.Mean), f(q.Min), q.MinRank, f(q.Max), q.MaxRank)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "#")
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			fmt.Fprint(w, "# "+strings.TrimPrefix(l, "  "))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, line)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "call\tcount\ttotal(s)\tavg(s)\tmin(s)\tmax(s)\tbytes\t%mpi\t%wall\t")

@@ -17,7 +17,7 @@ import (
 )
 
 // sections are the report's sections with stable ids, in page order.
-var sections = []string{"calls", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
+var sections = []string{"job", "calls", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
 
 func main() {
 	if len(os.Args) < 3 {
