@@ -26,6 +26,17 @@ func genJob(t testing.TB, nranks int, events int64, mutate func(h *flowgraph.Hea
 	return path
 }
 
+// hpccJob writes a generated job of HPCC's shape (flowgen.HPCCShape: 400
+// call sites, more calls than the palette, polls) of two ranks and returns
+// its path.
+func hpccJob(t testing.TB, events int64) string {
+	t.Helper()
+	h, ranks := flowgen.Run(flowgen.HPCCShape(events), 2, 2)
+	path := filepath.Join(t.TempDir(), "hpcc.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	return path
+}
+
 // artifacts is where tests leave reports and screenshots to look at:
 // $MPIFLOW_ARTIFACTS if set, else a temporary directory.
 func artifacts(t testing.TB) string {

@@ -14,7 +14,6 @@ import (
 	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
-	"mpiflow/flowgraph/flowgen"
 )
 
 // exchange records rank me of a two-rank ping-pong: MPI_Init, then iters
@@ -395,10 +394,7 @@ func TestTimelineProportions(t *testing.T) {
 // has more calls than the palette: its MPI_Testany phase was blue in the
 // timeline and red, the color of the wait group, in the overview).
 func TestOneColorPerName(t *testing.T) {
-	h, ranks := flowgen.Run(flowgen.HPCCShape(20_000), 2, 2)
-	in := filepath.Join(t.TempDir(), "hpcc.mpiflow")
-	require.NoError(t, flowgraph.WriteFile(in, h, ranks))
-	out, _ := writeReport(t, in, "colors.html", Options{})
+	out, _ := writeReport(t, hpccJob(t, 20_000), "colors.html", Options{})
 	b := newBrowser(t)
 	b.open(t, out)
 	items := eval[[][]string](t, b, `Array.from(document.querySelectorAll(".legend span")).filter(function (s) {
@@ -430,9 +426,7 @@ func TestOneColorPerName(t *testing.T) {
 // calls for their pixel's main call), and a zoomed window whose segments
 // merge calls says that its figures are approximate.
 func TestWindowFigures(t *testing.T) {
-	h, ranks := flowgen.Run(flowgen.HPCCShape(400_000), 2, 2)
-	in := filepath.Join(t.TempDir(), "hpcc.mpiflow")
-	require.NoError(t, flowgraph.WriteFile(in, h, ranks))
+	in := hpccJob(t, 400_000)
 	job, err := analysis.Load(in, analysis.Options{NoLoops: true})
 	require.NoError(t, err)
 	out, _ := writeReport(t, in, "window-figures.html", Options{})
@@ -498,5 +492,34 @@ func TestDeepZoom(t *testing.T) {
 		require.NoError(t, err2)
 		assert.InDelta(t, width, hi-lo, width/100, "the window shown is the one asked for")
 	}
+	b.check(t)
+}
+
+// TestLongTables: a table of more rows than a page shows its first, a
+// filter finds the others, and a button shows them all (the call-site
+// table of HPCC at 16 ranks was 9,370 px long).
+func TestLongTables(t *testing.T) {
+	out, _ := writeReport(t, hpccJob(t, 20_000), "long-tables.html", Options{})
+	b := newBrowser(t)
+	b.open(t, out)
+	rows := func() []int {
+		return eval[[]int](t, b, `(function () { var t = document.getElementById("sites-table");
+			return [t.tBodies[0].rows.length, Array.from(t.tBodies[0].rows).filter(r => !r.hidden).length]; })()`)
+	}
+	all := rows()
+	require.Len(t, all, 2)
+	require.Greater(t, all[0], 25, "HPCC's shape has many call sites")
+	assert.Equal(t, 25, all[1], "the first rows shown")
+	got := eval[[]int](t, b, `(function () { var t = document.getElementById("sites-table"), f = t.previousElementSibling.querySelector("input");
+		var name = t.tBodies[0].rows[t.tBodies[0].rows.length - 1].cells[0].textContent;
+		f.value = name; f.dispatchEvent(new Event("input"));
+		var shown = Array.from(t.tBodies[0].rows).filter(r => !r.hidden);
+		return [shown.length, shown.filter(r => r.cells[0].textContent === name).length]; })()`)
+	require.Len(t, got, 2)
+	assert.Positive(t, got[1], "the filter finds the last row")
+	assert.Equal(t, got[0], got[1], "only matching rows")
+	eval[bool](t, b, `(function () { var t = document.getElementById("sites-table"), bar = t.previousElementSibling, f = bar.querySelector("input");
+		f.value = ""; f.dispatchEvent(new Event("input")); bar.querySelector("button").click(); return true; })()`)
+	assert.Equal(t, []int{all[0], all[0]}, rows(), "show all")
 	b.check(t)
 }

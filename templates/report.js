@@ -799,8 +799,33 @@
   // ---- sortable tables (calls, call sites): a click on a column header
   // sorts the rows by it, numbers by their data-k key largest first, text
   // from A; a second click reverses the order.
+  // Long tables show their first rows, with a filter (rows whose text
+  // holds it) and a button for the rest.
+  var pageRows = 25;
   document.querySelectorAll("table.sortable").forEach(function (table) {
-    var ths = table.querySelectorAll("thead th");
+    var ths = table.querySelectorAll("thead th"), refresh = function () {};
+    if (table.tBodies[0].rows.length > pageRows) {
+      var bar = el("div", { "class": "controls tablebar" }), filter = el("input", { type: "search", placeholder: "filter rows", "aria-label": "filter rows" }),
+        info = el("span", { "class": "small" }), more = el("button", { type: "button" }), all = false;
+      bar.appendChild(filter); bar.appendChild(info); bar.appendChild(more);
+      table.parentNode.insertBefore(bar, table);
+      refresh = function () {
+        var q = filter.value.trim().toLowerCase(), shown = 0, match = 0;
+        Array.prototype.forEach.call(table.tBodies[0].rows, function (tr) {
+          var ok = !q || tr.textContent.toLowerCase().indexOf(q) >= 0;
+          if (ok) match++;
+          tr.hidden = !ok || (!all && match > pageRows);
+          if (!tr.hidden) shown++;
+        });
+        info.textContent = shown + " of " + match + " rows" + (q ? " matching (" + table.tBodies[0].rows.length + " in all)" : "");
+        more.textContent = all ? "show the first " + pageRows : "show all";
+        more.hidden = match <= pageRows;
+        table.dataset.shown = shown;
+      };
+      filter.addEventListener("input", refresh);
+      more.addEventListener("click", function () { all = !all; refresh(); });
+      refresh();
+    }
     ths.forEach(function (th, col) {
       th.querySelector("button").addEventListener("click", function () {
         var isNum = th.hasAttribute("data-num"), cur = th.getAttribute("aria-sort");
@@ -817,6 +842,7 @@
           return asc ? c : -c;
         });
         rows.forEach(function (tr) { body.appendChild(tr); });
+        refresh();
       });
     });
   });
