@@ -198,7 +198,16 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		n := eval[int](t, b, tt.expr)
 		assert.Greater(t, n, 0, tt.name)
 	}
-	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => s.querySelectorAll("rect, polyline").length > 0).length`), "five charts")
+	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => !s.closest("[hidden]") && s.querySelectorAll("rect, polyline").length > 0).length`), "five charts")
+	// The load balance also orders the ranks by MPI time, largest first.
+	byMPI := eval[[]float64](t, b, `(function () { var s = document.getElementById("lb-order"); s.value = "mpi"; s.dispatchEvent(new Event("change"));
+		var shown = !document.getElementById("lb-by-mpi").hidden && document.getElementById("lb-by-rank").hidden;
+		var v = Array.from(document.querySelectorAll("#chart-balance-by-mpi rect title")).map(t => /MPI time: ([0-9.e+-]+) s/.exec(t.textContent)).filter(m => m).map(m => parseFloat(m[1]));
+		s.value = "rank"; s.dispatchEvent(new Event("change"));
+		return [shown ? 1 : 0].concat(v); })()`)
+	require.Greater(t, len(byMPI), 2)
+	assert.Equal(t, 1.0, byMPI[0], "the charts by MPI time are shown")
+	assert.IsNonIncreasing(t, byMPI[1:], "ranks by MPI time, largest first")
 	// The banner's values are whole (the clock's was cut to "TSC synchronized to ...").
 	assert.Empty(t, eval[[]string](t, b, `Array.from(document.querySelectorAll(".banner dd")).filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.textContent)`), "banner values cut off")
 	assert.Equal(t, 7, eval[int](t, b, `document.querySelectorAll("#job-spread tbody tr").length`), "the spread over the ranks")

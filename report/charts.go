@@ -129,6 +129,7 @@ type callTimes struct {
 // rankTimes are the values of one rank (block) for the per-rank charts.
 type rankTimes struct {
 	label, host string
+	order       int // the index in rank (and thread) order
 	mpi         float64 // s inside MPI after MPI_Init
 	user, sys   float64 // s of user and system CPU time
 	wall        float64 // s after MPI_Init
@@ -472,11 +473,27 @@ func chartMemory(ct *callTimes) Chart {
 	return c
 }
 
-// rankNames names the ranks lo..hi-1 of a per-rank chart.
+// rankNames names the ranks lo..hi-1 of a per-rank chart: a range when
+// they follow each other in rank order, else the first few.
 func rankNames(ranks []rankTimes, lo, hi int) string {
 	r := ranks[lo].label
-	if hi-lo > 1 {
+	inOrder := true
+	for i := lo + 1; i < hi; i++ {
+		inOrder = inOrder && ranks[i].order == ranks[i-1].order+1
+	}
+	switch {
+	case hi-lo > 1 && inOrder:
 		r = fmt.Sprintf("%s to %s", r, ranks[hi-1].label)
+	case hi-lo > 1:
+		const few = 4
+		var names []string
+		for i := lo; i < min(hi, lo+few); i++ {
+			names = append(names, ranks[i].label)
+		}
+		r = strings.Join(names, ", ")
+		if hi-lo > few {
+			r += fmt.Sprintf(" and %d more", hi-lo-few)
+		}
 	}
 	if h := ranks[lo].host; h != "" && hi-lo == 1 {
 		r += " (" + h + ")"

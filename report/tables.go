@@ -213,6 +213,9 @@ type tablesView struct {
 	Matrix        *matrixData
 	MatrixCaption string
 	Balance       []Chart
+	// BalanceByMPI are the Balance charts with the ranks by MPI time,
+	// largest first (none for one rank).
+	BalanceByMPI []Chart
 }
 
 // buildTables fills the statistics sections of p.
@@ -224,6 +227,17 @@ func buildTables(p *page, job *analysis.Job, ct *callTimes) {
 	t.Matrix = matrix(job)
 	t.MatrixCaption = matrixCaption(job)
 	t.Balance = []Chart{chartBalance(ct), chartMemory(ct), chartPerRank(ct)}
+	if len(ct.ranks) > 1 {
+		// The same charts with the ranks by MPI time, largest first.
+		byMPI := *ct
+		byMPI.ranks = slices.Clone(ct.ranks)
+		slices.SortStableFunc(byMPI.ranks, func(a, b rankTimes) int { return cmp.Compare(b.mpi, a.mpi) })
+		for _, c := range []Chart{chartBalance(&byMPI), chartMemory(&byMPI), chartPerRank(&byMPI)} {
+			c.ID += "-by-mpi"
+			c.Title += ", ranks by MPI time"
+			t.BalanceByMPI = append(t.BalanceByMPI, c)
+		}
+	}
 }
 
 // rankValues are the values of the per-rank charts, ranks (and threads)
@@ -240,7 +254,7 @@ func rankValues(job *analysis.Job) []rankTimes {
 	out := make([]rankTimes, 0, len(idx))
 	for _, i := range idx {
 		r, rs := job.Ranks[i], &job.Summary.Ranks[i]
-		rt := rankTimes{label: r.Label, host: r.Host, user: float64(r.UserTime) / 1e9, sys: float64(r.SysTime) / 1e9,
+		rt := rankTimes{order: len(out), label: r.Label, host: r.Host, user: float64(r.UserTime) / 1e9, sys: float64(r.SysTime) / 1e9,
 			wall: float64(rs.Wall) / 1e9, rss: float64(r.MaxRSS), mpi: float64(rs.MPI) / 1e9, perCall: map[string]float64{}}
 		for call, t := range r.CallTime {
 			rt.perCall[call] = float64(t) / 1e9

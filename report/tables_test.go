@@ -232,7 +232,7 @@ func TestChartBalanceByRank(t *testing.T) {
 	// Many ranks: lines, and hover columns of several ranks.
 	many := make([]rankTimes, 3000)
 	for i := range many {
-		many[i] = rankTimes{label: fmt.Sprintf("rank %d", i), user: float64(i)}
+		many[i] = rankTimes{order: i, label: fmt.Sprintf("rank %d", i), user: float64(i)}
 	}
 	c = chartBalance(&callTimes{ranks: many})
 	assert.Len(t, c.Polys, 4, "a line per series")
@@ -254,4 +254,17 @@ func TestJobSpread(t *testing.T) {
 			q.Name, q.Format(q.Total), q.Format(q.Mean), q.Format(q.Min), q.MinRank, q.Format(q.Max), q.MaxRank)
 		assert.Contains(t, page, row)
 	}
+}
+
+// TestRankNames: a hover over ranks in rank order names their range, over
+// ranks in another order (by MPI time) the first few.
+func TestRankNames(t *testing.T) {
+	var rs []rankTimes
+	for i := range 10 {
+		rs = append(rs, rankTimes{order: i, label: fmt.Sprintf("rank %d", i)})
+	}
+	assert.Equal(t, "rank 2 to rank 5", rankNames(rs, 2, 6))
+	slices.Reverse(rs)
+	assert.Equal(t, "rank 9, rank 8, rank 7, rank 6 and 2 more", rankNames(rs, 0, 6))
+	assert.Equal(t, "rank 9, rank 8", rankNames(rs, 0, 2))
 }

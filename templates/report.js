@@ -796,6 +796,12 @@
   }
   ocelotl();
 
+  // ---- load balance: ranks in rank order or by MPI time
+  if ($("lb-order")) $("lb-order").addEventListener("change", function () {
+    var mpi = $("lb-order").value === "mpi";
+    $("lb-by-rank").hidden = mpi; $("lb-by-mpi").hidden = !mpi;
+  });
+
   // ---- sortable tables (calls, call sites): a click on a column header
   // sorts the rows by it, numbers by their data-k key largest first, text
   // from A; a second click reverses the order.
