@@ -176,9 +176,10 @@ func (s *Seq) Terms() []SeqTerm {
 }
 
 // seal keeps a copy of the open run beyond the closed terms, where Terms
-// finds it, for a Seq that is walked more often than appended to.
+// finds it, for a Seq that is walked more often than appended to. A Seq of
+// the open run alone keeps no terms (nil, as Append leaves it).
 func (s *Seq) seal() {
-	if s.open.Count > 0 {
+	if s.open.Count > 0 && len(s.terms) > 0 {
 		s.terms = append(s.terms, s.open)[:len(s.terms)]
 	}
 }
