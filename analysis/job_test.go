@@ -205,3 +205,38 @@ func TestSpreads(t *testing.T) {
 	assert.LessOrEqual(t, w.Min, w.Mean)
 	assert.LessOrEqual(t, w.Mean, w.Max)
 }
+
+// TestCounterSpreads: with PAPI's counters, the spread has each rank's IPC
+// and Gflop/s over its compute phases.
+func TestCounterSpreads(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 5, Events: 3000, Depth: 3, Sites: 10, MaxIter: 8, Counters: 3}, 3, 2)
+	h.Counters = []string{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_FP_OPS"}
+	path := filepath.Join(t.TempDir(), "ctr.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	job, err := Load(path, Options{NoLoops: true})
+	require.NoError(t, err)
+	sp := job.Spreads()
+	require.Len(t, sp, 9)
+	ipc, gflops := sp[7], sp[8]
+	assert.Equal(t, "IPC of compute", ipc.Name)
+	assert.Equal(t, "Gflop/s of compute", gflops.Name)
+	var ins, cyc float64
+	for _, r := range ranks {
+		var rIns, rCyc, rFP, rTime float64
+		for _, e := range r.Graph.Edges {
+			rIns, rCyc, rFP, rTime = rIns+float64(e.Counters[0]), rCyc+float64(e.Counters[1]), rFP+float64(e.Counters[2]), rTime+float64(e.Time.Total)
+		}
+		ins, cyc = ins+rIns, cyc+rCyc
+		assert.LessOrEqual(t, ipc.Min, rIns/rCyc)
+		assert.GreaterOrEqual(t, ipc.Max, rIns/rCyc)
+		if r.Rank == gflops.MaxRank {
+			assert.InDelta(t, rFP/rTime, gflops.Max, 1e-12)
+		}
+	}
+	assert.InDelta(t, ins/cyc, ipc.Total, 1e-12, "the job's IPC")
+	assert.Equal(t, "1.23", (&Spread{}).Format(1.234))
+
+	plain, err := Load(genJob(t, 2, nil), Options{NoLoops: true})
+	require.NoError(t, err)
+	assert.Len(t, plain.Spreads(), 7, "no counters, no rates")
+}
