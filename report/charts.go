@@ -129,7 +129,7 @@ type callTimes struct {
 // rankTimes are the values of one rank (block) for the per-rank charts.
 type rankTimes struct {
 	label, host string
-	order       int // the index in rank (and thread) order
+	order       int     // the index in rank (and thread) order
 	mpi         float64 // s inside MPI after MPI_Init
 	user, sys   float64 // s of user and system CPU time
 	wall        float64 // s after MPI_Init
