@@ -50,6 +50,7 @@ type IntervalIter struct {
 	lastGap, lastDur int64
 
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
+	edgeSlot []int32 // per edge, the same for Edges, within Events
 	cur      []walkCursor
 	// heap holds the edges with numbers left, smallest nxt first;
 	// active those of the current interval.
@@ -245,12 +246,22 @@ func (it *IntervalIter) Events(f func(Event)) error {
 	for k, n := range it.Nodes {
 		nsh[k] = share{q: n.Sum / n.Count, r: n.Sum % n.Count}
 	}
-	edgeSlot := make(map[int]int, len(it.Edges))
+	// edgeSlot[e] is edge e's position in Edges + 1 (0: none), for this
+	// call only.
+	if len(it.edgeSlot) == 0 {
+		it.edgeSlot = make([]int32, len(g.Edges))
+	}
+	edgeSlot := it.edgeSlot
 	esh := make([]share, len(it.Edges))
 	for k, e := range it.Edges {
-		edgeSlot[e.Index] = k
+		edgeSlot[e.Index] = int32(k + 1)
 		esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
 	}
+	defer func() {
+		for _, e := range it.Edges {
+			edgeSlot[e.Index] = 0
+		}
+	}()
 	// A last gap kept apart goes to the transition into event End, the
 	// rest of its edge's sum to the others, and a last duration to event
 	// End-1, the rest of its node's sum to the others (EventIter's
@@ -261,8 +272,10 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		return last
 	}
 	lastSlot, last := -1, int64(0)
-	if k, ok := edgeSlot[it.lastEdge]; ok && it.lastGap > 0 && it.Edges[k].Count >= 2 {
-		last, lastSlot = setApart(it.Edges[k], it.lastGap, &esh[k]), k
+	if it.lastEdge >= 0 && it.lastGap > 0 {
+		if k := int(edgeSlot[it.lastEdge]) - 1; k >= 0 && it.Edges[k].Count >= 2 {
+			last, lastSlot = setApart(it.Edges[k], it.lastGap, &esh[k]), k
+		}
 	}
 	lastNode, lastDur := int32(0), int64(0) // a slot of Nodes + 1
 	if it.lastEdge >= 0 && it.lastDur > 0 {
@@ -313,8 +326,8 @@ func (it *IntervalIter) Events(f func(Event)) error {
 			return fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
 		}
 		it.cur[next].Next()
-		es, ok := edgeSlot[next]
-		if !ok {
+		es := int(edgeSlot[next]) - 1
+		if es < 0 {
 			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)
 		}
 		if es == lastSlot && k+1 == it.End {

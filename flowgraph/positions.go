@@ -390,10 +390,14 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
+	runs := []int{0} // m.blocks[runs[i]:runs[i+1]] ascend: one node's
 	for n, hs := range heads(g, seq, self) {
 		ei := self[n]
 		if ei < 0 {
 			continue
+		}
+		if len(m.blocks) > runs[len(runs)-1] {
+			runs = append(runs, len(m.blocks))
 		}
 		s := &m.pos[ei]
 		if l := s.Len(); l != int64(len(hs)) {
@@ -409,7 +413,7 @@ func newPosMap(g *Graph) (*posMap, error) {
 			return true
 		})
 	}
-	slices.SortFunc(m.blocks, func(a, b selfBlock) int { return cmp.Compare(a.start, b.start) })
+	m.blocks = mergeRuns(m.blocks, append(runs, len(m.blocks)))
 	m.keys = make([]int64, len(m.blocks))
 	m.before = make([]int64, len(m.blocks)+1)
 	for j, b := range m.blocks {
@@ -422,6 +426,37 @@ func newPosMap(g *Graph) (*posMap, error) {
 		}
 	}
 	return m, nil
+}
+
+// mergeRuns sorts bs by start, given that each bs[runs[i]:runs[i+1]]
+// ascends (runs ascending from 0 to len(bs)), by merging the runs pairwise:
+// O(n log runs), where sorting took a third of reading a rank's positions.
+func mergeRuns(bs []selfBlock, runs []int) []selfBlock {
+	runs = slices.Compact(runs)
+	tmp := make([]selfBlock, len(bs))
+	for len(runs) > 2 {
+		next := runs[:1]
+		for i := 0; i+1 < len(runs); i += 2 {
+			lo, mid := runs[i], runs[i+1]
+			hi := mid
+			if i+2 < len(runs) {
+				hi = runs[i+2]
+			}
+			a, b, out := bs[lo:mid], bs[mid:hi], tmp[lo:lo]
+			for len(a) > 0 && len(b) > 0 {
+				if b[0].start < a[0].start {
+					out, b = append(out, b[0]), b[1:]
+				} else {
+					out, a = append(out, a[0]), a[1:]
+				}
+			}
+			out = append(append(out, a...), b...)
+			next = append(next, hi)
+		}
+		bs, tmp = tmp, bs
+		runs = next
+	}
+	return bs
 }
 
 // mapSeq appends to out the event indices of the positions s.
