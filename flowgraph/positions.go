@@ -442,15 +442,16 @@ func mergeRuns(bs []selfBlock, runs []int) []selfBlock {
 			if i+2 < len(runs) {
 				hi = runs[i+2]
 			}
-			a, b, out := bs[lo:mid], bs[mid:hi], tmp[lo:lo]
+			a, b, k := bs[lo:mid], bs[mid:hi], lo
 			for len(a) > 0 && len(b) > 0 {
 				if b[0].start < a[0].start {
-					out, b = append(out, b[0]), b[1:]
+					tmp[k], b = b[0], b[1:]
 				} else {
-					out, a = append(out, a[0]), a[1:]
+					tmp[k], a = a[0], a[1:]
 				}
+				k++
 			}
-			out = append(append(out, a...), b...)
+			copy(tmp[k+copy(tmp[k:], a):], b)
 			next = append(next, hi)
 		}
 		bs, tmp = tmp, bs
