@@ -208,6 +208,19 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 	require.Greater(t, len(byMPI), 2)
 	assert.Equal(t, 1.0, byMPI[0], "the charts by MPI time are shown")
 	assert.IsNonIncreasing(t, byMPI[1:], "ranks by MPI time, largest first")
+	// A click on a rank shows it in the graphs and the timeline.
+	clicked := eval[[]string](t, b, `(function () { var r = document.querySelector("#chart-balance rect[data-ranks]:last-of-type");
+		r.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+		var D = JSON.parse(document.getElementById("mpiflow-data").textContent), g = document.getElementById("g-rank");
+		var out = [r.getAttribute("data-ranks"), String(D.ranks[+g.value].rank), document.getElementById("t-ranks").value,
+			document.getElementById("t-canvas").dataset.rows];
+		g.value = 0; g.dispatchEvent(new Event("change")); // as the checks below expect
+		return out; })()`)
+	require.Len(t, clicked, 4)
+	assert.NotEmpty(t, clicked[0])
+	assert.Equal(t, clicked[0], clicked[1], "the graphs show the rank clicked")
+	assert.Equal(t, clicked[0], clicked[2], "the timeline shows it")
+	assert.Equal(t, "1", clicked[3], "one row")
 	// The banner's values are whole (the clock's was cut to "TSC synchronized to ...").
 	assert.Empty(t, eval[[]string](t, b, `Array.from(document.querySelectorAll(".banner dd")).filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.textContent)`), "banner values cut off")
 	assert.Equal(t, 7, eval[int](t, b, `document.querySelectorAll("#job-spread tbody tr").length`), "the spread over the ranks")

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ type Rect struct {
 	X, Y, W, H  float64
 	Fill, Title string
 	Opacity     float64
+	// Ranks are the ranks a hover column of a per-rank chart stands for
+	// ("0-3,8"), which a click shows in the graphs and the timeline.
+	Ranks string
 }
 
 // Line is an axis or grid line.
@@ -128,6 +132,7 @@ type callTimes struct {
 
 // rankTimes are the values of one rank (block) for the per-rank charts.
 type rankTimes struct {
+	rank        int
 	label, host string
 	order       int     // the index in rank (and thread) order
 	mpi         float64 // s inside MPI after MPI_Init
@@ -369,7 +374,7 @@ func (c *Chart) drawRanks(ranks []rankTimes, top float64, series []rankSeries, h
 	}
 	for _, col := range rankColumns(n, plotW) {
 		c.Rects = append(c.Rects, Rect{X: padL + bw*float64(col[0]), Y: padT, W: bw * float64(col[1]-col[0]), H: plotH,
-			Fill: "#000000", Opacity: 0.0001, Title: hover(col[0], col[1])})
+			Fill: "#000000", Opacity: 0.0001, Title: hover(col[0], col[1]), Ranks: rankList(ranks[col[0]:col[1]])})
 	}
 	c.rankAxis(ranks, bw)
 }
@@ -473,6 +478,16 @@ func chartMemory(ct *callTimes) Chart {
 	return c
 }
 
+// rankList is the ranks of rs as ranges ("0-3,8").
+func rankList(rs []rankTimes) string {
+	var ns []int
+	for _, r := range rs {
+		ns = append(ns, r.rank)
+	}
+	slices.Sort(ns)
+	return analysis.RankRanges(slices.Compact(ns))
+}
+
 // rankNames names the ranks lo..hi-1 of a per-rank chart: a range when
 // they follow each other in rank order, else the first few.
 func rankNames(ranks []rankTimes, lo, hi int) string {
@@ -555,7 +570,7 @@ func chartPerRank(ct *callTimes) Chart {
 			add(name, ct.colors[name], t)
 		}
 		add("other calls", OtherColor, rest)
-		c.Rects = append(c.Rects, Rect{X: x, Y: padT, W: bw, H: plotH, Fill: "#000000", Opacity: 0.0001, Title: title})
+		c.Rects = append(c.Rects, Rect{X: x, Y: padT, W: bw, H: plotH, Fill: "#000000", Opacity: 0.0001, Title: title, Ranks: strconv.Itoa(r.rank)})
 		if i%stepLbl == 0 {
 			c.Texts = append(c.Texts, Text{X: x + bw/2, Y: c.H - padB + 14, Anchor: "middle", Text: tickRank(r.label), Class: "tick"})
 		}

@@ -254,7 +254,7 @@ func rankValues(job *analysis.Job) []rankTimes {
 	out := make([]rankTimes, 0, len(idx))
 	for _, i := range idx {
 		r, rs := job.Ranks[i], &job.Summary.Ranks[i]
-		rt := rankTimes{order: len(out), label: r.Label, host: r.Host, user: float64(r.UserTime) / 1e9, sys: float64(r.SysTime) / 1e9,
+		rt := rankTimes{rank: r.Rank.Rank, order: len(out), label: r.Label, host: r.Host, user: float64(r.UserTime) / 1e9, sys: float64(r.SysTime) / 1e9,
 			wall: float64(rs.Wall) / 1e9, rss: float64(r.MaxRSS), mpi: float64(rs.MPI) / 1e9, perCall: map[string]float64{}}
 		for call, t := range r.CallTime {
 			rt.perCall[call] = float64(t) / 1e9

@@ -802,6 +802,17 @@
     $("lb-by-rank").hidden = mpi; $("lb-by-mpi").hidden = !mpi;
   });
 
+  // A click on a rank of the per-rank charts shows it (the first of a
+  // column of ranks) in the graphs, and the column in the timeline.
+  $("load-balance").addEventListener("click", function (ev) {
+    var r = ev.target.closest && ev.target.closest("rect[data-ranks]");
+    if (!r) return;
+    var ranks = parseRanks(r.getAttribute("data-ranks")), i = D.ranks.findIndex(function (x) { return x.rank === ranks[0]; });
+    if (i >= 0 && gRank.value !== String(i)) { gRank.value = i; gRank.dispatchEvent(new Event("change")); }
+    if (T) { $("t-ranks").value = r.getAttribute("data-ranks"); setTimeline(ranks, tState ? tState.from : 0, tState ? tState.to : T.span); }
+    $("graphs").scrollIntoView();
+  });
+
   // ---- sortable tables (calls, call sites): a click on a column header
   // sorts the rows by it, numbers by their data-k key largest first, text
   // from A; a second click reverses the order.
