@@ -53,10 +53,11 @@ func exchange(t testing.TB, me, iters int, several bool) *flowgraph.Rank {
 	return &flowgraph.Rank{Rank: me, Start: 0, Graph: g, Complete: true}
 }
 
-func TestPairMessages(t *testing.T) {
-	ranks := []*flowgraph.Rank{exchange(t, 0, 3, false), exchange(t, 1, 3, false)}
-	span := max(rankSpan(ranks[0]), rankSpan(ranks[1]))
-	tb := newTimelineBuilder(span, 1000, map[string]int{})
+// pairedMessages builds the timelines of two ranks (1,000 bins) and pairs
+// their messages.
+func pairedMessages(t *testing.T, ranks []*flowgraph.Rank) (*timelineData, *timelineBuilder) {
+	t.Helper()
+	tb := newTimelineBuilder(max(rankSpan(ranks[0]), rankSpan(ranks[1])), 1000, map[string]int{})
 	d := &timelineData{}
 	for i, r := range ranks {
 		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
@@ -64,6 +65,12 @@ func TestPairMessages(t *testing.T) {
 		d.Ranks = append(d.Ranks, tl)
 	}
 	d.pairMessages()
+	return d, tb
+}
+
+func TestPairMessages(t *testing.T) {
+	ranks := []*flowgraph.Rank{exchange(t, 0, 3, false), exchange(t, 1, 3, false)}
+	d, tb := pairedMessages(t, ranks)
 	require.Len(t, d.Msgs, 4*6, "3 messages each way")
 	assert.Empty(t, d.MsgNote)
 	// Times count from each rank's first event. The first message: rank 0
@@ -77,13 +84,7 @@ func TestPairMessages(t *testing.T) {
 
 	// A call site with two partners: its messages cannot be told apart.
 	ranks[0] = exchange(t, 0, 3, true)
-	d = &timelineData{}
-	for i, r := range ranks {
-		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
-		require.NoError(t, err)
-		d.Ranks = append(d.Ranks, tl)
-	}
-	d.pairMessages()
+	d, _ = pairedMessages(t, ranks)
 	assert.Len(t, d.Msgs, 4*3, "only rank 1's messages to rank 0")
 	assert.Contains(t, d.MsgNote, "MPIFLOW_KEY=call,site,partner")
 }
@@ -117,15 +118,7 @@ func TestMessagesToWait(t *testing.T) {
 		require.NoError(t, g.Validate())
 		return &flowgraph.Rank{Rank: me, Graph: g, Complete: true}
 	}
-	ranks := []*flowgraph.Rank{rank(0), rank(1)}
-	tb := newTimelineBuilder(max(rankSpan(ranks[0]), rankSpan(ranks[1])), 1000, map[string]int{})
-	d := &timelineData{}
-	for i, r := range ranks {
-		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
-		require.NoError(t, err)
-		d.Ranks = append(d.Ranks, tl)
-	}
-	d.pairMessages()
+	d, tb := pairedMessages(t, []*flowgraph.Rank{rank(0), rank(1)})
 	require.Len(t, d.Msgs, 4*3)
 	assert.Equal(t, []int64{0, 7 * ms / tb.tick, 1, (9*ms + ms/100) / tb.tick}, d.Msgs[:4])
 	for k := 0; k < len(d.Msgs); k += 4 {
