@@ -49,6 +49,12 @@ type Header struct {
 	// Incomplete is set when at least one rank did not reach MPI_Finalize
 	// and its data comes from a partial file.
 	Incomplete bool `msgpack:"incomplete" json:"incomplete"`
+	// Executable is the path of rank 0's program; Env the variables of
+	// rank 0's environment that tune the run ("NAME=value", sorted: see
+	// interpose's runEnv), as IPM's banner gives them. Empty in files of
+	// older versions.
+	Executable string   `msgpack:"exe,omitempty" json:"executable,omitempty"`
+	Env        []string `msgpack:"env,omitempty" json:"env,omitempty"`
 }
 
 // Rank is the data recorded by one thread of one MPI process.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,7 +185,9 @@ func rank0Parts(j *job, infos []rankInfo, blocks [][]blockInfo, start, wall int6
 		ClockSource:   j.clock,
 		KeyFields:     j.keyFields,
 		Counters:      j.counters,
+		Env:           runEnv(os.Environ()),
 	}
+	h.Executable, _ = os.Executable()
 	idx := make([]flowgraph.IndexEntry, 0, len(infos))
 	off := int64(flowgraph.PreambleSize)
 	var missing []string
@@ -343,6 +346,34 @@ func command() []string {
 		return os.Args
 	}
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// runEnv returns, sorted, the variables of env that tune a run or name its
+// batch job: mpiflow's own, OpenMP's and the threads of math libraries, the
+// MPI libraries' and their transports' (Open MPI's MCA, MPICH, Intel MPI,
+// UCX, libfabric), and the schedulers' job ids and sizes. Others are left
+// out: they are not the profile's business and may hold secrets.
+func runEnv(env []string) []string {
+	prefixes := []string{"MPIFLOW_", "OMP_", "OMPI_MCA_", "MPICH_", "MPIR_CVAR_", "I_MPI_", "UCX_", "FI_"}
+	names := map[string]bool{"MKL_NUM_THREADS": true, "OPENBLAS_NUM_THREADS": true, "SLURM_JOB_ID": true,
+		"SLURM_JOB_NAME": true, "SLURM_NNODES": true, "SLURM_NTASKS": true, "PBS_JOBID": true, "LSB_JOBID": true,
+		"FLUX_JOB_ID": true, "COBALT_JOBID": true}
+	var out []string
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		keep := names[name]
+		for _, p := range prefixes {
+			keep = keep || strings.HasPrefix(name, p)
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // fillProcess adds the host name and resource usage of this process.

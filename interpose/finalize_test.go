@@ -94,3 +94,12 @@ func TestJobID(t *testing.T) {
 	assert.Equal(t, "7.0", jobID(env(map[string]string{"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0"})))
 	assert.Equal(t, "a_b", jobID(env(map[string]string{"OMPI_MCA_ess_base_jobid": "a/b"})))
 }
+
+// TestRunEnv: the header keeps the variables that tune a run or name its
+// job, sorted, and nothing else.
+func TestRunEnv(t *testing.T) {
+	env := []string{"HOME=/root", "OMP_NUM_THREADS=4", "MPIFLOW_BUDGET=64K", "AWS_SECRET_ACCESS_KEY=x", "SLURM_JOB_ID=42",
+		"OMPI_MCA_btl=self,vader", "PATH=/bin", "SLURM_JOB_PARTITIONX=no", "MKL_NUM_THREADS=1", "broken"}
+	assert.Equal(t, []string{"MKL_NUM_THREADS=1", "MPIFLOW_BUDGET=64K", "OMPI_MCA_btl=self,vader", "OMP_NUM_THREADS=4", "SLURM_JOB_ID=42"}, runEnv(env))
+	assert.Empty(t, runEnv(nil))
+}

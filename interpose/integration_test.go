@@ -511,6 +511,8 @@ func checkJob(t *testing.T, m mpiImpl, path string, tc appCase) {
 	assert.Equal(t, 4, f.Header.NumRanks)
 	assert.Equal(t, []string{"call", "site"}, f.Header.KeyFields)
 	assert.Contains(t, f.Header.MPILibrary, m.library)
+	assert.Equal(t, tc.app, filepath.Base(f.Header.Executable))
+	assert.Contains(t, f.Header.Env, "MPIFLOW_TRACE=1", "the run's settings")
 	if tc.threads < 0 {
 		require.GreaterOrEqual(t, len(f.Index), 4)
 	} else {

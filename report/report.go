@@ -152,6 +152,10 @@ type banner struct {
 	// Spread is each quantity over the ranks (analysis.Job.Spreads), as
 	// IPM's banner, formatted.
 	Spread []spreadRow
+	// Exe and Env are rank 0's program and the settings of its
+	// environment (Header.Executable, Header.Env).
+	Exe string
+	Env []string
 }
 
 type spreadRow struct {
@@ -467,7 +471,7 @@ func makeBanner(job *analysis.Job) banner {
 		hl = hl[:12]
 	}
 	b := banner{
-		Command: strings.Join(h.Command, " "), JobID: h.JobID,
+		Command: strings.Join(h.Command, " "), JobID: h.JobID, Exe: h.Executable, Env: h.Env,
 		Ranks:    fmt.Sprintf("%d (%d blocks in the file)", h.NumRanks, len(job.Ranks)),
 		Hosts:    strconv.Itoa(len(hosts)),
 		HostList: strings.Join(hl, ", ") + more,

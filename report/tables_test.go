@@ -268,3 +268,17 @@ func TestRankNames(t *testing.T) {
 	assert.Equal(t, "rank 9, rank 8, rank 7, rank 6 and 2 more", rankNames(rs, 0, 6))
 	assert.Equal(t, "rank 9, rank 8", rankNames(rs, 0, 2))
 }
+
+// TestJobEnv: the job section names the executable and the run's settings,
+// escaped.
+func TestJobEnv(t *testing.T) {
+	in := genJob(t, 2, 300, func(h *flowgraph.Header, _ []*flowgraph.Rank) {
+		h.Executable = "/opt/<b>app</b>"
+		h.Env = []string{"MPIFLOW_X=<script>x</script>", "OMP_NUM_THREADS=4"}
+	})
+	_, page := writeReport(t, in, "env.html", Options{})
+	assert.Contains(t, page, `<code id="job-exe">/opt/&lt;b&gt;app&lt;/b&gt;</code>`)
+	assert.Contains(t, page, "environment: 2 setting(s) of the run")
+	assert.Contains(t, page, "<li><code>MPIFLOW_X=&lt;script&gt;x&lt;/script&gt;</code></li>")
+	assert.Contains(t, page, "<li><code>OMP_NUM_THREADS=4</code></li>")
+}

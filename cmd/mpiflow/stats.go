@@ -115,6 +115,12 @@ func printStats(w io.Writer, job *analysis.Job) error {
 	line := strings.Repeat("#", 78)
 	fmt.Fprintln(w, line)
 	fmt.Fprintf(w, "# command   : %s\n", strings.Join(h.Command, " "))
+	if h.Executable != "" {
+		fmt.Fprintf(w, "# exe       : %s\n", h.Executable)
+	}
+	if len(h.Env) > 0 {
+		fmt.Fprintf(w, "# env       : %s\n", strings.Join(h.Env, " "))
+	}
 	if h.StartUnixNano != 0 {
 		fmt.Fprintf(w, "# start     : %s\n", time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339))
 	}
