@@ -206,10 +206,14 @@ func TestBrowserViews(t *testing.T) {
 	assert.Zero(t, all[0], "a double-click shows the whole run")
 	assert.Zero(t, all[2], "too many messages to draw at full view")
 	assert.Positive(t, all[3], "time per call in the window")
-	zoomed := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect();
-		for (var i = 0; i < 6; i++) c.dispatchEvent(new WheelEvent("wheel", {deltaY: -400, clientX: r.left + r.width / 2, clientY: r.top + 10, bubbles: true, cancelable: true}));
-		return [parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value), +c.dataset.msgs]; })()`)
-	require.Len(t, zoomed, 3)
+	zoomed := eval[[]float64](t, b, `(function () { var c = document.getElementById("t-canvas"), r = c.getBoundingClientRect(), h0 = document.body.scrollHeight, shrunk = 0;
+		for (var i = 0; i < 6; i++) {
+			c.dispatchEvent(new WheelEvent("wheel", {deltaY: -400, clientX: r.left + r.width / 2, clientY: r.top + 10, bubbles: true, cancelable: true}));
+			if (document.body.scrollHeight < h0) shrunk++;
+		}
+		return [parseFloat(document.getElementById("t-from").value), parseFloat(document.getElementById("t-to").value), +c.dataset.msgs, shrunk]; })()`)
+	require.Len(t, zoomed, 4)
+	assert.Zero(t, zoomed[3], "the page keeps its height while the wheel zooms")
 	assert.Less(t, zoomed[1]-zoomed[0], (all[1]-all[0])/10, "the wheel zooms in")
 	assert.Positive(t, zoomed[2], "messages drawn when zoomed in")
 	assert.Contains(t, eval[string](t, b, `document.getElementById("t-info").textContent`), "events in view (every event recorded)",

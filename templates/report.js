@@ -465,7 +465,7 @@
   // the call table), else the drawn segments' (approximate when calls were
   // merged).
   function windowStats(inCall, total) {
-    var box = $("t-stats"), idx = [], title = "In this window: ";
+    var box = $("t-stats"), idx = [], title = "In this window: ", before = box.offsetHeight;
     box.textContent = "";
     var mpi = 0;
     inCall.forEach(function (v) { mpi += v; });
@@ -495,9 +495,9 @@
       box.appendChild(sp);
     });
     box.dataset.calls = idx.length;
-    // The box never shrinks while zooming, so that the page keeps its
-    // height under the pointer.
-    box.style.minHeight = Math.max(box.offsetHeight, parseFloat(box.style.minHeight) || 0) + "px";
+    // While the wheel zooms the box does not shrink, so that the page
+    // keeps its height under the pointer (else the next turn scrolls).
+    box.style.minHeight = tState.wheel ? Math.max(before, parseFloat(box.style.minHeight) || 0) + "px" : "";
   }
   function setTimeline(rankList, from, to) {
     if (!T) return;
@@ -551,7 +551,9 @@
       if (ev.offsetX < tState.labelW) return;
       ev.preventDefault();
       var f = Math.exp((ev.deltaY || 0) * 0.002), at = timeAt(ev.offsetX);
+      tState.wheel = true;
       zoomTo(at - (at - tState.from) * f, at + (tState.to - at) * f);
+      tState.wheel = false;
     }, { passive: false });
     tCanvas.addEventListener("dblclick", function () { zoomTo(0, T.span); });
     tCanvas.addEventListener("mousemove", function (ev) {
