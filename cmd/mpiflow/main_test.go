@@ -38,6 +38,7 @@ func genJob(t *testing.T) (string, []*flowgraph.Rank) {
 	t.Helper()
 	h, ranks := flowgen.Run(flowgen.Options{Seed: 3, Events: 2000, Depth: 3, Sites: 10, Branchy: true}, 4, 2)
 	h.Command = []string{"./halo", "<script>"}
+	h.Executable, h.Env = "/opt/apps/halo", []string{"MPIFLOW_BUDGET=64K", "OMP_NUM_THREADS=2"}
 	path := filepath.Join(t.TempDir(), "halo.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
 	return path, ranks
@@ -49,6 +50,7 @@ func TestStats(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "mpi_tasks : 4 on 2 host(s)")
 	assert.Contains(t, out, "./halo <script>")
+	assert.Contains(t, out, "# exe       : /opt/apps/halo\n# env       : MPIFLOW_BUDGET=64K OMP_NUM_THREADS=2\n")
 
 	// The table's counts add up to the events of all ranks.
 	var events int64
@@ -79,7 +81,7 @@ func TestStats(t *testing.T) {
 	}
 	assert.InDelta(t, got.MPIPercent, got.Spread[2].Total, 1e-9)
 	// JSON keys are snake_case like the rest of the output, not Go names.
-	for _, k := range []string{`"command":`, `"wallclock_ns":`, `"clock":`, `"total":`, `"min":`, `"max":`} {
+	for _, k := range []string{`"command":`, `"wallclock_ns":`, `"clock":`, `"total":`, `"min":`, `"max":`, `"executable":`, `"env":`} {
 		assert.Contains(t, js, k)
 	}
 	assert.NotContains(t, js, `"Total"`)
