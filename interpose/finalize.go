@@ -352,9 +352,13 @@ func command() []string {
 // batch job: mpiflow's own, OpenMP's and the threads of math libraries, the
 // MPI libraries' and their transports' (Open MPI's MCA, MPICH, Intel MPI,
 // UCX, libfabric), and the schedulers' job ids and sizes. Others are left
-// out: they are not the profile's business and may hold secrets.
+// out: they are not the profile's business and may hold secrets; so are
+// the ones Open MPI's launcher sets for its own ranks (addresses, session
+// directories, a transport key).
 func runEnv(env []string) []string {
 	prefixes := []string{"MPIFLOW_", "OMP_", "OMPI_MCA_", "MPICH_", "MPIR_CVAR_", "I_MPI_", "UCX_", "FI_"}
+	launcher := []string{"OMPI_MCA_orte_", "OMPI_MCA_prte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
+		"OMPI_MCA_shmem_RUNTIME_QUERY_hint"}
 	names := map[string]bool{"MKL_NUM_THREADS": true, "OPENBLAS_NUM_THREADS": true, "SLURM_JOB_ID": true,
 		"SLURM_JOB_NAME": true, "SLURM_NNODES": true, "SLURM_NTASKS": true, "PBS_JOBID": true, "LSB_JOBID": true,
 		"FLUX_JOB_ID": true, "COBALT_JOBID": true}
@@ -367,6 +371,9 @@ func runEnv(env []string) []string {
 		keep := names[name]
 		for _, p := range prefixes {
 			keep = keep || strings.HasPrefix(name, p)
+		}
+		for _, p := range launcher {
+			keep = keep && !strings.HasPrefix(name, p)
 		}
 		if keep {
 			out = append(out, kv)

@@ -99,7 +99,9 @@ func TestJobID(t *testing.T) {
 // job, sorted, and nothing else.
 func TestRunEnv(t *testing.T) {
 	env := []string{"HOME=/root", "OMP_NUM_THREADS=4", "MPIFLOW_BUDGET=64K", "AWS_SECRET_ACCESS_KEY=x", "SLURM_JOB_ID=42",
-		"OMPI_MCA_btl=self,vader", "PATH=/bin", "SLURM_JOB_PARTITIONX=no", "MKL_NUM_THREADS=1", "broken"}
+		"OMPI_MCA_btl=self,vader", "PATH=/bin", "SLURM_JOB_PARTITIONX=no", "MKL_NUM_THREADS=1", "broken",
+		"OMPI_MCA_orte_precondition_transports=a7b5-bcbd", "OMPI_MCA_orte_hnp_uri=9306112.0;tcp://192.0.2.2:40205",
+		"OMPI_MCA_ess_base_jobid=9306113", "OMPI_MCA_pmix=^s1", "OMPI_MCA_initial_wdir=/tmp"}
 	assert.Equal(t, []string{"MKL_NUM_THREADS=1", "MPIFLOW_BUDGET=64K", "OMPI_MCA_btl=self,vader", "OMP_NUM_THREADS=4", "SLURM_JOB_ID=42"}, runEnv(env))
 	assert.Empty(t, runEnv(nil))
 }
