@@ -198,10 +198,10 @@ func checkReport(t *testing.T, b *browser, out, prefix string) []int {
 		n := eval[int](t, b, tt.expr)
 		assert.Greater(t, n, 0, tt.name)
 	}
-	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => !s.closest("[hidden]") && s.querySelectorAll("rect, polyline").length > 0).length`), "five charts")
+	assert.Equal(t, 5, eval[int](t, b, `Array.from(document.querySelectorAll("figure.chart svg")).filter(s => s.getClientRects().length > 0 && s.querySelectorAll("rect, polyline").length > 0).length`), "five charts shown")
 	// The load balance also orders the ranks by MPI time, largest first.
 	byMPI := eval[[]float64](t, b, `(function () { var s = document.getElementById("lb-order"); s.value = "mpi"; s.dispatchEvent(new Event("change"));
-		var shown = !document.getElementById("lb-by-mpi").hidden && document.getElementById("lb-by-rank").hidden;
+		var shown = document.getElementById("lb-by-mpi").getClientRects().length > 0 && document.getElementById("lb-by-rank").getClientRects().length === 0;
 		var v = Array.from(document.querySelectorAll("#chart-balance-by-mpi rect title")).map(t => /MPI time: ([0-9.e+-]+) s/.exec(t.textContent)).filter(m => m).map(m => parseFloat(m[1]));
 		s.value = "rank"; s.dispatchEvent(new Event("change"));
 		return [shown ? 1 : 0].concat(v); })()`)
