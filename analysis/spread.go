@@ -51,21 +51,13 @@ func (j *Job) Spreads() []Spread {
 		{"bytes", "B", func(r *flowgraph.RankStat) float64 { return float64(r.Bytes) }},
 		{"max RSS", "B", func(r *flowgraph.RankStat) float64 { return float64(r.MaxRSS) }},
 	}
+	ranks := make([]int, len(rs))
+	for i := range rs {
+		ranks[i] = rs[i].Rank
+	}
 	out := make([]Spread, len(quantities))
 	for k, q := range quantities {
-		s := Spread{Name: q.name, Unit: q.unit, MinRank: rs[0].Rank, MaxRank: rs[0].Rank}
-		for i := range rs {
-			v := q.get(&rs[i])
-			s.Total += v
-			if i == 0 || v < s.Min {
-				s.Min, s.MinRank = v, rs[i].Rank
-			}
-			if i == 0 || v > s.Max {
-				s.Max, s.MaxRank = v, rs[i].Rank
-			}
-		}
-		s.Mean = s.Total / float64(len(rs))
-		out[k] = s
+		out[k] = spreadOf(q.name, q.unit, ranks, func(i int) float64 { return q.get(&rs[i]) })
 	}
 	mpi, wall, _ := j.Summary.Totals()
 	out[2].Total = Percent(mpi, wall)
@@ -107,19 +99,7 @@ func (j *Job) counterSpreads() []Spread {
 		return nil
 	}
 	spread := func(name, unit string, get func(s *sums) float64) Spread {
-		q := Spread{Name: name, Unit: unit, MinRank: ranks[0], MaxRank: ranks[0]}
-		for i := range per {
-			v := get(&per[i])
-			q.Total += v
-			if i == 0 || v < q.Min {
-				q.Min, q.MinRank = v, ranks[i]
-			}
-			if i == 0 || v > q.Max {
-				q.Max, q.MaxRank = v, ranks[i]
-			}
-		}
-		q.Mean = q.Total / float64(len(per))
-		return q
+		return spreadOf(name, unit, ranks, func(i int) float64 { return get(&per[i]) })
 	}
 	ratio := func(a, b float64) float64 {
 		if b <= 0 {
@@ -141,6 +121,23 @@ func (j *Job) counterSpreads() []Spread {
 		out = append(out, spread("Gflop/s of compute", "", func(s *sums) float64 { return ratio(float64(s.ctr[cm.fp]), float64(s.time)) }))
 	}
 	return out
+}
+
+// spreadOf is the spread of the values value(i) of ranks[i] (not empty).
+func spreadOf(name, unit string, ranks []int, value func(i int) float64) Spread {
+	s := Spread{Name: name, Unit: unit, MinRank: ranks[0], MaxRank: ranks[0]}
+	for i, r := range ranks {
+		v := value(i)
+		s.Total += v
+		if i == 0 || v < s.Min {
+			s.Min, s.MinRank = v, r
+		}
+		if i == 0 || v > s.Max {
+			s.Max, s.MaxRank = v, r
+		}
+	}
+	s.Mean = s.Total / float64(len(ranks))
+	return s
 }
 
 // Format writes a value of s as the tables do: seconds to 3 significant

@@ -63,11 +63,7 @@ func (g *Graph) RunsAfter(self int, entries []int) []int64 {
 	var blocks []selfBlock
 	seq := func(i int) *Seq { return &g.Edges[i].Seq }
 	if g.lazy != nil {
-		for _, b := range g.lazy.blocks {
-			if b.edge == self {
-				blocks = append(blocks, b)
-			}
-		}
+		blocks = g.lazy.edgeBlocks(self)
 		seq = func(i int) *Seq { return &g.lazy.pos[i] }
 	} else {
 		add := func(start, count int64) {

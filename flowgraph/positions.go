@@ -359,6 +359,20 @@ type posMap struct {
 	keys   []int64     // the blocks' starts
 	before []int64     // before[j]: the events of blocks[:j]
 	first  []int64     // each edge's first event index, -1 if none (lazy reads)
+	// byEdge are the blocks of each self-loop, in order (edgeBlocks).
+	byEdge map[int][]selfBlock
+}
+
+// edgeBlocks returns the blocks of self-loop edge e, sorting the blocks by
+// edge on the first call.
+func (m *posMap) edgeBlocks(e int) []selfBlock {
+	if m.byEdge == nil {
+		m.byEdge = map[int][]selfBlock{}
+		for _, b := range m.blocks {
+			m.byEdge[b.edge] = append(m.byEdge[b.edge], b)
+		}
+	}
+	return m.byEdge[e]
 }
 
 // newPosMap checks the positions of g's sequences (its Edge.Seq) and

@@ -55,6 +55,9 @@ func CallColors(calls []string, extra ...string) map[string]string {
 // own after the calls (CallColors).
 var groupNames = []string{aggregate.GroupP2P, aggregate.GroupCollective, aggregate.GroupWait, aggregate.GroupIO, aggregate.GroupOther}
 
+// isGroup tells whether state s is one of groupNames.
+func isGroup(s string) bool { return slices.Contains(groupNames, s) }
+
 // Colors of the per-rank charts' series: grays and black, which no call
 // has (CPU time is mostly compute, the gray of compute phases).
 const (

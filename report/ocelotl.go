@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"mpiflow/aggregate"
 	"mpiflow/flowgraph"
@@ -201,7 +200,7 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64,
 		case !ok:
 			c = OtherColor
 		}
-		if grouped && !strings.HasPrefix(s, "MPI_") && s != aggregate.ComputeState {
+		if grouped && isGroup(s) {
 			s = "other " + s + " calls"
 		}
 		d.States, d.Colors = append(d.States, s), append(d.Colors, c)
