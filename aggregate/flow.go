@@ -218,75 +218,91 @@ func (fs *flowStates) statesOf(r *flowgraph.Rank) ([]int, error) {
 	return st, nil
 }
 
-// addRank adds the states of r, resource i, to acc: by timing interval
-// where the graph's timing allows it (flowgraph.IntervalIter), else by
-// reading its reconstructed events.
-func (fs *flowStates) addRank(i int, r *flowgraph.Rank, acc *accumulator, buf []StateEvent) error {
+// addRank adds the states of r, resource i, to each of accs: by timing
+// interval where the graph's timing allows it (flowgraph.IntervalIter),
+// else by reading its reconstructed events. The accumulators share one
+// walk, so models of several windows cost little more than one.
+func (fs *flowStates) addRank(i int, r *flowgraph.Rank, accs []*accumulator, buf []StateEvent) error {
 	st, err := fs.statesOf(r)
 	if err != nil {
 		return err
 	}
-	if addIntervals(r, st, acc) {
+	if addIntervals(r, st, accs) {
 		return nil
 	}
-	return acc.readAll(&flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, buf)
+	return addAll(accs, &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, buf)
 }
 
-// addIntervals adds the states of r to acc interval by interval, as
-// flowReader's events would add them: an interval within one slice adds
-// its nodes' sums to their states and its edges' sums to ComputeState (its
-// events and the compute phases between them and after the last, which are
-// flowReader's ComputeState events, all fall in the slice); the others
-// add their events, timed as EventIter times them. The cost follows the
-// intervals, not the events. It reports false, having added nothing, when
-// the graph's timing is not made of whole intervals or is inconsistent
-// with its sequence numbers: then the events must be read.
-func addIntervals(r *flowgraph.Rank, st []int, acc *accumulator) bool {
+// addIntervals adds the states of r to accs interval by interval, as
+// flowReader's events would add them: an interval within one slice of an
+// accumulator adds its nodes' sums to their states and its edges' sums to
+// ComputeState (its events and the compute phases between them and after
+// the last, which are flowReader's ComputeState events, all fall in the
+// slice); the others add their events, timed as EventIter times them. The
+// cost follows the intervals, not the events. It reports false, having
+// added nothing, when the graph's timing is not made of whole intervals or
+// is inconsistent with its sequence numbers: then the events must be read.
+func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
 	it, err := r.Graph.TimedIntervals()
 	if err != nil {
 		return false
 	}
-	b := acc.bounds
-	nt := len(b) - 1
+	fail := func() bool {
+		for _, acc := range accs {
+			clear(acc.row)
+		}
+		return false
+	}
 	nev := r.Graph.NumEvents
+	cutting := make([]*accumulator, 0, len(accs)) // those that need the interval's events
 	var prevEnd int64
 	cut := func(ev flowgraph.Event) {
 		s, e := r.Start+ev.Start, r.Start+ev.End
-		if ev.Index > it.First && s > prevEnd {
-			acc.add(0, prevEnd, s)
+		for _, acc := range cutting {
+			if ev.Index > it.First && s > prevEnd {
+				acc.add(0, prevEnd, s)
+			}
+			acc.add(st[ev.Node], s, e)
 		}
-		acc.add(st[ev.Node], s, e)
 		prevEnd = e
 	}
 	for it.Next() {
 		s, e := r.Start+it.Start, r.Start+it.Stop
-		if e <= b[0] || s >= b[nt] {
-			continue // outside the model's window
-		}
-		if s >= b[0] && s < b[nt] && e <= b[nt] {
-			t := acc.locate(s)
-			if e <= b[t+1] {
-				row := acc.row[t*acc.nx : (t+1)*acc.nx]
-				for _, n := range it.Nodes {
-					row[st[n.Index]] += n.Sum
-				}
-				for _, ed := range it.Edges {
-					row[0] += ed.Sum
-				}
-				continue
+		cutting = cutting[:0]
+		for _, acc := range accs {
+			b := acc.bounds
+			nt := len(b) - 1
+			if e <= b[0] || s >= b[nt] {
+				continue // outside the model's window
 			}
+			if s >= b[0] && e <= b[nt] {
+				if t := acc.locate(s); e <= b[t+1] {
+					row := acc.row[t*acc.nx : (t+1)*acc.nx]
+					for _, n := range it.Nodes {
+						row[st[n.Index]] += n.Sum
+					}
+					for _, ed := range it.Edges {
+						row[0] += ed.Sum
+					}
+					continue
+				}
+			}
+			cutting = append(cutting, acc)
+		}
+		if len(cutting) == 0 {
+			continue
 		}
 		if err := it.Events(cut); err != nil {
-			clear(acc.row)
-			return false
+			return fail()
 		}
 		if it.End < nev && e > prevEnd {
-			acc.add(0, prevEnd, e) // the compute phase after the last event
+			for _, acc := range cutting {
+				acc.add(0, prevEnd, e) // the compute phase after the last event
+			}
 		}
 	}
 	if it.Err() != nil {
-		clear(acc.row)
-		return false
+		return fail()
 	}
 	return true
 }

@@ -56,6 +56,17 @@ func checkModelByIntervals(t *testing.T, name string, h *flowgraph.Header, ranks
 			if !slices.Equal(want.Dur, got.Dur) {
 				require.Equal(t, want.Dur, got.Dur, "%s: window, %d slices, group %v", name, nslices, group)
 			}
+			// Several windows in one walk (the report's overview).
+			wins := []Window{{start, end, nslices}, {ws, we, nslices}, {ws, we, 2 * nslices}}
+			wms, err := BuildWindows(eventsOnly{src}, wins, 1)
+			require.NoError(t, err, name)
+			gms, err := BuildWindows(src, wins, 2)
+			require.NoError(t, err, name)
+			for k := range wins {
+				if !slices.Equal(wms[k].Dur, gms[k].Dur) {
+					require.Equal(t, wms[k].Dur, gms[k].Dur, "%s: windows, window %d, %d slices, group %v", name, k, nslices, group)
+				}
+			}
 		}
 	}
 	return timed

@@ -263,23 +263,13 @@ func read(ms []*Model, src Source, r int, buf []StateEvent) error {
 		if err != nil {
 			return err
 		}
-		for _, acc := range accs {
-			if err := s.addRank(r, rk, acc, buf); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.addRank(r, rk, accs, buf)
 	}
 	rd, err := src.Open(r)
 	if err != nil {
 		return err
 	}
 	return addAll(accs, rd, buf)
-}
-
-// readAll adds every event of rd and closes it.
-func (acc *accumulator) readAll(rd Reader, buf []StateEvent) error {
-	return addAll([]*accumulator{acc}, rd, buf)
 }
 
 // addAll adds every event of rd to each of accs and closes it.

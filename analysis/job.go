@@ -495,7 +495,9 @@ func (j *Job) Whole(i int) (*flowgraph.Rank, error) {
 }
 
 // Reread reads Ranks[i] again from the job's file, whole: with the
-// sequences that NoSequences dropped.
+// sequences that NoSequences dropped, in the form the file stores them
+// (File.ReadLazy), which timing intervals walk as they are and an event
+// walk maps.
 func (j *Job) Reread(i int) (*flowgraph.Rank, error) {
 	f, err := flowgraph.Open(j.Path)
 	if err != nil {
@@ -507,7 +509,7 @@ func (j *Job) Reread(i int) (*flowgraph.Rank, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("%s: rank %d thread %d is no longer in the file", j.Path, r.Rank.Rank, r.Thread)
 	}
-	return f.ReadRank(k)
+	return f.ReadLazy(k)
 }
 
 // FindRank returns the index in Ranks of rank and thread, -1 if not there.

@@ -26,7 +26,7 @@ type IntervalSum struct {
 type IntervalIter struct {
 	g   *Graph
 	tim *TimingIter
-	ix  []*seqIndex
+	ix  []edgeIndex
 	nxt []int64 // per edge, its first number at or after the current interval
 	out [][]int // out-edges per node
 	err error
@@ -51,7 +51,7 @@ type IntervalIter struct {
 
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	edgeSlot []int32 // per edge, the same for Edges, within Events
-	cur      []walkCursor
+	cur      []edgeCursor
 	// heap holds the edges with numbers left, smallest nxt first;
 	// active those of the current interval.
 	heap, active []int32
@@ -63,17 +63,17 @@ type IntervalIter struct {
 var ErrNotIntervals = errors.New("timing: not timed by whole intervals")
 
 // TimedIntervals returns an iterator over the graph's timing intervals, or
-// ErrNotIntervals. The graph must be valid (see Validate).
+// ErrNotIntervals. The graph must be valid (see Validate); one read by
+// File.ReadLazy is walked without mapping its sequences.
 func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 	t := &g.Timing
 	if !t.Present() || t.Keep() != 0 || g.NumEvents == 0 || !t.Covers(g.NumEvents) {
 		return nil, ErrNotIntervals
 	}
-	it := &IntervalIter{g: g, tim: t.Intervals(), ix: make([]*seqIndex, len(g.Edges)), nxt: make([]int64, len(g.Edges)),
+	it := &IntervalIter{g: g, tim: t.Intervals(), ix: edgeIndexes(g), nxt: make([]int64, len(g.Edges)),
 		out: make([][]int, len(g.Nodes)), nodeSlot: make([]int32, len(g.Nodes))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		it.ix[i] = newSeqIndex(&e.Seq)
 		it.nxt[i] = it.ix[i].succ(0)
 		it.out[e.Src] = append(it.out[e.Src], i)
 		it.pushHeap(int32(i))
@@ -154,7 +154,7 @@ func (it *IntervalIter) Next() bool {
 	}
 	for _, e32 := range it.active {
 		e := int(e32)
-		x := it.ix[e]
+		x := &it.ix[e]
 		dst := g.Edges[e].Dst
 		firstIn := it.nxt[e] // its first number after a
 		if firstIn == a {
@@ -239,7 +239,7 @@ func (it *IntervalIter) Err() error { return it.err }
 func (it *IntervalIter) Events(f func(Event)) error {
 	g := it.g
 	if len(it.cur) == 0 {
-		it.cur = make([]walkCursor, len(g.Edges))
+		it.cur = make([]edgeCursor, len(g.Edges))
 	}
 	type share struct{ q, r, seen int64 }
 	nsh := make([]share, len(it.Nodes))
@@ -325,7 +325,7 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		if next < 0 {
 			return fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
 		}
-		it.cur[next].Next()
+		it.ix[next].next(&it.cur[next])
 		es := int(edgeSlot[next]) - 1
 		if es < 0 {
 			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)

@@ -17,14 +17,15 @@ import (
 // with EventIter's events: the events themselves (Events), and per
 // interval the nodes' and edges' counts and total durations, first
 // occurrences first, and its start and stop.
-// It reports false for graphs TimedIntervals refuses.
-func checkIntervals(t *testing.T, name string, g *flowgraph.Graph) bool {
+// It reports false for graphs TimedIntervals refuses. The intervals are
+// those of walk, g itself or the same graph read by File.ReadLazy.
+func checkIntervals(t *testing.T, name string, g, walk *flowgraph.Graph) bool {
 	t.Helper()
 	var want []flowgraph.Event
 	for ei := g.Events(); ei.Next(); {
 		want = append(want, ei.Event())
 	}
-	it, err := g.TimedIntervals()
+	it, err := walk.TimedIntervals()
 	if errors.Is(err, flowgraph.ErrNotIntervals) {
 		require.True(t, g.Timing.Keep() > 0, "%s: refused", name)
 		return false
@@ -101,7 +102,7 @@ func TestIntervalsMatchEventIter(t *testing.T) {
 		b := p.NewBuilder()
 		p.Execute(1, b.Add)
 		g := b.Graph()
-		if checkIntervals(t, fmt.Sprintf("flowgen seed %d spacing %d", seed, g.Timing.Spacing()), &g) {
+		if checkIntervals(t, fmt.Sprintf("flowgen seed %d spacing %d", seed, g.Timing.Spacing()), &g, &g) {
 			checked++
 			if g.Timing.Spacing() > 1 && g.Timing.Quantum() > 1 {
 				coarse++
@@ -110,19 +111,33 @@ func TestIntervalsMatchEventIter(t *testing.T) {
 	}
 	require.Greater(t, checked, 18, "graphs checked")
 	require.Greater(t, coarse, 4, "graphs with coarse timing checked")
+	// A job of HPCC's shape stores its sequences as positions: its lazy
+	// reads are walked without mapping them.
+	h, ranks := flowgen.Run(flowgen.HPCCShape(60_000), 2, 2)
+	polled := filepath.Join(t.TempDir(), "polled.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(polled, h, ranks))
 	files, err := filepath.Glob("../testdata/profiles/*.mpiflow")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	for _, path := range files {
+	var lazy int
+	for _, path := range append(files, polled) {
 		f, err := flowgraph.Open(path)
 		require.NoError(t, err)
 		for i, e := range f.Index {
+			name := fmt.Sprintf("%s rank %d.%d", filepath.Base(path), e.Rank, e.Thread)
 			r, err := f.ReadRank(i)
 			require.NoError(t, err)
-			require.True(t, checkIntervals(t, fmt.Sprintf("%s rank %d.%d", filepath.Base(path), e.Rank, e.Thread), &r.Graph))
+			require.True(t, checkIntervals(t, name, &r.Graph, &r.Graph))
+			l, err := f.ReadLazy(i)
+			require.NoError(t, err)
+			if l.Graph.Edges[0].Seq.IsZero() {
+				lazy++
+			}
+			require.True(t, checkIntervals(t, name+" read lazily", &r.Graph, &l.Graph))
 		}
 		require.NoError(t, f.Close())
 	}
+	require.GreaterOrEqual(t, lazy, 2, "ranks walked on their positions")
 }
 
 // TestTimedIntervalsRefuses: graphs that IntervalIter cannot time.

@@ -290,7 +290,7 @@ func TestTimingLastApart(t *testing.T) {
 			worst := worstStart(t, &g, calls)
 			assert.Less(t, worst, int64(2_000_000), "start error (ns), %d of %d intervals kept their last %s apart", kept, g.Timing.Len(), tc.name)
 			t.Logf("worst start error %d ns; %d of %d intervals kept their last %s apart", worst, kept, g.Timing.Len(), tc.name)
-			checkIntervals(t, tc.name, &g)
+			checkIntervals(t, tc.name, &g, &g)
 		})
 	}
 }

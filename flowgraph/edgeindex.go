@@ -1,0 +1,167 @@
+package flowgraph
+
+import (
+	"math"
+	"sort"
+)
+
+// edgeIndex answers IntervalIter's queries on one edge's sequence numbers
+// (event indices): from an index of its Seq, or for a graph read by
+// File.ReadLazy without mapping them, from an index of its stored
+// positions (an edge that is not a self-loop) or from its runs (a
+// self-loop). Mapping a polled rank's positions was most of the time of
+// timing its intervals.
+type edgeIndex struct {
+	x *seqIndex // event indices, or positions when m is set
+	m *posMap   // maps x's positions to event indices
+	// self: a self-loop of a lazy graph; its traversals are the runs
+	// [start[k], start[k]+count[k]), before[k] those of runs[:k].
+	self                 bool
+	start, count, before []int64
+}
+
+// edgeCursor walks an edge's numbers from where edgeIndex.seek put it.
+type edgeCursor struct {
+	val int64 // the current number, math.MaxInt64 past the last
+	w   walkCursor
+	k   int // self: the current run; positions: the blocks at or below w.val
+}
+
+// edgeIndexes returns an index of each edge of g.
+func edgeIndexes(g *Graph) []edgeIndex {
+	ix := make([]edgeIndex, len(g.Edges))
+	m := g.lazy
+	if m == nil {
+		for i := range g.Edges {
+			ix[i].x = newSeqIndex(&g.Edges[i].Seq)
+		}
+		return ix
+	}
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src == e.Dst {
+			ix[i].self = true
+			ix[i].before = []int64{0}
+		} else {
+			ix[i] = edgeIndex{x: newSeqIndex(&m.pos[i]), m: m}
+		}
+	}
+	for j, b := range m.blocks {
+		x := &ix[b.edge]
+		x.start = append(x.start, b.start+m.before[j])
+		x.count = append(x.count, b.count)
+		x.before = append(x.before, x.before[len(x.before)-1]+b.count)
+	}
+	return ix
+}
+
+// run is the first run of a self-loop that ends after v, len(start) if
+// none.
+func (x *edgeIndex) run(v int64) int {
+	return sort.Search(len(x.start), func(k int) bool { return x.start[k]+x.count[k] > v })
+}
+
+// succ is the smallest number at least v, math.MaxInt64 if none.
+func (x *edgeIndex) succ(v int64) int64 {
+	switch {
+	case x.self:
+		if k := x.run(v); k < len(x.start) {
+			return max(v, x.start[k])
+		}
+		return math.MaxInt64
+	case x.m != nil:
+		if p := x.x.succ(x.m.ceil(v)); p != math.MaxInt64 {
+			return x.m.index(p)
+		}
+		return math.MaxInt64
+	}
+	return x.x.succ(v)
+}
+
+// rank is the number of numbers below v.
+func (x *edgeIndex) rank(v int64) int64 {
+	switch {
+	case x.self:
+		k := x.run(v)
+		if k < len(x.start) {
+			return x.before[k] + max(0, v-x.start[k])
+		}
+		return x.before[k]
+	case x.m != nil:
+		return x.x.rank(x.m.ceil(v))
+	}
+	return x.x.rank(v)
+}
+
+// seek positions c at the smallest number at least v.
+func (x *edgeIndex) seek(c *edgeCursor, v int64) {
+	switch {
+	case x.self:
+		c.k = x.run(v)
+		c.val = math.MaxInt64
+		if c.k < len(x.start) {
+			c.val = max(v, x.start[c.k])
+		}
+	case x.m != nil:
+		x.x.seek(&c.w, x.m.ceil(v))
+		c.k = sort.Search(len(x.m.keys), func(j int) bool { return x.m.keys[j] > c.w.val })
+		c.setPos(x.m)
+	default:
+		x.x.seek(&c.w, v)
+		c.val = c.w.val
+	}
+}
+
+// next moves c to the next number.
+func (x *edgeIndex) next(c *edgeCursor) {
+	switch {
+	case x.self:
+		if c.val++; c.val == x.start[c.k]+x.count[c.k] {
+			if c.k++; c.k < len(x.start) {
+				c.val = x.start[c.k]
+			} else {
+				c.val = math.MaxInt64
+			}
+		}
+	case x.m != nil:
+		c.w.Next()
+		// Every edge's cursor passes the blocks between its numbers:
+		// galloping keeps that O(log) per number, not O(blocks).
+		keys, p := x.m.keys, c.w.val
+		if c.k < len(keys) && keys[c.k] <= p {
+			step := 1
+			for c.k+step < len(keys) && keys[c.k+step] <= p {
+				c.k += step
+				step *= 2
+			}
+			hi := min(c.k+step, len(keys))
+			c.k += sort.Search(hi-c.k, func(j int) bool { return keys[c.k+j] > p })
+		}
+		c.setPos(x.m)
+	default:
+		c.w.Next()
+		c.val = c.w.val
+	}
+}
+
+// setPos sets c's number from its position, c.k being the blocks at or
+// below it.
+func (c *edgeCursor) setPos(m *posMap) {
+	c.val = math.MaxInt64
+	if c.w.val != math.MaxInt64 {
+		c.val = c.w.val + m.before[c.k]
+	}
+}
+
+// ceil is the smallest position whose event index is at least v (v >= 0).
+func (m *posMap) ceil(v int64) int64 {
+	// j: the blocks whose first event is at most v
+	j := sort.Search(len(m.keys), func(j int) bool { return m.keys[j]+m.before[j] > v })
+	if j == 0 {
+		return v
+	}
+	j--
+	if v < m.keys[j]+m.before[j+1] { // in block j: the position after it
+		return m.keys[j]
+	}
+	return v - m.before[j+1]
+}
