@@ -37,10 +37,14 @@ func edgeIndexes(g *Graph) []edgeIndex {
 		}
 		return ix
 	}
+	runs := make([]int, len(g.Edges))
+	for _, b := range m.blocks {
+		runs[b.edge]++
+	}
 	for i := range g.Edges {
 		if e := &g.Edges[i]; e.Src == e.Dst {
-			ix[i].self = true
-			ix[i].before = []int64{0}
+			n := runs[i]
+			ix[i] = edgeIndex{self: true, start: make([]int64, 0, n), count: make([]int64, 0, n), before: make([]int64, 1, n+1)}
 		} else {
 			ix[i] = edgeIndex{x: newSeqIndex(&m.pos[i]), m: m}
 		}

@@ -141,6 +141,8 @@ func heads(g *Graph, seq func(i int) *Seq, self []int) [][]int64 {
 			hs[k] = make([]int64, 0, n[k])
 		}
 	}
+	// runs[k]: where each ascending part of hs[k] starts (one per entry).
+	runs := make([][]int, len(g.Nodes))
 	if self[g.Initial] >= 0 {
 		hs[g.Initial] = append(hs[g.Initial], 0)
 	}
@@ -149,13 +151,16 @@ func heads(g *Graph, seq func(i int) *Seq, self []int) [][]int64 {
 		if e.Src == e.Dst || self[e.Dst] < 0 {
 			continue
 		}
+		runs[e.Dst] = append(runs[e.Dst], len(hs[e.Dst]))
 		seq(i).All(func(x int64) bool {
 			hs[e.Dst] = append(hs[e.Dst], x)
 			return true
 		})
 	}
-	for _, h := range hs {
-		slices.Sort(h)
+	for k, h := range hs {
+		if len(h) > 0 {
+			hs[k] = mergeRuns(h, append(append([]int{0}, runs[k]...), len(h)), func(x int64) int64 { return x })
+		}
 	}
 	return hs
 }
@@ -405,7 +410,13 @@ func newPosMap(g *Graph) (*posMap, error) {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
 	runs := []int{0} // m.blocks[runs[i]:runs[i+1]] ascend: one node's
-	for n, hs := range heads(g, seq, self) {
+	hss := heads(g, seq, self)
+	var nb int // at most a block per run
+	for _, hs := range hss {
+		nb += len(hs)
+	}
+	m.blocks = make([]selfBlock, 0, nb)
+	for n, hs := range hss {
 		ei := self[n]
 		if ei < 0 {
 			continue
@@ -427,7 +438,7 @@ func newPosMap(g *Graph) (*posMap, error) {
 			return true
 		})
 	}
-	m.blocks = mergeRuns(m.blocks, append(runs, len(m.blocks)))
+	m.blocks = mergeRuns(m.blocks, append(runs, len(m.blocks)), func(b selfBlock) int64 { return b.start })
 	m.keys = make([]int64, len(m.blocks))
 	m.before = make([]int64, len(m.blocks)+1)
 	for j, b := range m.blocks {
@@ -442,12 +453,15 @@ func newPosMap(g *Graph) (*posMap, error) {
 	return m, nil
 }
 
-// mergeRuns sorts bs by start, given that each bs[runs[i]:runs[i+1]]
-// ascends (runs ascending from 0 to len(bs)), by merging the runs pairwise:
+// mergeRuns sorts xs by key, given that each xs[runs[i]:runs[i+1]]
+// ascends (runs ascending from 0 to len(xs)), by merging the runs pairwise:
 // O(n log runs), where sorting took a third of reading a rank's positions.
-func mergeRuns(bs []selfBlock, runs []int) []selfBlock {
+func mergeRuns[T any](xs []T, runs []int, key func(T) int64) []T {
 	runs = slices.Compact(runs)
-	tmp := make([]selfBlock, len(bs))
+	if len(runs) <= 2 {
+		return xs
+	}
+	tmp := make([]T, len(xs))
 	for len(runs) > 2 {
 		next := runs[:1]
 		for i := 0; i+1 < len(runs); i += 2 {
@@ -456,9 +470,9 @@ func mergeRuns(bs []selfBlock, runs []int) []selfBlock {
 			if i+2 < len(runs) {
 				hi = runs[i+2]
 			}
-			a, b, k := bs[lo:mid], bs[mid:hi], lo
+			a, b, k := xs[lo:mid], xs[mid:hi], lo
 			for len(a) > 0 && len(b) > 0 {
-				if b[0].start < a[0].start {
+				if key(b[0]) < key(a[0]) {
 					tmp[k], b = b[0], b[1:]
 				} else {
 					tmp[k], a = a[0], a[1:]
@@ -468,10 +482,10 @@ func mergeRuns(bs []selfBlock, runs []int) []selfBlock {
 			copy(tmp[k+copy(tmp[k:], a):], b)
 			next = append(next, hi)
 		}
-		bs, tmp = tmp, bs
+		xs, tmp = tmp, xs
 		runs = next
 	}
-	return bs
+	return xs
 }
 
 // mapSeq appends to out the event indices of the positions s.

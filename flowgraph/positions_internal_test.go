@@ -25,7 +25,7 @@ func TestMergeRuns(t *testing.T) {
 		}
 		want := slices.Clone(bs)
 		slices.SortStableFunc(want, func(a, b selfBlock) int { return cmp.Compare(a.start, b.start) })
-		got := mergeRuns(bs, runs)
+		got := mergeRuns(bs, runs, func(b selfBlock) int64 { return b.start })
 		assert.True(t, slices.IsSortedFunc(got, func(a, b selfBlock) int { return cmp.Compare(a.start, b.start) }))
 		assert.ElementsMatch(t, want, got)
 	}
