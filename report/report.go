@@ -340,17 +340,25 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	p.Banner = makeBanner(job)
 	buildTables(p, job, ct)
 
-	// Timeline of the first ranks.
+	// Timeline of all ranks, or of the outliers and a spread of the rest.
 	ranks := job.Recorded()
 	var span int64
 	for _, r := range ranks {
 		span = max(span, rankSpan(r))
 	}
-	ntl := min(len(ranks), opt.TimelineRanks)
+	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
+	ntl := len(shown)
+	row := make([]int, len(ranks)) // each rank's row in the timeline, -1: none
+	for i := range row {
+		row[i] = -1
+	}
+	for k, i := range shown {
+		row[i] = k
+	}
 	// Every event when they fit the budget, else bins per rank.
 	var events int64
-	for _, r := range ranks[:ntl] {
-		events += r.Graph.NumEvents
+	for _, i := range shown {
+		events += ranks[i].Graph.NumEvents
 	}
 	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
 	exact := events <= int64(opt.TimelineSegments)
@@ -367,8 +375,8 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		tl.Start = float64(ie) / 1e9
 	}
 	var notes []string
-	if ntl < len(ranks) {
-		notes = append(notes, fmt.Sprintf("the timeline shows the first %d of %d ranks", ntl, len(ranks)))
+	if shownNote != "" {
+		notes = append(notes, shownNote)
 	}
 	if !exact {
 		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
@@ -395,8 +403,9 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 			job.FindLoops(i, r)
 			prog.step("finding loops", len(ranks))
 		}
-		if i < ntl {
-			tl.Ranks[i], tlErrs[i] = tb.rank(r, job.Ranks[i].Label)
+		if k := row[i]; k >= 0 {
+			tl.Ranks[k], tlErrs[k] = tb.rank(r, job.Ranks[i].Label)
+			tl.Ranks[k].Index = i
 			prog.step("timeline", ntl)
 		}
 		return r, nil
@@ -420,7 +429,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		prog.step("overview", 1)
 	}
 	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
-		if visited[i] || (!pending && i >= ntl) {
+		if visited[i] || (!pending && row[i] < 0) {
 			return nil
 		}
 		_, err := whole(i)

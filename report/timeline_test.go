@@ -1,15 +1,18 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
 )
@@ -247,4 +250,97 @@ func TestTimelineStart(t *testing.T) {
 			assert.InDelta(t, tc.start, p.Data.Timeline.Start, 1e-12)
 		})
 	}
+}
+
+// TestTimelineRanks: a timeline that cannot show every rank shows the
+// ranks of most and of least MPI time and of the longest run, and spreads
+// the rest over the whole job, not its first ranks.
+func TestTimelineRanks(t *testing.T) {
+	stats := func(n int) []flowgraph.RankStat {
+		s := make([]flowgraph.RankStat, n)
+		for i := range s {
+			// MPI time that is not monotone in the rank; the longest
+			// run is rank n/3.
+			s[i] = flowgraph.RankStat{Rank: i, MPI: int64((i * 7919) % 1009), Wall: 100}
+		}
+		s[n/3].Wall = 200
+		return s
+	}
+	for _, c := range []struct{ ranks, n int }{{10, 128}, {1024, 128}, {300, 40}, {50, 3}, {50, 1}, {5, 0}} {
+		name := fmt.Sprintf("%d ranks, %d rows", c.ranks, c.n)
+		st := stats(c.ranks)
+		got, note := timelineRanks(st, c.n)
+		if c.ranks <= c.n {
+			assert.Len(t, got, c.ranks, name)
+			assert.Empty(t, note, name)
+			continue
+		}
+		require.Len(t, got, c.n, name)
+		if c.n == 0 {
+			continue
+		}
+		assert.True(t, slices.IsSorted(got), name)
+		assert.Len(t, slices.Compact(slices.Clone(got)), c.n, "%s: no rank twice", name)
+		assert.Contains(t, note, fmt.Sprintf("shows %d of %d ranks", c.n, c.ranks), name)
+		assert.Contains(t, got, c.ranks/3, "%s: the longest run", name)
+		byMPI := make([]int, c.ranks)
+		for i := range byMPI {
+			byMPI[i] = i
+		}
+		slices.SortStableFunc(byMPI, func(a, b int) int { return cmp.Compare(st[b].MPI, st[a].MPI) })
+		k := min(outlierRanks, c.n/4)
+		for _, i := range append(byMPI[:k], byMPI[c.ranks-k:]...) {
+			assert.Contains(t, got, i, "%s: an outlier of MPI time", name)
+		}
+		if c.n >= 40 {
+			// Spread: no gap much wider than an even share.
+			gap := got[0]
+			for j := 1; j < len(got); j++ {
+				gap = max(gap, got[j]-got[j-1])
+			}
+			gap = max(gap, c.ranks-1-got[len(got)-1])
+			assert.LessOrEqual(t, gap, 2*c.ranks/(c.n-2*k-1)+1, "%s: largest gap", name)
+		}
+	}
+}
+
+// TestBrowserTimelineRanks: the timeline of a job with more ranks than it
+// shows holds the chosen ranks, opens with them, and says so when asked
+// for a rank it does not hold.
+func TestBrowserTimelineRanks(t *testing.T) {
+	in := genJob(t, 12, 3000, nil)
+	job, err := analysis.Load(in, analysis.Options{})
+	require.NoError(t, err)
+	want, _ := timelineRanks(job.Summary.Ranks, 5)
+	require.Len(t, want, 5)
+	out, html := writeReport(t, in, "timeline-ranks.html", Options{TimelineRanks: 5})
+	assert.Contains(t, html, "the timeline shows 5 of 12 ranks")
+	b := newBrowser(t)
+	b.open(t, out)
+	got := eval[[]int](t, b, `(function () {
+		var D = JSON.parse(document.getElementById("mpiflow-data").textContent);
+		return D.timeline.ranks.map(function (r) { return D.ranks[r.i].rank; });
+	})()`)
+	var wantRanks []int
+	for _, i := range want {
+		wantRanks = append(wantRanks, job.Ranks[i].Rank.Rank)
+	}
+	assert.Equal(t, wantRanks, got)
+	var absent int
+	for i := range 12 {
+		if !slices.Contains(want, i) {
+			absent = job.Ranks[i].Rank.Rank
+			break
+		}
+	}
+	res := eval[[]string](t, b, fmt.Sprintf(`(function () {
+		var v = document.getElementById("t-ranks").value;
+		document.getElementById("t-ranks").value = "%d";
+		document.getElementById("t-apply").click();
+		return [v, document.getElementById("t-info").textContent];
+	})()`, absent))
+	require.Len(t, res, 2)
+	assert.Equal(t, analysis.RankRanges(wantRanks), res[0], "the timeline opens with its ranks")
+	assert.Contains(t, res[1], "it holds 5 of the 12 ranks")
+	b.check(t)
 }

@@ -87,6 +87,18 @@
     var w = [247, 247, 247], c = f > 0 ? [178, 24, 43] : [33, 102, 172], t = Math.abs(f);
     return rgb(w[0] + (c[0] - w[0]) * t, w[1] + (c[1] - w[1]) * t, w[2] + (c[2] - w[2]) * t);
   }
+  // formatRanks writes ascending rank numbers as "0-3,8,10-11".
+  function formatRanks(rs) {
+    var out = [];
+    rs = rs.filter(function (r, k) { return k === 0 || r !== rs[k - 1]; });
+    for (var k = 0; k < rs.length;) {
+      var j = k;
+      while (j + 1 < rs.length && rs[j + 1] === rs[j] + 1) j++;
+      out.push(j > k ? rs[k] + "-" + rs[j] : String(rs[k]));
+      k = j + 1;
+    }
+    return out.join(",");
+  }
   function parseRanks(s, n) {
     var out = [];
     s.split(",").forEach(function (part) {
@@ -502,13 +514,13 @@
   function setTimeline(rankList, from, to) {
     if (!T) return;
     var byRank = {}, rows = [];
-    T.ranks.forEach(function (r, i) { byRank[D.ranks[i].rank] = byRank[D.ranks[i].rank] || []; byRank[D.ranks[i].rank].push(i); });
+    T.ranks.forEach(function (r, i) { var k = D.ranks[r.i].rank; (byRank[k] = byRank[k] || []).push(i); });
     (rankList || []).forEach(function (r) { (byRank[r] || []).forEach(function (i) { rows.push(i); }); });
     var missing = (rankList || []).length && !rows.length;
     if (!rows.length) rows = T.ranks.map(function (_, i) { return i; }).slice(0, 32);
     tState = { rows: rows, from: Math.max(0, from || 0), to: to > (from || 0) ? to : T.span };
     drawTimeline();
-    if (missing) $("t-info").textContent += " (the selected ranks are not in the timeline: it holds the first " + T.ranks.length + " ranks)";
+    if (missing) $("t-info").textContent += " (the selected ranks are not in the timeline: it holds " + T.ranks.length + " of the " + D.ranks.length + " ranks, as its note says)";
   }
   // zoomTo shows [from, to] of the run, kept within it and at least a
   // few ticks wide.
@@ -519,7 +531,7 @@
     drawTimeline();
   }
   if (T) {
-    $("t-ranks").value = T.ranks.length ? "0-" + (D.ranks[Math.min(31, T.ranks.length - 1)].rank) : "";
+    $("t-ranks").value = formatRanks(T.ranks.slice(0, 32).map(function (r) { return D.ranks[r.i].rank; }));
     if (T.msgnote) $("t-msgnote").textContent = "Messages: " + T.msgnote + ".";
     setTimeline(parseRanks($("t-ranks").value), T.start || 0, T.span);
     $("t-apply").addEventListener("click", function () {
