@@ -266,6 +266,37 @@ func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
 		}
 		prevEnd = e
 	}
+	// A run of repeats inside one slice of every accumulator adds its
+	// sums at once, as its events would.
+	run := func(rn flowgraph.Run) bool {
+		s, e := r.Start+rn.Start, r.Start+rn.End
+		for _, acc := range cutting {
+			b := acc.bounds
+			nt := len(b) - 1
+			if s >= b[0] && s < b[nt] && e <= b[nt] {
+				if t := acc.locate(s); e <= b[t+1] {
+					continue
+				}
+			}
+			if e > b[0] && s < b[nt] {
+				return false
+			}
+		}
+		for _, acc := range cutting {
+			if rn.First > it.First && s > prevEnd {
+				acc.add(0, prevEnd, s)
+			}
+			if b := acc.bounds; s < b[0] || s >= b[len(b)-1] {
+				continue // outside the window
+			}
+			t := acc.locate(s)
+			row := acc.row[t*acc.nx : (t+1)*acc.nx]
+			row[st[rn.Node]] += rn.Busy
+			row[0] += rn.End - rn.Start - rn.Busy
+		}
+		prevEnd = e
+		return true
+	}
 	for it.Next() {
 		s, e := r.Start+it.Start, r.Start+it.Stop
 		cutting = cutting[:0]
@@ -292,7 +323,7 @@ func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
 		if len(cutting) == 0 {
 			continue
 		}
-		if err := it.Events(cut); err != nil {
+		if err := it.EventsRuns(cut, run); err != nil {
 			return fail()
 		}
 		if it.End < nev && e > prevEnd {

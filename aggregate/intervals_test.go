@@ -84,6 +84,9 @@ func TestModelByIntervalsMatchesEvents(t *testing.T) {
 		h, ranks := flowgen.Run(opt, 3, 2)
 		timed += checkModelByIntervals(t, fmt.Sprintf("flowgen seed %d", seed), &h, ranks)
 	}
+	// Polls: runs of repeats are added at once.
+	h, ranks := flowgen.Run(flowgen.HPCCShape(40_000), 2, 2)
+	timed += checkModelByIntervals(t, "HPCC shape", &h, ranks)
 	files, err := filepath.Glob("../testdata/profiles/*.mpiflow")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)

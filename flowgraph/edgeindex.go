@@ -147,6 +147,40 @@ func (x *edgeIndex) next(c *edgeCursor) {
 	}
 }
 
+// contiguous is how many numbers from c's on follow one another (at least
+// 1, unless c is past the last), as far as c's current run shows them.
+func (x *edgeIndex) contiguous(c *edgeCursor) int64 {
+	switch {
+	case c.val == math.MaxInt64:
+		return 0
+	case x.self:
+		return x.start[c.k] + x.count[c.k] - c.val
+	case x.m == nil && c.w.stride == 1:
+		return c.w.left
+	}
+	return 1
+}
+
+// skip moves c by n numbers, of which contiguous must have counted n.
+func (x *edgeIndex) skip(c *edgeCursor, n int64) {
+	if n <= 0 {
+		return
+	}
+	switch {
+	case x.self:
+		c.val += n - 1
+	case x.m == nil:
+		c.w.val += n - 1
+		c.w.left -= n - 1
+		c.val = c.w.val
+	default:
+		for range n - 1 {
+			x.next(c)
+		}
+	}
+	x.next(c)
+}
+
 // setPos sets c's number from its position, c.k being the blocks at or
 // below it.
 func (c *edgeCursor) setPos(m *posMap) {

@@ -49,6 +49,7 @@ type IntervalIter struct {
 	lastEdge         int
 	lastGap, lastDur int64
 
+	self     []int   // per node, its self-loop edge or -1
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	edgeSlot []int32 // per edge, the same for Edges, within Events
 	cur      []edgeCursor
@@ -71,7 +72,7 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 		return nil, ErrNotIntervals
 	}
 	it := &IntervalIter{g: g, tim: t.Intervals(), ix: edgeIndexes(g), nxt: make([]int64, len(g.Edges)),
-		out: make([][]int, len(g.Nodes)), nodeSlot: make([]int32, len(g.Nodes))}
+		out: make([][]int, len(g.Nodes)), self: selfLoops(g), nodeSlot: make([]int32, len(g.Nodes))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		it.nxt[i] = it.ix[i].succ(0)
@@ -237,6 +238,32 @@ func (it *IntervalIter) Err() error { return it.err }
 // events (traversals) in the interval, the first ones taking the
 // remainder.
 func (it *IntervalIter) Events(f func(Event)) error {
+	return it.EventsRuns(f, nil)
+}
+
+// Run is a stretch of consecutive events of one node joined by its
+// self-loop (the repeats of a poll) within an interval, timed as Events
+// times them.
+type Run struct {
+	Node   int
+	InEdge int   // the edge into its first event
+	First  int64 // the index of its first event
+	Count  int64
+	// Start is the start of its first event, End the end of its last;
+	// Busy is the sum of its events' durations (the rest, the gaps
+	// between them), Longest the longest, Zero how many last 0 ns.
+	Start, End, Busy, Longest, Zero int64
+}
+
+// minRun is the fewest events EventsRuns offers as a Run.
+const minRun = 4
+
+// EventsRuns is Events, but offers each stretch of at least minRun
+// repeats of a node, but for the interval's last event, to run first
+// (nil: none); the events of a stretch that run takes (returns true) are
+// not passed to f. Views that sum what falls in a slice of time take a
+// poll's thousands of repeats at once.
+func (it *IntervalIter) EventsRuns(f func(Event), run func(Run) bool) error {
 	g := it.g
 	if len(it.cur) == 0 {
 		it.cur = make([]edgeCursor, len(g.Edges))
@@ -297,6 +324,21 @@ func (it *IntervalIter) Events(f func(Event)) error {
 			it.ix[e].seek(&it.cur[e], it.First+1)
 		}
 	}
+	// repeats returns the events of node v from k on, up to the
+	// interval's last event, whose shares the stretch can take.
+	repeats := func(v int, k int64) int64 {
+		e := it.self[v]
+		if e < 0 || it.cur[e].val != k+1 || edgeSlot[e] == 0 {
+			return 0
+		}
+		return min(1+it.ix[e].contiguous(&it.cur[e]), it.End-1-k)
+	}
+	// sum is what the next n events (traversals) of a share take, and
+	// how many of them take one ns more.
+	sum := func(sh *share, n int64) (int64, int64) {
+		plus := min(max(sh.r-sh.seen, 0), n)
+		return n*sh.q + plus, plus
+	}
 	ev := Event{Node: it.nodeAt, InEdge: it.inEdge}
 	t := it.Start
 	for k := it.First; k < it.End; k++ {
@@ -305,13 +347,38 @@ func (it *IntervalIter) Events(f func(Event)) error {
 		if s == 0 {
 			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k)
 		}
-		if s == lastNode && k+1 == it.End {
-			t += lastDur
-		} else {
-			t += take(&nsh[s-1])
+		taken := false
+		if n := int64(0); run != nil {
+			if n = repeats(ev.Node, k); n >= minRun {
+				e := it.self[ev.Node]
+				ns, es := &nsh[s-1], &esh[edgeSlot[e]-1]
+				busy, plus := sum(ns, n)
+				gaps, _ := sum(es, n-1)
+				r := Run{Node: ev.Node, InEdge: ev.InEdge, First: k, Count: n, Start: t, End: t + busy + gaps, Busy: busy, Longest: ns.q}
+				if plus > 0 {
+					r.Longest++
+				}
+				if ns.q == 0 {
+					r.Zero = n - plus
+				}
+				if taken = run(r); taken {
+					ns.seen += n
+					es.seen += n - 1
+					it.ix[e].skip(&it.cur[e], n-1)
+					t, k = r.End, k+n-1
+					ev.Index, ev.InEdge = k, e
+				}
+			}
 		}
-		ev.End = t
-		f(ev)
+		if !taken {
+			if s == lastNode && k+1 == it.End {
+				t += lastDur
+			} else {
+				t += take(&nsh[s-1])
+			}
+			ev.End = t
+			f(ev)
+		}
 		if k+1 >= g.NumEvents {
 			break
 		}

@@ -86,7 +86,52 @@ func checkIntervals(t *testing.T, name string, g, walk *flowgraph.Graph) bool {
 	if !slices.Equal(want, got) {
 		require.Equal(t, want, got, name)
 	}
+	checkRuns(t, name, want, walk)
 	return true
+}
+
+// checkRuns walks the intervals of g with EventsRuns, taking every other
+// run offered, and checks the runs and the events against want.
+func checkRuns(t *testing.T, name string, want []flowgraph.Event, g *flowgraph.Graph) {
+	t.Helper()
+	it, err := g.TimedIntervals()
+	require.NoError(t, err, name)
+	next, offered, taken := 0, 0, 0
+	for it.Next() {
+		err := it.EventsRuns(func(ev flowgraph.Event) {
+			if ev != want[next] {
+				require.Equal(t, want[next], ev, "%s: event %d", name, next)
+			}
+			next++
+		}, func(r flowgraph.Run) bool {
+			require.Equal(t, int64(next), r.First, "%s: run", name)
+			offered++
+			if offered%2 == 0 {
+				return false
+			}
+			evs := want[r.First : r.First+r.Count]
+			wr := flowgraph.Run{Node: r.Node, InEdge: evs[0].InEdge, First: r.First, Count: r.Count, Start: evs[0].Start, End: evs[len(evs)-1].End}
+			for k, ev := range evs {
+				require.Equal(t, r.Node, ev.Node, "%s: event %d of a run", name, r.First+int64(k))
+				d := ev.End - ev.Start
+				wr.Busy += d
+				wr.Longest = max(wr.Longest, d)
+				if d == 0 {
+					wr.Zero++
+				}
+			}
+			if r != wr {
+				require.Equal(t, wr, r, "%s: run", name)
+			}
+			next += int(r.Count)
+			taken++
+			return true
+		})
+		require.NoError(t, err, name)
+	}
+	require.NoError(t, it.Err(), name)
+	require.Equal(t, len(want), next, name)
+	runsTaken += taken
 }
 
 // TestIntervalsMatchEventIter checks IntervalIter against EventIter on
@@ -138,7 +183,11 @@ func TestIntervalsMatchEventIter(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 	require.GreaterOrEqual(t, lazy, 2, "ranks walked on their positions")
+	require.Greater(t, runsTaken, 1000, "runs of repeats taken at once")
 }
+
+// runsTaken counts the runs checkRuns took.
+var runsTaken int
 
 // TestTimedIntervalsRefuses: graphs that IntervalIter cannot time.
 func TestTimedIntervalsRefuses(t *testing.T) {

@@ -195,6 +195,8 @@ type timelineBuilder struct {
 	// eventsOnly walks every event even where whole timing intervals
 	// could be summed (to compare both ways).
 	eventsOnly bool
+	// noRuns passes runs of repeats as events (for tests).
+	noRuns bool
 }
 
 // newTimelineBuilder cuts span into bins, or, with bins = 0, keeps every
@@ -322,6 +324,30 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 		}
 		perCall[c] += max(end-start, 1)
 	}
+	// run adds a run of repeats of a call that event would merge into one
+	// bin's segment, all of it, at once.
+	run := func(rn flowgraph.Run) bool {
+		if tb.noRuns {
+			return false
+		}
+		start, end := r.Start+rn.Start, r.Start+rn.End
+		b := start / tb.binW
+		if waits[rn.Node] || dirOf[rn.Node] >= 0 || rn.Longest >= tb.binW/2 || max(end-1, start)/tb.binW != b {
+			return false
+		}
+		if b != curBin {
+			flush()
+			curBin = b
+			mStart = start
+		}
+		mEnd = end
+		c := callOf[rn.Node]
+		if perCall[c] == 0 {
+			touched = append(touched, c)
+		}
+		perCall[c] += rn.Busy + rn.Zero
+		return true
+	}
 	// needEnds tells whether an interval holds a message end still to be
 	// recorded, or a wait that completes posted receives, which needs its
 	// events' times.
@@ -352,7 +378,7 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 	for iv.Next() {
 		start, stop := r.Start+iv.Start, r.Start+iv.Stop
 		if stop-start >= tb.binW/2 || start/tb.binW != max(stop-1, start)/tb.binW || needEnds(iv.Nodes) {
-			if err := iv.Events(event); err != nil {
+			if err := iv.EventsRuns(event, run); err != nil {
 				return tl, fmt.Errorf("timeline of %s: %w", label, err)
 			}
 			continue

@@ -62,6 +62,30 @@ func TestTimelineDownsampling(t *testing.T) {
 	assert.InDelta(t, float64(span/tb.tick), float64(end), 1)
 }
 
+// TestTimelineRuns: runs of a poll's repeats summed at once give the
+// timeline their events give.
+func TestTimelineRuns(t *testing.T) {
+	_, ranks := flowgen.Run(flowgen.HPCCShape(200_000), 1, 1)
+	r := ranks[0]
+	_, err := r.Graph.TimedIntervals()
+	require.NoError(t, err, "the generated graph is timed by intervals")
+	callIdx := map[string]int{}
+	for _, n := range r.Graph.Nodes {
+		if _, ok := callIdx[n.Key.Call]; !ok {
+			callIdx[n.Key.Call] = len(callIdx)
+		}
+	}
+	for _, bins := range []int{100, 2000, 40000} {
+		tb := newTimelineBuilder(rankSpan(r), bins, callIdx)
+		fast, err := tb.rank(r, "rank 0")
+		require.NoError(t, err)
+		tb.noRuns = true
+		slow, err := tb.rank(r, "rank 0")
+		require.NoError(t, err)
+		require.Equal(t, slow.Segs, fast.Segs, "bins %d", bins)
+	}
+}
+
 // TestTimelineByIntervals checks that summing whole timing intervals gives
 // the timeline that walking every event gives: the same long calls, the
 // same end, the same time inside MPI within 1%.
