@@ -55,6 +55,15 @@ func CallColors(calls []string, extra ...string) map[string]string {
 // own after the calls (CallColors).
 var groupNames = []string{aggregate.GroupP2P, aggregate.GroupCollective, aggregate.GroupWait, aggregate.GroupIO, aggregate.GroupOther}
 
+// groupLabel names group g in the overview, beside the calls of its own:
+// "other p2p calls", and for the calls of no group "other calls".
+func groupLabel(g string) string {
+	if g == aggregate.GroupOther {
+		return "other calls"
+	}
+	return "other " + g + " calls"
+}
+
 // isGroup tells whether state s is one of groupNames.
 func isGroup(s string) bool { return slices.Contains(groupNames, s) }
 

@@ -201,7 +201,7 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64,
 			c = OtherColor
 		}
 		if grouped && isGroup(s) {
-			s = "other " + s + " calls"
+			s = groupLabel(s)
 		}
 		d.States, d.Colors = append(d.States, s), append(d.Colors, c)
 	}

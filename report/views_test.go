@@ -520,3 +520,13 @@ func TestLongTables(t *testing.T) {
 	assert.Equal(t, []int{all[0], all[0]}, rows(), "show all")
 	b.check(t)
 }
+
+// TestGroupLabels: the overview's groups read as English, each its own.
+func TestGroupLabels(t *testing.T) {
+	want := map[string]string{aggregate.GroupP2P: "other p2p calls", aggregate.GroupCollective: "other collective calls",
+		aggregate.GroupWait: "other wait calls", aggregate.GroupIO: "other io calls", aggregate.GroupOther: "other calls"}
+	for _, g := range groupNames {
+		assert.Equal(t, want[g], groupLabel(g), g)
+	}
+	assert.Len(t, want, len(groupNames))
+}
