@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mpiflow/analysis"
+	"mpiflow/internal/atomicfile"
 	"mpiflow/report"
 )
 
@@ -64,6 +65,11 @@ loop with little time stays pale) or scaled to the drawn level alone
 			}
 			d := report.DOT(lg, job.Metrics, opt)
 			incompleteNote(cmd.ErrOrStderr(), &job.Header)
+			if out != "-" {
+				if err := atomicfile.NotInput(out, args[0]); err != nil {
+					return err
+				}
+			}
 			return writeOutput(cmd.OutOrStdout(), out, func(w io.Writer) error {
 				if format == "dot" {
 					_, err := io.WriteString(w, d)

@@ -173,4 +173,40 @@ func TestMergeCommand(t *testing.T) {
 	stdout, _, err = run(t, "stats", out)
 	require.NoError(t, err)
 	assert.Contains(t, stdout, "incomplete run")
+	// An existing file is replaced only with --force, and never by one
+	// of the inputs.
+	before, err := os.ReadFile(out)
+	require.NoError(t, err)
+	_, _, err = run(t, append([]string{"merge", out}, parts...)...)
+	require.ErrorContains(t, err, "--force")
+	_, _, err = run(t, append([]string{"merge", "--force", parts[0]}, parts...)...)
+	require.ErrorContains(t, err, "is the input")
+	_, _, err = run(t, append([]string{"merge", "--force", out}, parts...)...)
+	require.NoError(t, err)
+	after, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after))
+}
+
+// TestOutputIsNotInput: no command writes its output over its input, by
+// name or through a link; the input is left as it was.
+func TestOutputIsNotInput(t *testing.T) {
+	in, _ := genJob(t)
+	link := filepath.Join(filepath.Dir(in), "link.mpiflow")
+	require.NoError(t, os.Symlink(in, link))
+	before, err := os.ReadFile(in)
+	require.NoError(t, err)
+	for _, out := range []string{in, link} {
+		for _, args := range [][]string{
+			{"report", in, "-o", out},
+			{"trace", in, "--format", "csv", "-o", out},
+			{"graph", in, "--rank", "0", "-o", out},
+		} {
+			_, _, err := run(t, args...)
+			require.ErrorContains(t, err, "is the input", "%v", args)
+			after, err := os.ReadFile(in)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "%v", args)
+		}
+	}
 }

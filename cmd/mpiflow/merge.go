@@ -2,14 +2,17 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/atomicfile"
 )
 
 func newMergeCmd() *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "merge OUT PARTIAL...",
 		Short: "Merge the partial per-rank files of a run into one job file",
 		Long: `When ranks never reach MPI_Finalize (abort, crash, exit without finalize),
@@ -18,6 +21,12 @@ marked incomplete when ranks are missing or stopped early.`,
 		Example: `  mpiflow merge job.mpiflow job.rank*.partial.mpiflow`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := atomicfile.NotInput(args[0], args[1:]...); err != nil {
+				return err
+			}
+			if _, err := os.Stat(args[0]); err == nil && !force {
+				return fmt.Errorf("%s exists: merge does not replace it without --force", args[0])
+			}
 			if err := flowgraph.Merge(args[0], args[1:]); err != nil {
 				return err
 			}
@@ -31,4 +40,6 @@ marked incomplete when ranks are missing or stopped early.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace OUT if it exists")
+	return cmd
 }

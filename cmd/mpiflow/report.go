@@ -12,6 +12,7 @@ import (
 
 	"mpiflow/aggregate"
 	"mpiflow/analysis"
+	"mpiflow/internal/atomicfile"
 	"mpiflow/internal/progress"
 	"mpiflow/report"
 )
@@ -50,6 +51,9 @@ durations "1500ms"; END past the run's end stops at the end).`,
 			}
 			if out == "" {
 				out = reportPath(args[0])
+			}
+			if err := atomicfile.NotInput(out, args[0]); err != nil {
+				return err
 			}
 			opt := report.Options{DotPath: dotPath, Slices: slices, MaxGroups: maxGroups, NoOcelotl: noOcelotl}
 			if win != "" {

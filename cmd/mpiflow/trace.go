@@ -83,6 +83,11 @@ and records, so the two can be compared in any tool.`,
 			if to != "" && opt.To == 0 {
 				return fmt.Errorf("--to %s: the window is empty", to)
 			}
+			if out != "-" {
+				if err := atomicfile.NotInput(out, args[0]); err != nil {
+					return err
+				}
+			}
 			switch format {
 			case "csv", "chrome", "paje":
 			case "otf2":

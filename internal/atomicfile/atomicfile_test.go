@@ -61,3 +61,66 @@ func TestAbort(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+// TestReplace: a replaced file keeps its permissions, a symbolic link
+// stays a link to the new file, and what is not a regular file is written
+// directly, not replaced.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, s string) error {
+		return Write(path, func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
+	}
+	private := filepath.Join(dir, "private")
+	require.NoError(t, os.WriteFile(private, []byte("old"), 0o600))
+	require.NoError(t, write(private, "new"))
+	st, err := os.Stat(private)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(private, link))
+	require.NoError(t, write(link, "through the link"))
+	lst, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, lst.Mode()&os.ModeSymlink, "still a link")
+	b, err := os.ReadFile(private)
+	require.NoError(t, err)
+	assert.Equal(t, "through the link", string(b))
+
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	require.NoError(t, write(fifo, "to the reader"))
+	assert.Equal(t, "to the reader", <-got)
+	st, err = os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeNamedPipe, "still a pipe")
+	require.NoError(t, write(os.DevNull, "nothing"))
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "no temporary file left")
+	require.Error(t, write(dir, "x"), "a directory")
+}
+
+// TestNotInput: an output that is an input, by name, link or hard link,
+// is refused.
+func TestNotInput(t *testing.T) {
+	dir := t.TempDir()
+	in, other := filepath.Join(dir, "in"), filepath.Join(dir, "other")
+	require.NoError(t, os.WriteFile(in, []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(other, []byte("y"), 0o644))
+	require.NoError(t, os.Symlink(in, filepath.Join(dir, "sym")))
+	require.NoError(t, os.Link(in, filepath.Join(dir, "hard")))
+	for _, out := range []string{in, filepath.Join(dir, "sym"), filepath.Join(dir, "hard"), filepath.Join(dir, ".", "in")} {
+		err := NotInput(out, other, in)
+		require.Error(t, err, out)
+		assert.Contains(t, err.Error(), in)
+	}
+	assert.NoError(t, NotInput(other, in))
+	assert.NoError(t, NotInput(filepath.Join(dir, "new"), in))
+}
