@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,13 +29,16 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// parseRanks parses a rank list such as "0-3,8,10-11" into a set; an empty
-// string selects all ranks (nil).
-func parseRanks(s string) (map[int]bool, error) {
+// parseRanks parses a rank list such as "0-3,8,10-11" into the set of the
+// ranks of f it names; an empty string selects all ranks (nil). Ranks that
+// f does not hold are left out, so that no range, however large, costs
+// more than the file's blocks; a list that names none of them is an error.
+func parseRanks(s string, f *flowgraph.File) (map[int]bool, error) {
 	if s == "" {
 		return nil, nil
 	}
-	set := make(map[int]bool)
+	type span struct{ a, b int }
+	var spans []span
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(strings.TrimSpace(lo))
@@ -47,9 +51,23 @@ func parseRanks(s string) (map[int]bool, error) {
 				return nil, fmt.Errorf("bad rank list %q: %q is not a range", s, part)
 			}
 		}
-		for r := a; r <= b; r++ {
-			set[r] = true
+		spans = append(spans, span{a, b})
+	}
+	set := make(map[int]bool)
+	for _, e := range f.Index {
+		for _, sp := range spans {
+			if e.Rank >= sp.a && e.Rank <= sp.b {
+				set[e.Rank] = true
+			}
 		}
+	}
+	if len(set) == 0 {
+		var have []int
+		for _, e := range f.Index {
+			have = append(have, e.Rank)
+		}
+		slices.Sort(have)
+		return nil, fmt.Errorf("%s: no rank matches --rank %s (the file has ranks %s)", f.Path, s, analysis.RankRanges(slices.Compact(have)))
 	}
 	return set, nil
 }
@@ -57,11 +75,17 @@ func parseRanks(s string) (map[int]bool, error) {
 // load analyzes the job file at path with the ranks of rankList (a
 // --rank flag) selected, showing progress on a terminal.
 func load(path, rankList string, opt analysis.Options) (*analysis.Job, error) {
-	ranks, err := parseRanks(rankList)
-	if err != nil {
-		return nil, err
+	if rankList != "" {
+		f, err := flowgraph.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		opt.Ranks, err = parseRanks(rankList, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	opt.Ranks = ranks
 	bar := progress.New()
 	defer bar.Done()
 	opt.Progress = bar.Func()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"mpiflow/aggregate"
@@ -41,10 +39,6 @@ the result.`,
   mpiflow fidelity halo.1234.mpiflow --rank 0-1 --slices 60 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ranks, err := parseRanks(rankList)
-			if err != nil {
-				return err
-			}
 			if err := checkInt("slices", nslices, 1, aggregate.MaxSlices); err != nil {
 				return err
 			}
@@ -53,8 +47,9 @@ the result.`,
 				return err
 			}
 			defer f.Close()
-			if !anyRank(f, ranks) {
-				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
+			ranks, err := parseRanks(rankList, f)
+			if err != nil {
+				return err
 			}
 			rep, err := fidelity.Compare(f, fidelity.Options{Slices: nslices, Ranks: ranks})
 			if err != nil {

@@ -136,6 +136,9 @@ func TestCorruptAndBadInput(t *testing.T) {
 		{[]string{"stats", "/nonexistent.mpiflow"}, "no such file"},
 		{[]string{"stats", "--rank", "x", path}, "bad rank list"},
 		{[]string{"stats", "--rank", "99", path}, "no rank matches"},
+		{[]string{"stats", "--rank", "9223372036854775807", path}, "the file has ranks 0-3"},
+		{[]string{"trace", "--rank", "9223372036854775800-9223372036854775807", path}, "no rank matches"},
+		{[]string{"fidelity", "--rank", "9223372036854775807", path}, "no rank matches"},
 		{[]string{"trace", "--format", "xml", path}, "unknown format"},
 		{[]string{"trace", path, "-o", "/nonexistent-dir/x.csv"}, "/nonexistent-dir/x.csv"},
 		{[]string{"stats", "--bogus", path}, "unknown flag"},
@@ -146,6 +149,16 @@ func TestCorruptAndBadInput(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
+	}
+	// Ranges as wide as an int select what the file holds, at no cost.
+	for _, list := range []string{"0-9223372036854775807", "1-100000000000,0"} {
+		out, _, err := run(t, "stats", "--json", "--rank", list, path)
+		require.NoError(t, err, list)
+		var st struct {
+			Ranks []json.RawMessage `json:"ranks"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &st))
+		assert.Len(t, st.Ranks, 4, list)
 	}
 }
 

@@ -57,11 +57,8 @@ and records, so the two can be compared in any tool.`,
   mpiflow trace halo.1234.mpiflow --truth --rank 0 -o recorded.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ranks, err := parseRanks(rankList)
-			if err != nil {
-				return err
-			}
-			opt := export.Options{Ranks: ranks}
+			var opt export.Options
+			var err error
 			if truth {
 				opt.Events = func(r *flowgraph.Rank) (flowgraph.EventSource, error) {
 					t, err := fidelity.OpenTruth(args[0], r)
@@ -103,8 +100,8 @@ and records, so the two can be compared in any tool.`,
 			}
 			defer f.Close()
 			incompleteNote(cmd.ErrOrStderr(), &f.Header)
-			if !anyRank(f, ranks) {
-				return fmt.Errorf("%s: no rank matches --rank %s", args[0], rankList)
+			if opt.Ranks, err = parseRanks(rankList, f); err != nil {
+				return err
 			}
 			bar := progress.New()
 			defer bar.Done()
@@ -171,16 +168,6 @@ func traceCSV(w io.Writer, f *flowgraph.File, opt export.Options) error {
 		wrote = true
 	}
 	return nil
-}
-
-// anyRank reports whether the selection matches a block of f.
-func anyRank(f *flowgraph.File, ranks map[int]bool) bool {
-	for _, e := range f.Index {
-		if ranks == nil || ranks[e.Rank] {
-			return true
-		}
-	}
-	return false
 }
 
 // parseTraceTime reads a time since the job start: seconds ("1.5") or a
