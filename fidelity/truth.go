@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/inputfile"
 )
 
 // ErrNoTrace is returned (wrapped) when a rank's full trace is missing.
@@ -34,7 +35,7 @@ var _ flowgraph.EventSource = (*Truth)(nil)
 // the interposer wrote beside it (see flowgraph.TracePath).
 func OpenTruth(jobFile string, r *flowgraph.Rank) (*Truth, error) {
 	path := flowgraph.TracePath(jobFile, r.Rank, r.Thread)
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w of rank %d thread %d: record the run with MPIFLOW_TRACE=1 (or `mpiflow run --trace`)",
 			path, ErrNoTrace, r.Rank, r.Thread)

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"mpiflow/internal/atomicfile"
+	"mpiflow/internal/inputfile"
 )
 
 // File layout (all integers big-endian):
@@ -243,7 +243,7 @@ type File struct {
 
 // Open opens the file at path and reads its header and index.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

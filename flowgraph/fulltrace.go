@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"mpiflow/internal/inputfile"
 )
 
 // Full-trace files (MPIFLOW_TRACE=1) hold every event of one rank, written
@@ -179,7 +179,7 @@ type FullTrace struct {
 // ReadFullTrace reads a whole full-trace file. Events that refer to nodes
 // outside the node table are an error.
 func ReadFullTrace(path string) (*FullTrace, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+	"mpiflow/internal/inputfile"
 )
 
 // Resolver maps call sites (object file and offset, as the interposer
@@ -232,6 +233,10 @@ func lookup(rs []funcRange, pc uint64) string {
 
 func loadObject(path string) *objInfo {
 	o := &objInfo{}
+	if err := inputfile.Check(path); err != nil {
+		o.err = fmt.Errorf("resolve call sites in %s: %w", path, err)
+		return o
+	}
 	f, err := elf.Open(path)
 	if err != nil {
 		o.err = fmt.Errorf("resolve call sites in %s: %w", path, err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -208,6 +209,17 @@ func TestResolveMissingObject(t *testing.T) {
 	assert.Contains(t, err.Error(), "/nonexistent/app")
 	assert.Empty(t, sites[0].Function)
 	assert.Equal(t, uint64(0x1234), sites[1].Addr)
+}
+
+// TestResolveFIFOObject: an object that is a named pipe is an error, not
+// a reader blocked until something writes to it.
+func TestResolveFIFOObject(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "app")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o755))
+	sites := []CallSite{{Object: fifo, Offset: 10}}
+	err := NewResolver().ResolveAll(sites)
+	require.ErrorContains(t, err, fifo+": not a regular file (a named pipe)")
+	assert.Empty(t, sites[0].Function)
 }
 
 func TestLookupInnermost(t *testing.T) {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"mpiflow/aggregate"
+	"mpiflow/internal/inputfile"
 )
 
 // PajeOptions tune ReadPaje.
@@ -146,7 +146,7 @@ type pajeParser struct {
 
 // ReadPaje reads a Pajé trace file.
 func ReadPaje(path string, opt PajeOptions) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"mpiflow/internal/inputfile"
 	"strings"
 )
 
@@ -22,7 +22,7 @@ const (
 // Sniff tells the format of the file at path from its first bytes (and,
 // for OTF2, the .otf2 name of the archive's anchor file).
 func Sniff(path string) (Format, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}

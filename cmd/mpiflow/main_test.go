@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,11 +127,17 @@ func TestCorruptAndBadInput(t *testing.T) {
 	data[100] ^= 0xff
 	require.NoError(t, os.WriteFile(corrupt, data, 0o644))
 
+	fifo := filepath.Join(t.TempDir(), "fifo.mpiflow")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{[]string{"stats", bad}, bad},
+		{[]string{"stats", fifo}, fifo + ": not a regular file (a named pipe)"},
+		{[]string{"aggregate", fifo}, "not a regular file"},
+		{[]string{"report", fifo}, "not a regular file"},
 		{[]string{"stats", corrupt}, "rank 0 at byte 16"},
 		{[]string{"trace", corrupt}, "block checksum"},
 		{[]string{"stats", "/nonexistent.mpiflow"}, "no such file"},
