@@ -241,6 +241,10 @@ type File struct {
 	c      io.Closer
 }
 
+// MaxRanks is the most ranks a job file may claim, 2^24: more than any
+// machine runs, few enough that tables by rank fit in memory.
+const MaxRanks = 1 << 24
+
 // Open opens the file at path and reads its header and index.
 func Open(path string) (*File, error) {
 	f, err := inputfile.Open(path)
@@ -314,10 +318,16 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 	if err := msgpack.Unmarshal(fb, &ft); err != nil {
 		return nil, fail(foff, fmt.Errorf("%w: footer: %v", ErrFormat, err))
 	}
+	if n := ft.Header.NumRanks; n < 0 || n > MaxRanks {
+		return nil, fail(foff, formatErr("header: %d ranks (a job has 0 to %d)", n, MaxRanks))
+	}
 	prevEnd := int64(PreambleSize)
 	for _, e := range ft.Index {
 		if e.Offset < prevEnd || e.Length < 0 || e.Offset+e.Length > foff {
 			return nil, fail(foff, formatErr("index entry for rank %d (offset %d, length %d) outside the blocks", e.Rank, e.Offset, e.Length))
+		}
+		if e.Rank < 0 || e.Rank >= max(ft.Header.NumRanks, 1) {
+			return nil, fail(foff, formatErr("index entry for rank %d of a job of %d ranks", e.Rank, ft.Header.NumRanks))
 		}
 		prevEnd = e.Offset + e.Length
 	}

@@ -217,6 +217,23 @@ func TestFileErrors(t *testing.T) {
 	}
 }
 
+// TestHeaderRanks: a header may not claim more ranks than a job can have,
+// nor hold blocks of ranks beyond its count.
+func TestHeaderRanks(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.Options{Seed: 2, Events: 200, Depth: 2, Sites: 4}, 3, 1)
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1 << 62, "4611686018427387904 ranks (a job has 0 to 16777216)"}, {-1, "-1 ranks"}, {2, "rank 2 of a job of 2 ranks"}} {
+		h.NumRanks = c.n
+		p := filepath.Join(t.TempDir(), "job.mpiflow")
+		require.NoError(t, flowgraph.WriteFile(p, h, ranks))
+		_, err := flowgraph.Open(p)
+		require.ErrorIs(t, err, flowgraph.ErrFormat)
+		assert.ErrorContains(t, err, c.want)
+	}
+}
+
 func TestOpenMissing(t *testing.T) {
 	_, err := flowgraph.Open(filepath.Join(t.TempDir(), "nope.mpiflow"))
 	assert.ErrorIs(t, err, os.ErrNotExist)

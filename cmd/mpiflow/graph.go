@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -37,6 +38,9 @@ loop with little time stays pale) or scaled to the drawn level alone
 			}
 			if scale != report.ScaleRank && scale != report.ScaleLevel {
 				return fmt.Errorf("unknown scale %q (known: %s, %s)", scale, report.ScaleRank, report.ScaleLevel)
+			}
+			if err := errors.Join(checkInt("rank", rank, 0, -1), checkInt("thread", thread, 0, -1)); err != nil {
+				return err
 			}
 			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}, NoSequences: true})
 			if err != nil {

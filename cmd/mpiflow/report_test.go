@@ -43,7 +43,7 @@ func TestGraphCmd(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"graph", path, "--rank", "9"}, "no rank 9"},
+		{[]string{"graph", path, "--rank", "9"}, "no rank matches the selection (the file has ranks 0-3)"},
 		{[]string{"graph", path, "--loop", "999"}, "has no loop 999"},
 		{[]string{"graph", path, "--color", "ipc"}, "unknown color metric"},
 		{[]string{"graph", path, "--format", "png"}, "unknown format"},
