@@ -272,7 +272,12 @@ func loadObject(path string) *objInfo {
 	sortRanges(o.syms)
 	if d, err := f.DWARF(); err == nil {
 		o.dw = d
-		o.readDWARF()
+		// Every entry takes at least a byte of .debug_info.
+		limit := uint64(1 << 30)
+		if s := f.Section(".debug_info"); s != nil {
+			limit = s.Size
+		}
+		o.readDWARF(limit)
 	}
 	return o
 }
@@ -287,11 +292,12 @@ func sortRanges(rs []funcRange) {
 }
 
 // readDWARF collects the address ranges of the compile units, the
-// functions and the inlined calls.
-func (o *objInfo) readDWARF() {
+// functions and the inlined calls, of at most limit entries: damaged data
+// can make the reader return entries without end.
+func (o *objInfo) readDWARF(limit uint64) {
 	rd := o.dw.Reader()
 	var cu *dwarf.Entry
-	for {
+	for n := uint64(0); n <= limit; n++ {
 		e, err := rd.Next()
 		if err != nil || e == nil {
 			break

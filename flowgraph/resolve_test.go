@@ -1,6 +1,8 @@
 package flowgraph
 
 import (
+	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -209,6 +212,55 @@ func TestResolveMissingObject(t *testing.T) {
 	assert.Contains(t, err.Error(), "/nonexistent/app")
 	assert.Empty(t, sites[0].Function)
 	assert.Equal(t, uint64(0x1234), sites[1].Addr)
+}
+
+// TestResolveDamagedDWARF: an object whose DWARF abbreviations are damaged
+// anywhere, one byte at a time, resolves or fails, in bounded time.
+func TestResolveDamagedDWARF(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("needs a C compiler (cc) to build a test binary")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "site.c"), filepath.Join(dir, "site")
+	require.NoError(t, os.WriteFile(src, []byte(siteProg), 0o644))
+	out, err := exec.Command(cc, "-g", "-O0", "-o", bin, src, "-ldl").CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command(bin).Output()
+	require.NoError(t, err)
+	off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+	require.NoError(t, err)
+	cs := CallSite{Object: bin, Offset: off}
+	require.NoError(t, NewResolver().Resolve(&cs))
+	require.Equal(t, "caller", cs.Function, "the undamaged binary resolves")
+	ef, err := elf.Open(bin)
+	require.NoError(t, err)
+	defer ef.Close()
+	good, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	damaged := filepath.Join(dir, "damaged")
+	for _, name := range []string{".debug_abbrev", ".debug_info", ".debug_line"} {
+		sec := ef.Section(name)
+		require.NotNil(t, sec, name)
+		for k := uint64(0); k < sec.Size && k < 4096; k++ {
+			for _, x := range []byte{0xff, 0x01, 0x80} {
+				b := bytes.Clone(good)
+				b[sec.Offset+k] ^= x
+				require.NoError(t, os.WriteFile(damaged, b, 0o755))
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					cs := CallSite{Object: damaged, Offset: off}
+					NewResolver().Resolve(&cs)
+				}()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("byte %d of %s ^ %#x: resolving still runs after 10 s", k, name, x)
+				}
+			}
+		}
+	}
 }
 
 // TestResolveFIFOObject: an object that is a named pipe is an error, not
