@@ -3,11 +3,13 @@ package report
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,4 +124,27 @@ func TestReportWithoutSequences(t *testing.T) {
 			assert.Equal(t, generated.ReplaceAllString(want, ""), generated.ReplaceAllString(got, ""), "%+v %+v", opt, aopt)
 		}
 	}
+}
+
+// TestRenderBounded: a Graphviz that runs without end, or writes without
+// end, is stopped, and says why.
+func TestRenderBounded(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+		return p
+	}
+	hang := script("hang", "exec sleep 600")
+	flood := script("flood", "exec yes '<svg>'")
+	ok := script("ok", "cat >/dev/null; printf '<?xml a?><svg/>'")
+	start := time.Now()
+	_, err := renderDOT(context.Background(), hang, []string{"digraph{}"}, 200*time.Millisecond, 1<<20)
+	require.ErrorContains(t, err, "still running after 200ms, stopped")
+	assert.Less(t, time.Since(start), 30*time.Second)
+	_, err = renderDOT(context.Background(), flood, []string{"digraph{}"}, time.Minute, 1<<20)
+	require.ErrorContains(t, err, "wrote more than 1 MiB of SVG, stopped")
+	docs, err := renderDOT(context.Background(), ok, []string{"digraph{}"}, time.Minute, 1<<20)
+	require.NoError(t, err)
+	assert.Len(t, docs, 1)
 }
