@@ -143,10 +143,10 @@ other tools can be aggregated too.`,
 			if err != nil {
 				return fmt.Errorf("aggregate %s: %w", args[0], err)
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
+			out := terminalText(cmd.OutOrStdout())
 			if header != nil {
 				incompleteNote(out, header)
 			}

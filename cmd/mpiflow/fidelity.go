@@ -55,10 +55,10 @@ the result.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, rep)
+				return writeJSON(cmd.OutOrStdout(), rep)
 			}
+			out := terminalText(cmd.OutOrStdout())
 			incompleteNote(out, &f.Header)
 			return rep.WriteText(out)
 		},

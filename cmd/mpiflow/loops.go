@@ -55,7 +55,7 @@ level, the reduction, and the share of time spent in loops.`,
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			return printLoops(cmd.OutOrStdout(), cmd.ErrOrStderr(), out)
+			return printLoops(terminalText(cmd.OutOrStdout()), cmd.ErrOrStderr(), out)
 		},
 	}
 	cmd.Flags().StringVar(&rankList, "rank", "", "ranks to include, e.g. 0-3,8 (default all)")

@@ -50,7 +50,7 @@ matrix up to 16 ranks, the busiest pairs beyond.`,
 				}
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			w := cmd.OutOrStdout()
+			w := terminalText(cmd.OutOrStdout())
 			if err := printStats(w, job); err != nil {
 				return err
 			}
@@ -114,21 +114,21 @@ func printStats(w io.Writer, job *analysis.Job) error {
 	hosts := h.DistinctHosts()
 	line := strings.Repeat("#", 78)
 	fmt.Fprintln(w, line)
-	fmt.Fprintf(w, "# command   : %s\n", strings.Join(h.Command, " "))
+	fmt.Fprintf(w, "# command   : %s\n", oneLine(strings.Join(h.Command, " ")))
 	if h.Executable != "" {
-		fmt.Fprintf(w, "# exe       : %s\n", h.Executable)
+		fmt.Fprintf(w, "# exe       : %s\n", oneLine(h.Executable))
 	}
 	if len(h.Env) > 0 {
-		fmt.Fprintf(w, "# env       : %s\n", strings.Join(h.Env, " "))
+		fmt.Fprintf(w, "# env       : %s\n", oneLine(strings.Join(h.Env, " ")))
 	}
 	if h.StartUnixNano != 0 {
 		fmt.Fprintf(w, "# start     : %s\n", time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "# mpi_tasks : %d on %d host(s)   wallclock : %s s\n", h.NumRanks, len(hosts), units.NS(h.Wallclock))
 	fmt.Fprintf(w, "# %%mpi      : %.2f (after MPI_Init)   total bytes: %s\n", analysis.Percent(mpi, wall), units.Bytes(float64(bytes)))
-	fmt.Fprintf(w, "# mpi lib   : %s %s   clock: %s\n", h.MPILibrary, h.MPIVersion, h.ClockSource)
+	fmt.Fprintf(w, "# mpi lib   : %s\n", oneLine(fmt.Sprintf("%s %s   clock: %s", h.MPILibrary, h.MPIVersion, h.ClockSource)))
 	if len(h.Counters) > 0 {
-		fmt.Fprintf(w, "# counters  : %s\n", strings.Join(h.Counters, ","))
+		fmt.Fprintf(w, "# counters  : %s\n", oneLine(strings.Join(h.Counters, ",")))
 	}
 	fmt.Fprintf(w, "# file      : %s (graph %s, sequences %s, timing %s, other %s)\n", units.Bytes(float64(fb.Total())),
 		units.Bytes(float64(fb.Graph)), units.Bytes(float64(fb.Sequences)), units.Bytes(float64(fb.Timing)), units.Bytes(float64(fb.Other)))
