@@ -318,6 +318,9 @@ func NewFile(name string, r io.ReaderAt, size int64) (*File, error) {
 	if err := msgpack.Unmarshal(fb, &ft); err != nil {
 		return nil, fail(foff, fmt.Errorf("%w: footer: %v", ErrFormat, err))
 	}
+	if ft.Header.Wallclock < 0 {
+		return nil, fail(foff, formatErr("header: wallclock %d ns", ft.Header.Wallclock))
+	}
 	if n := ft.Header.NumRanks; n < 0 || n > MaxRanks {
 		return nil, fail(foff, formatErr("header: %d ranks (a job has 0 to %d)", n, MaxRanks))
 	}
@@ -565,6 +568,9 @@ func decodeRank(b []byte, mode seqRead) (*Rank, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
+	if r.UserTime < 0 || r.SysTime < 0 || r.MaxRSS < 0 {
+		return nil, fmt.Errorf("%w: negative CPU time (user %d ns, system %d ns) or memory (%d bytes)", ErrFormat, r.UserTime, r.SysTime, r.MaxRSS)
+	}
 	g := &r.Graph
 	if g.Timing.Present() && len(g.Anchors) > 0 {
 		return nil, fmt.Errorf("%w: graph has both anchors and timing", ErrFormat)
@@ -604,9 +610,19 @@ func (g *Graph) validate(seqs bool) error {
 	} else if g.Initial < 0 || g.Initial >= nn {
 		return fmt.Errorf("initial node %d out of range (%d nodes)", g.Initial, nn)
 	}
+	var calls int64
 	for i := range g.Nodes {
-		if s := g.Nodes[i].Key.Site; s < -1 || s >= len(g.Sites) {
+		n := &g.Nodes[i]
+		if s := n.Key.Site; s < -1 || s >= len(g.Sites) {
 			return fmt.Errorf("node %d: call site %d out of range (%d sites)", i, s, len(g.Sites))
+		}
+		if n.Count < 0 || n.Time.Total < 0 || n.Time.Min < 0 || n.Bytes.Total < 0 || n.Bytes.Min < 0 || n.OtherPartners < 0 {
+			return fmt.Errorf("node %d (%s): count %d, time %d ns or bytes %d out of range", i, n.Key.Call, n.Count, n.Time.Total, n.Bytes.Total)
+		}
+		// (A recorder out of memory may count a call whose event it
+		// lost: the counts need not add up to the events.)
+		if calls += n.Count; calls < 0 {
+			return fmt.Errorf("node %d (%s): the calls' count overflows", i, n.Key.Call)
 		}
 	}
 	var total int64
@@ -614,6 +630,9 @@ func (g *Graph) validate(seqs bool) error {
 		e := &g.Edges[i]
 		if e.Src < 0 || e.Src >= nn || e.Dst < 0 || e.Dst >= nn {
 			return fmt.Errorf("edge %d: %d -> %d out of range (%d nodes)", i, e.Src, e.Dst, nn)
+		}
+		if e.Count < 0 || e.Count >= max(g.NumEvents, 1) {
+			return fmt.Errorf("edge %d: count %d out of range (%d events)", i, e.Count, g.NumEvents)
 		}
 		if n := e.Seq.Len(); seqs && n != e.Count {
 			return fmt.Errorf("edge %d: count %d but %d sequence numbers", i, e.Count, n)

@@ -234,6 +234,41 @@ func TestHeaderRanks(t *testing.T) {
 	}
 }
 
+// TestNegativeFigures: a file whose figures cannot be (negative counts,
+// times, bytes; counts that overflow) is an error naming the figure, not
+// a table of negative numbers.
+func TestNegativeFigures(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		mutate func(h *flowgraph.Header, r *flowgraph.Rank)
+		want   string
+	}{
+		{"wallclock", func(h *flowgraph.Header, r *flowgraph.Rank) { h.Wallclock = -2_150_000_000 }, "wallclock -2150000000 ns"},
+		{"node count", func(h *flowgraph.Header, r *flowgraph.Rank) { r.Graph.Nodes[1].Count = -5 }, "count -5"},
+		{"node time", func(h *flowgraph.Header, r *flowgraph.Rank) { r.Graph.Nodes[1].Time.Total = -1 }, "time -1 ns"},
+		{"bytes", func(h *flowgraph.Header, r *flowgraph.Rank) { r.Graph.Nodes[0].Bytes.Total = -7 }, "bytes -7"},
+		{"overflow", func(h *flowgraph.Header, r *flowgraph.Rank) {
+			r.Graph.Nodes[0].Count, r.Graph.Nodes[1].Count = 1<<62, 1<<62
+		}, "overflows"},
+		{"user time", func(h *flowgraph.Header, r *flowgraph.Rank) { r.UserTime = -3 }, "user -3 ns"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, ranks := flowgen.Run(flowgen.Options{Seed: 7, Events: 3000, Depth: 3, Sites: 12, Branchy: true}, 1, 1)
+			require.Greater(t, len(ranks[0].Graph.Nodes), 1)
+			c.mutate(&h, ranks[0])
+			p := filepath.Join(t.TempDir(), "job.mpiflow")
+			require.NoError(t, flowgraph.WriteFile(p, h, ranks))
+			f, err := flowgraph.Open(p)
+			if err == nil {
+				defer f.Close()
+				_, err = f.ReadRank(0)
+			}
+			require.ErrorIs(t, err, flowgraph.ErrFormat)
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
 func TestOpenMissing(t *testing.T) {
 	_, err := flowgraph.Open(filepath.Join(t.TempDir(), "nope.mpiflow"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
