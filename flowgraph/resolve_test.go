@@ -57,13 +57,7 @@ func TestResolve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := filepath.Join(dir, tt.name)
-			out, err := exec.Command(cc, append(tt.flags, "-o", bin, src, "-ldl")...).CombinedOutput()
-			require.NoError(t, err, string(out))
-			out, err = exec.Command(bin).Output()
-			require.NoError(t, err)
-			off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
-			require.NoError(t, err)
-
+			off := buildSite(t, cc, src, bin, tt.flags...)
 			cs := CallSite{Object: bin, Offset: off}
 			require.NoError(t, NewResolver().Resolve(&cs))
 			assert.Equal(t, tt.wantFunc, cs.Function)
@@ -134,13 +128,7 @@ func TestResolveCxx(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := filepath.Join(dir, tt.name)
-			out, err := exec.Command(cxx, append(tt.flags, "-o", bin, src, "-ldl")...).CombinedOutput()
-			require.NoError(t, err, string(out))
-			out, err = exec.Command(bin).Output()
-			require.NoError(t, err)
-			off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
-			require.NoError(t, err)
-
+			off := buildSite(t, cxx, src, bin, tt.flags...)
 			cs := CallSite{Object: bin, Offset: off}
 			require.NoError(t, NewResolver().Resolve(&cs))
 			assert.Equal(t, tt.wantFunc, cs.Function)
@@ -214,6 +202,20 @@ func TestResolveMissingObject(t *testing.T) {
 	assert.Equal(t, uint64(0x1234), sites[1].Addr)
 }
 
+// buildSite compiles the test program at src (siteProg, siteProgCxx) to
+// bin with compiler cc and flags, and runs it: it prints the offset of its
+// call site in bin.
+func buildSite(t *testing.T, cc, src, bin string, flags ...string) uint64 {
+	t.Helper()
+	out, err := exec.Command(cc, append(flags, "-o", bin, src, "-ldl")...).CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command(bin).Output()
+	require.NoError(t, err)
+	off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+	require.NoError(t, err)
+	return off
+}
+
 // TestResolveDamagedDWARF: an object whose DWARF abbreviations are damaged
 // anywhere, one byte at a time, resolves or fails, in bounded time.
 func TestResolveDamagedDWARF(t *testing.T) {
@@ -224,12 +226,7 @@ func TestResolveDamagedDWARF(t *testing.T) {
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "site.c"), filepath.Join(dir, "site")
 	require.NoError(t, os.WriteFile(src, []byte(siteProg), 0o644))
-	out, err := exec.Command(cc, "-g", "-O0", "-o", bin, src, "-ldl").CombinedOutput()
-	require.NoError(t, err, string(out))
-	out, err = exec.Command(bin).Output()
-	require.NoError(t, err)
-	off, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
-	require.NoError(t, err)
+	off := buildSite(t, cc, src, bin, "-g", "-O0")
 	cs := CallSite{Object: bin, Offset: off}
 	require.NoError(t, NewResolver().Resolve(&cs))
 	require.Equal(t, "caller", cs.Function, "the undamaged binary resolves")

@@ -22,12 +22,7 @@ func TestTimelineDownsampling(t *testing.T) {
 	g := p.Graph(1)
 	r := &flowgraph.Rank{Rank: 0, Start: 5000, Graph: g}
 	span := rankSpan(r)
-	callIdx := map[string]int{}
-	for _, n := range g.Nodes {
-		if _, ok := callIdx[n.Key.Call]; !ok {
-			callIdx[n.Key.Call] = len(callIdx)
-		}
-	}
+	callIdx := callIndexOf(&g)
 	const bins = 500
 	tb := newTimelineBuilder(span, bins, callIdx)
 	tl, err := tb.rank(r, "rank 0")
@@ -62,6 +57,17 @@ func TestTimelineDownsampling(t *testing.T) {
 	assert.InDelta(t, float64(span/tb.tick), float64(end), 1)
 }
 
+// callIndexOf numbers the calls of g in order of first node.
+func callIndexOf(g *flowgraph.Graph) map[string]int {
+	idx := map[string]int{}
+	for _, n := range g.Nodes {
+		if _, ok := idx[n.Key.Call]; !ok {
+			idx[n.Key.Call] = len(idx)
+		}
+	}
+	return idx
+}
+
 // TestTimelineRuns: runs of a poll's repeats summed at once give the
 // timeline their events give.
 func TestTimelineRuns(t *testing.T) {
@@ -69,12 +75,7 @@ func TestTimelineRuns(t *testing.T) {
 	r := ranks[0]
 	_, err := r.Graph.TimedIntervals()
 	require.NoError(t, err, "the generated graph is timed by intervals")
-	callIdx := map[string]int{}
-	for _, n := range r.Graph.Nodes {
-		if _, ok := callIdx[n.Key.Call]; !ok {
-			callIdx[n.Key.Call] = len(callIdx)
-		}
-	}
+	callIdx := callIndexOf(&r.Graph)
 	for _, bins := range []int{100, 2000, 40000} {
 		tb := newTimelineBuilder(rankSpan(r), bins, callIdx)
 		fast, err := tb.rank(r, "rank 0")
@@ -100,12 +101,7 @@ func TestTimelineByIntervals(t *testing.T) {
 		g.Nodes[i].Key.Partner, g.Nodes[i].Partners = -1, nil
 	}
 	r := &flowgraph.Rank{Rank: 0, Start: 5000, Graph: g}
-	callIdx := map[string]int{}
-	for _, n := range g.Nodes {
-		if _, ok := callIdx[n.Key.Call]; !ok {
-			callIdx[n.Key.Call] = len(callIdx)
-		}
-	}
+	callIdx := callIndexOf(&g)
 	summary := func(tl timeline) (long int, end, busy int64) {
 		for i := 0; i < len(tl.Segs); i += 4 {
 			if tl.Segs[i+2] >= 0 {
