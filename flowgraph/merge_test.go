@@ -3,6 +3,7 @@ package flowgraph_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,6 +37,14 @@ func TestMerge(t *testing.T) {
 	defer f.Close()
 	assert.True(t, f.Header.Incomplete)
 	assert.Equal(t, h.Hosts[:3], f.Header.Hosts[:3])
+	// Rank 3 left no host name: it is no host of its own.
+	var want []string
+	for _, host := range h.Hosts[:3] {
+		if !slices.Contains(want, host) {
+			want = append(want, host)
+		}
+	}
+	assert.Equal(t, want, f.Header.DistinctHosts())
 	require.Len(t, f.Index, 3)
 	for i := range 3 {
 		r, err := f.ReadRank(i)

@@ -104,12 +104,13 @@ func (s *Summary) Totals() (mpi, wall, bytes int64) {
 }
 
 // DistinctHosts returns the distinct host names of the header, in order of first
-// appearance.
+// appearance; the empty names of ranks that left no data (a partial run) are
+// no host.
 func (h *Header) DistinctHosts() []string {
 	seen := make(map[string]bool)
 	var out []string
 	for _, name := range h.Hosts {
-		if !seen[name] {
+		if name != "" && !seen[name] {
 			seen[name] = true
 			out = append(out, name)
 		}

@@ -155,7 +155,10 @@ func matrix(job *analysis.Job) *matrixData {
 			if r < 0 || r >= len(hosts) {
 				return -1
 			}
-			return idx[hosts[r]]
+			if i, ok := idx[hosts[r]]; ok {
+				return i
+			}
+			return -1 // a rank whose host is not known
 		}))
 	}
 	return d
