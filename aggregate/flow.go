@@ -268,31 +268,24 @@ func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
 	}
 	// A run of repeats inside one slice of every accumulator adds its
 	// sums at once, as its events would.
+	at := make([]int, len(accs)) // the run's slice in each of cutting
 	run := func(rn flowgraph.Run) bool {
 		s, e := r.Start+rn.Start, r.Start+rn.End
-		for _, acc := range cutting {
-			b := acc.bounds
-			nt := len(b) - 1
-			if s >= b[0] && s < b[nt] && e <= b[nt] {
-				if t := acc.locate(s); e <= b[t+1] {
-					continue
-				}
-			}
-			if e > b[0] && s < b[nt] {
+		for k, acc := range cutting {
+			var ok bool
+			if at[k], ok = acc.slice(s, e); !ok {
 				return false
 			}
 		}
-		for _, acc := range cutting {
+		for k, acc := range cutting {
 			if rn.First > it.First && s > prevEnd {
 				acc.add(0, prevEnd, s)
 			}
-			if b := acc.bounds; s < b[0] || s >= b[len(b)-1] {
-				continue // outside the window
+			if t := at[k]; t >= 0 {
+				row := acc.row[t*acc.nx : (t+1)*acc.nx]
+				row[st[rn.Node]] += rn.Busy
+				row[0] += rn.End - rn.Start - rn.Busy
 			}
-			t := acc.locate(s)
-			row := acc.row[t*acc.nx : (t+1)*acc.nx]
-			row[st[rn.Node]] += rn.Busy
-			row[0] += rn.End - rn.Start - rn.Busy
 		}
 		prevEnd = e
 		return true
@@ -301,24 +294,19 @@ func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
 		s, e := r.Start+it.Start, r.Start+it.Stop
 		cutting = cutting[:0]
 		for _, acc := range accs {
-			b := acc.bounds
-			nt := len(b) - 1
-			if e <= b[0] || s >= b[nt] {
-				continue // outside the model's window
-			}
-			if s >= b[0] && e <= b[nt] {
-				if t := acc.locate(s); e <= b[t+1] {
-					row := acc.row[t*acc.nx : (t+1)*acc.nx]
-					for _, n := range it.Nodes {
-						row[st[n.Index]] += n.Sum
-					}
-					for _, ed := range it.Edges {
-						row[0] += ed.Sum
-					}
-					continue
+			t, ok := acc.slice(s, e)
+			switch {
+			case !ok:
+				cutting = append(cutting, acc)
+			case t >= 0:
+				row := acc.row[t*acc.nx : (t+1)*acc.nx]
+				for _, n := range it.Nodes {
+					row[st[n.Index]] += n.Sum
+				}
+				for _, ed := range it.Edges {
+					row[0] += ed.Sum
 				}
 			}
-			cutting = append(cutting, acc)
 		}
 		if len(cutting) == 0 {
 			continue

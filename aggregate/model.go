@@ -125,6 +125,22 @@ func (a *accumulator) add(x int, s, e int64) {
 	a.cursor = t
 }
 
+// slice tells where [s, e] falls in a's window: in slice t >= 0, outside
+// the window (t = -1), or across slice bounds (ok false).
+func (a *accumulator) slice(s, e int64) (t int, ok bool) {
+	b := a.bounds
+	nt := len(b) - 1
+	if e <= b[0] || s >= b[nt] {
+		return -1, true
+	}
+	if s >= b[0] && e <= b[nt] {
+		if t := a.locate(s); e <= b[t+1] {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
 // locate returns the slice that holds time s, with b[0] <= s < b[nt].
 func (a *accumulator) locate(s int64) int {
 	b := a.bounds
