@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,22 +36,23 @@ type blockInfo struct {
 // nameLen bounds the path rank 0 broadcasts.
 const nameLen = 4096
 
-// finalize writes the job file collectively; every rank calls it. Only
-// rank 0 returns errors about the file (the others return nil once they
-// know it failed), so the message is printed once.
-func finalize(j *job) error {
+// finalize writes the job file collectively; every rank calls it. written
+// is the same on every rank: whether the job file is complete under its
+// final name. Only rank 0 returns errors about the job file, so the
+// message is printed once; every rank returns those of its own traces.
+func finalize(j *job) (written bool, err error) {
 	c := j.comm
 	me := c.Rank()
 
 	// A common time origin: the earliest MPI_Init; and the job's wallclock.
 	t := []int64{j.initReal}
 	if err := c.Allreduce(t, opMin); err != nil {
-		return err
+		return false, err
 	}
 	start := t[0]
 	w := []int64{j.wall}
 	if err := c.Allreduce(w, opMax); err != nil {
-		return err
+		return false, err
 	}
 	wall := w[0]
 
@@ -83,11 +85,11 @@ func finalize(j *job) error {
 	}
 	off, err := c.Exscan(int64(len(blk)))
 	if err != nil {
-		return err
+		return false, err
 	}
 	nb := []int64{int64(len(blocks))}
 	if err := c.Allreduce(nb, opMax); err != nil {
-		return err
+		return false, err
 	}
 	var info rankInfo
 	info.MPITime, info.Wall, info.NBlocks = mpiTime, mpiWall, int64(len(blocks))
@@ -97,7 +99,7 @@ func finalize(j *job) error {
 	binary.Write(&ib, binary.LittleEndian, append(blocks, make([]blockInfo, int(nb[0])-len(blocks))...))
 	all, err := c.Gather(ib.Bytes())
 	if err != nil {
-		return err
+		return false, err
 	}
 
 	// Rank 0 picks the file name and tells everybody; an empty name means
@@ -115,13 +117,13 @@ func finalize(j *job) error {
 		}
 	}
 	if err := c.Bcast(name); err != nil {
-		return err
+		return false, err
 	}
 	if name[0] != 1 {
 		if me == 0 {
-			return nameErr
+			return false, nameErr
 		}
-		return nil
+		return false, nil
 	}
 	final = string(bytes.TrimRight(name[1:], "\x00"))
 	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
@@ -135,10 +137,10 @@ func finalize(j *job) error {
 		for i := range infos {
 			bi := make([]blockInfo, nb[0])
 			if err := binary.Read(rd, binary.LittleEndian, &infos[i]); err != nil {
-				return fmt.Errorf("gather: %w", err)
+				return false, fmt.Errorf("gather: %w", err)
 			}
 			if err := binary.Read(rd, binary.LittleEndian, bi); err != nil {
-				return fmt.Errorf("gather: %w", err)
+				return false, fmt.Errorf("gather: %w", err)
 			}
 			blockInfos[i] = bi[:min(max(infos[i].NBlocks, 0), nb[0])]
 		}
@@ -146,18 +148,17 @@ func finalize(j *job) error {
 	werr := writeJobFile(c, tmp, blk, off, func() ([]byte, []byte, error) {
 		return rank0Parts(j, infos, blockInfos, start, wall)
 	})
-	if me != 0 {
-		return traceErr
+	if werr == nil && me == 0 {
+		werr = os.Rename(tmp, final)
 	}
-	if werr != nil {
+	if werr = agree(c, werr); werr != nil {
+		if me != 0 {
+			return false, traceErr
+		}
 		os.Remove(tmp)
-		return fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr)
+		return false, errors.Join(fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr), traceErr)
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("could not write %s: %w", final, err)
-	}
-	if j.env("MPIFLOW_QUIET") != "1" {
+	if me == 0 && j.env("MPIFLOW_QUIET") != "1" {
 		var mpi, tot int64
 		for _, in := range infos {
 			mpi += in.MPITime
@@ -169,7 +170,7 @@ func finalize(j *job) error {
 		}
 		fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s\n", c.Size(), float64(wall)/1e9, pct, final)
 	}
-	return traceErr
+	return true, traceErr
 }
 
 // rank0Parts returns the preamble and the footer that rank 0 writes.
@@ -223,9 +224,14 @@ func writeJobFile(c comm, tmp string, blk []byte, off int64, parts func() ([]byt
 	if err := agree(c, c.Open(tmp)); err != nil {
 		return err
 	}
+	// Every rank learns the outcome of each step before the next
+	// collective one: after a failed write, Open MPI's ranks leave the
+	// collective calls out of step and the job hangs.
 	var werr error
+	var pre, foot []byte
 	if c.Rank() == 0 {
-		pre, foot, err := parts()
+		var err error
+		pre, foot, err = parts()
 		if err == nil {
 			err = c.WriteAt(0, pre)
 		}
@@ -234,13 +240,66 @@ func writeJobFile(c comm, tmp string, blk []byte, off int64, parts func() ([]byt
 		}
 		werr = err
 	}
-	if err := c.WriteAtAll(flowgraph.PreambleSize+off, blk); err != nil && werr == nil {
-		werr = err
+	werr = agree(c, werr)
+	if werr == nil {
+		werr = agree(c, c.WriteAtAll(flowgraph.PreambleSize+off, blk))
 	}
 	if err := c.Close(); err != nil && werr == nil {
 		werr = err
 	}
+	if werr == nil {
+		// What the file system holds, whatever MPI-IO said: on a full file
+		// system Open MPI's collective write can leave a hole and report
+		// success. Each rank reads back its own part.
+		want := []part{{flowgraph.PreambleSize + off, blk}}
+		size := int64(-1)
+		if c.Rank() == 0 {
+			want = append(want, part{0, pre}, part{flowgraph.PreambleSize + total[0], foot})
+			size = flowgraph.PreambleSize + total[0] + int64(len(foot))
+		}
+		werr = readBack(tmp, want, size)
+	}
 	return agree(c, werr)
+}
+
+// part is bytes written at an offset of a file.
+type part struct {
+	off int64
+	b   []byte
+}
+
+// readBack checks that the file at path holds parts and, unless size is
+// negative, has that size, after flushing it to its storage (fsync: the
+// collective MPI_File_sync of Open MPI returns early on a rank that failed
+// to write while the others wait in it).
+func readBack(path string, parts []part, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if size >= 0 {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() != size {
+			return fmt.Errorf("the file holds %d bytes of %d (is the file system full?)", st.Size(), size)
+		}
+	}
+	for _, p := range parts {
+		got := make([]byte, len(p.b))
+		if _, err := f.ReadAt(got, p.off); err != nil {
+			return fmt.Errorf("read back %d bytes at %d: %w", len(p.b), p.off, err)
+		}
+		if !bytes.Equal(got, p.b) {
+			return fmt.Errorf("the %d bytes at %d are not those written (is the file system full?)", len(p.b), p.off)
+		}
+	}
+	return nil
 }
 
 // errElsewhere is what the ranks without an error of their own report when
@@ -265,16 +324,31 @@ func agree(c comm, err error) error {
 	return nil
 }
 
-// moveTraces renames this rank's full traces next to the job file.
+// moveTraces renames this rank's full traces next to the job file, and
+// removes those that could not be written whole (a full file system): a
+// truncated trace under its final name would pass for the run's.
 func (j *job) moveTraces(final string) error {
-	err := j.traceErr
-	for thread, tmp := range j.traces {
-		dst := flowgraph.TracePath(final, j.comm.Rank(), thread)
-		if rerr := os.Rename(tmp, dst); rerr != nil && err == nil {
-			err = fmt.Errorf("full trace of rank %d: %w", j.comm.Rank(), rerr)
+	var errs []error
+	threads := slices.Collect(maps.Keys(j.traces))
+	for t := range j.traceErrs {
+		if _, ok := j.traces[t]; !ok {
+			threads = append(threads, t)
 		}
 	}
-	return err
+	slices.Sort(threads)
+	for _, thread := range threads {
+		tmp, ok := j.traces[thread]
+		dst := flowgraph.TracePath(final, j.comm.Rank(), thread)
+		if werr := j.traceErrs[thread]; werr != nil || !ok {
+			if ok {
+				os.Remove(tmp)
+			}
+			errs = append(errs, fmt.Errorf("full trace of rank %d thread %d: %w; not kept", j.comm.Rank(), thread, werr))
+		} else if err := os.Rename(tmp, dst); err != nil {
+			errs = append(errs, fmt.Errorf("full trace of rank %d thread %d: %w", j.comm.Rank(), thread, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // jobPath chooses the job file's name: <exe>.<job id>.mpiflow in

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,9 @@ import (
 type soloComm struct {
 	f        *os.File
 	writeErr error
+	// short: writes of more than one byte keep only the first half and
+	// report success, as Open MPI's MPI-IO does on a full file system
+	short bool
 }
 
 func (c *soloComm) Rank() int                       { return 0 }
@@ -34,6 +39,9 @@ func (c *soloComm) WriteAt(off int64, b []byte) error {
 	if c.writeErr != nil {
 		return c.writeErr
 	}
+	if c.short && len(b) > 1 {
+		b = b[:len(b)/2]
+	}
 	_, err := c.f.WriteAt(b, off)
 	return err
 }
@@ -49,6 +57,8 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 	env := map[string]string{"MPIFLOW_DIR": dir, "MPIFLOW_QUIET": "1", "SLURM_JOB_ID": "42"}
 	return &job{
 		comm:      c,
+		traces:    map[int]string{},
+		traceErrs: map[int]error{},
 		ranks:     func(int64) []*flowgraph.Rank { return []*flowgraph.Rank{{Complete: true, Host: "h", Graph: g}} },
 		initReal:  1e18,
 		wall:      1000,
@@ -59,7 +69,9 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 
 func TestFinalizeWritesJobFile(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, finalize(soloJob(t, dir, &soloComm{})))
+	written, err := finalize(soloJob(t, dir, &soloComm{}))
+	require.NoError(t, err)
+	assert.True(t, written)
 	f, err := flowgraph.Open(filepath.Join(dir, "interpose.test.42.mpiflow"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -70,7 +82,8 @@ func TestFinalizeWritesJobFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 10, r.Graph.NumEvents)
 	// A second job with the same id does not overwrite the first.
-	require.NoError(t, finalize(soloJob(t, dir, &soloComm{})))
+	_, err = finalize(soloJob(t, dir, &soloComm{}))
+	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(dir, "interpose.test.42.2.mpiflow"))
 	assert.NoError(t, err)
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp"))
@@ -79,14 +92,48 @@ func TestFinalizeWritesJobFile(t *testing.T) {
 
 func TestFinalizeErrors(t *testing.T) {
 	dir := t.TempDir()
-	err := finalize(soloJob(t, filepath.Join(dir, "missing"), &soloComm{}))
+	written, err := finalize(soloJob(t, filepath.Join(dir, "missing"), &soloComm{}))
 	assert.ErrorContains(t, err, "output directory")
+	assert.False(t, written)
 
 	full := errors.New("no space left on device")
-	err = finalize(soloJob(t, dir, &soloComm{writeErr: full}))
+	written, err = finalize(soloJob(t, dir, &soloComm{writeErr: full}))
 	assert.ErrorIs(t, err, full)
+	assert.False(t, written)
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	assert.Empty(t, left, "a failed write leaves nothing behind")
+
+	// Writes that say they succeeded but wrote less are caught by the size.
+	written, err = finalize(soloJob(t, dir, &soloComm{short: true}))
+	assert.ErrorContains(t, err, "is the file system full?")
+	assert.False(t, written)
+	left, _ = filepath.Glob(filepath.Join(dir, "*"))
+	assert.Empty(t, left, "a short write leaves nothing behind")
+}
+
+// TestFinalizeTraces: full traces move next to the job file; one whose
+// writing failed is removed, not left truncated under the final name.
+func TestFinalizeTraces(t *testing.T) {
+	dir := t.TempDir()
+	j := soloJob(t, dir, &soloComm{})
+	for thread := range 3 {
+		tmp := filepath.Join(dir, fmt.Sprintf(".trace%d.tmp", thread))
+		require.NoError(t, os.WriteFile(tmp, []byte("x"), 0o644))
+		j.traces[thread] = tmp
+	}
+	j.traceErrs[1] = syscall.ENOSPC
+	j.traceErrs[5] = syscall.EACCES // a thread whose trace never opened
+	written, err := finalize(j)
+	assert.True(t, written, "the job file does not depend on the traces")
+	assert.ErrorContains(t, err, "rank 0 thread 1: no space left on device; not kept")
+	assert.ErrorContains(t, err, "rank 0 thread 5: permission denied")
+	final := filepath.Join(dir, "interpose.test.42.mpiflow")
+	for thread, want := range map[int]bool{0: true, 1: false, 2: true} {
+		_, serr := os.Stat(flowgraph.TracePath(final, 0, thread))
+		assert.Equal(t, want, serr == nil, "trace of thread %d", thread)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp"))
+	assert.Empty(t, left, "no temporary files left")
 }
 
 func TestJobID(t *testing.T) {

@@ -902,9 +902,10 @@ func TestExitCodeAndUnwritableDir(t *testing.T) {
 }
 
 func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
-	out := t.TempDir()
+	out, tmp := t.TempDir(), t.TempDir()
 	missing := filepath.Join(out, "does-not-exist")
-	res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing, "-x", "MPIFLOW_CHECKPOINT=0.000001"},
+	res := mpirun(t, m, out, []string{"TMPDIR=" + tmp}, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing,
+		"-x", "MPIFLOW_CHECKPOINT=0.000001", "-x", "TMPDIR=" + tmp},
 		filepath.Join(dir, "halo"), "3", "fail")
 	assert.Equal(t, 3, res.code)
 	assert.Contains(t, res.stdout, "halo:")
@@ -912,6 +913,82 @@ func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 	assert.Equal(t, 1, strings.Count(res.stderr, "cannot write a checkpoint"), "checkpoints warn once: %s", res.stderr)
 	files, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
 	assert.Empty(t, files)
+	// The ranks' data is kept in $TMPDIR.
+	assert.Contains(t, res.stderr, "4 partial profile(s) kept in "+tmp)
+	files, _ = filepath.Glob(filepath.Join(tmp, "halo.*.rank*.partial.mpiflow"))
+	assert.Len(t, files, 4)
+}
+
+// TestFullFileSystem: when the job file cannot be written (a full file
+// system, here a preloaded write that fails with ENOSPC, which Open MPI's
+// MPI-IO reports as success), the banner says so, nothing truncated is
+// left under a final name, the application's output and exit code are
+// kept, and every rank keeps its data in a complete partial file: in the
+// output directory when only the job file failed (mpiflow run then merges
+// them into a complete job file), else in $TMPDIR.
+func TestFullFileSystem(t *testing.T) {
+	needMPI(t)
+	shim := filepath.Join(t.TempDir(), "libenospc.so")
+	out, err := exec.Command("cc", "-shared", "-fPIC", "-o", shim, "testdata/enospc/enospc.c", "-ldl").CombinedOutput()
+	require.NoError(t, err, string(out))
+	bin := buildCLI(t)
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		t.Run("full", func(t *testing.T) {
+			prof, tmp := t.TempDir(), t.TempDir()
+			res := mpirun(t, m, prof, []string{"TMPDIR=" + tmp}, []string{"-x", "LD_PRELOAD=" + lib + ":" + shim,
+				"-x", "ENOSPC_DIR=" + prof, "-x", "MPIFLOW_DIR=" + prof, "-x", "MPIFLOW_TRACE=1", "-x", "TMPDIR=" + tmp},
+				filepath.Join(dir, "ring"), "7")
+			require.Equal(t, 0, res.code, res.stderr)
+			assert.Contains(t, res.stdout, "ring: 4 ranks")
+			assert.Contains(t, res.stderr, "mpiflow: could not write "+prof)
+			assert.NotContains(t, res.stderr, "; wrote ")
+			assert.Equal(t, 4, strings.Count(res.stderr, "no space left on device; not kept"), "the full traces: %s", res.stderr)
+			assert.Contains(t, res.stderr, "4 partial profile(s) kept in "+tmp)
+			left, err := os.ReadDir(prof)
+			require.NoError(t, err)
+			assert.Empty(t, left, "nothing left in the full directory")
+			partials, _ := filepath.Glob(filepath.Join(tmp, "ring.*.rank*.partial.mpiflow"))
+			require.Len(t, partials, 4)
+			merged := filepath.Join(t.TempDir(), "ring.mpiflow")
+			require.NoError(t, flowgraph.Merge(merged, partials))
+			checkComplete(t, merged)
+		})
+		t.Run("job file only", func(t *testing.T) {
+			prof, tmp := t.TempDir(), t.TempDir()
+			// The preamble and footer are written, the ranks' blocks not:
+			// Open MPI's collective write then says it succeeded.
+			res := runCLIEnv(t, m, bin, prof, []string{"LD_PRELOAD=" + shim, "ENOSPC_DIR=" + prof, "ENOSPC_MATCH=.mpiflow.tmp",
+				"ENOSPC_EXCEPT=.partial.", "ENOSPC_SKIP=2", "TMPDIR=" + tmp},
+				filepath.Join(dir, "ring"), "7")
+			require.Equal(t, 0, res.code, res.stderr)
+			assert.Contains(t, res.stdout, "ring: 4 ranks")
+			assert.Contains(t, res.stderr, "mpiflow: could not write "+prof)
+			assert.Contains(t, res.stderr, "merged below (complete run)")
+			file := jobFile(t, prof)
+			assert.Contains(t, res.stderr, "mpiflow: profile: "+file)
+			checkComplete(t, file)
+			partials, _ := filepath.Glob(filepath.Join(prof, "*.partial.mpiflow"))
+			assert.Empty(t, partials, "merged and removed")
+		})
+	})
+}
+
+// checkComplete checks that the job file at path holds all 4 ranks of
+// testdata/apps/ring.c, each of which reached MPI_Finalize.
+func checkComplete(t *testing.T, path string) {
+	t.Helper()
+	f, err := flowgraph.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, f.Header.Incomplete)
+	assert.Equal(t, 4, f.Header.NumRanks)
+	require.Len(t, f.Index, 4)
+	for i := range f.Index {
+		r, err := f.ReadRank(i)
+		require.NoError(t, err)
+		assert.True(t, r.Complete, "rank %d", r.Rank)
+		assert.NotEmpty(t, nodesOf(&r.Graph, "MPI_Recv"), "rank %d", r.Rank)
+	}
 }
 
 // TestRunCommand runs a job with `mpiflow run` and `mpiflow lib` from the
@@ -1013,6 +1090,12 @@ func TestRunSettingsReachRemoteRanks(t *testing.T) {
 // runCLI runs `mpiflow run` with m's launcher and 4 ranks.
 func runCLI(t *testing.T, m mpiImpl, bin, prof string, args ...string) runResult {
 	t.Helper()
+	return runCLIEnv(t, m, bin, prof, nil, args...)
+}
+
+// runCLIEnv is runCLI with env added to the environment.
+func runCLIEnv(t *testing.T, m mpiImpl, bin, prof string, env []string, args ...string) runResult {
+	t.Helper()
 	launch := []string{m.launcher, "--oversubscribe", "-np", "4"}
 	if m.name == "mpich" {
 		launch = []string{m.launcher, "-n", "4"}
@@ -1020,7 +1103,7 @@ func runCLI(t *testing.T, m mpiImpl, bin, prof string, args ...string) runResult
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--quiet", "--dir", prof, "--"}, launch...), args...)...)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), env...)
 	if os.Getuid() == 0 {
 		cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	}

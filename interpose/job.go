@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"mpiflow/flowgraph"
@@ -158,7 +159,7 @@ type job struct {
 	mpiVer    string
 	clock     string
 	traces    map[int]string // full trace so far per thread
-	traceErr  error
+	traceErrs map[int]error  // why a thread's full trace failed
 	env       func(string) string
 	// budget bounds the bytes of each graph's sequences and timing
 	// (MPIFLOW_BUDGET; flowgraph.Graph.FitBudget), 0: none
@@ -170,15 +171,16 @@ func newJob(ctx *C.mf_ctx) *job {
 	names := callNames(ctx.names, int(ctx.ncalls))
 	threads := unsafe.Slice(ctx.threads, int(ctx.nthreads))
 	j := &job{
-		comm:     &cComm{ops: ctx.ops, rank: int(ctx.rank), size: int(ctx.size)},
-		initReal: int64(ctx.init_real),
-		wall:     int64(ctx.finalize_mono - ctx.init_mono),
-		mpiLib:   C.GoString(ctx.mpi_library),
-		mpiVer:   C.GoString(ctx.mpi_version),
-		clock:    C.GoString(ctx.clock),
-		traces:   map[int]string{},
-		env:      getenv,
-		budget:   int64(ctx.budget),
+		comm:      &cComm{ops: ctx.ops, rank: int(ctx.rank), size: int(ctx.size)},
+		initReal:  int64(ctx.init_real),
+		wall:      int64(ctx.finalize_mono - ctx.init_mono),
+		mpiLib:    C.GoString(ctx.mpi_library),
+		mpiVer:    C.GoString(ctx.mpi_version),
+		clock:     C.GoString(ctx.clock),
+		traces:    map[int]string{},
+		traceErrs: map[int]error{},
+		env:       getenv,
+		budget:    int64(ctx.budget),
 	}
 	if len(threads) > 0 {
 		j.keyFields = keyFields(uint32(threads[0].rec.keyflags))
@@ -190,8 +192,8 @@ func newJob(ctx *C.mf_ctx) *job {
 		if t.trace_tmp != nil {
 			j.traces[int(t.thread)] = C.GoString(t.trace_tmp)
 		}
-		if t.trace_err != 0 && j.traceErr == nil {
-			j.traceErr = fmt.Errorf("full trace of thread %d: %s", int(t.thread), C.GoString(C.strerror(t.trace_err)))
+		if t.trace_err != 0 {
+			j.traceErrs[int(t.thread)] = syscall.Errno(t.trace_err)
 		}
 	}
 	complete := ctx.complete != 0

@@ -32,8 +32,9 @@ import (
 
 // mpiflowFinalize is called by the preload library's MPI_Finalize wrapper on
 // every rank, collectively, before PMPI_Finalize. It writes the job file and
-// returns 0, or 1 after printing why it could not; it never aborts the
-// application.
+// returns 0, or 1 (on every rank) after printing why it could not; then the
+// preload library keeps each rank's data in a partial file. It never aborts
+// the application.
 //
 //export mpiflowFinalize
 func mpiflowFinalize(ctx *C.mf_ctx) (rc C.int) {
@@ -43,8 +44,17 @@ func mpiflowFinalize(ctx *C.mf_ctx) (rc C.int) {
 			rc = 1
 		}
 	}()
-	if err := finalize(newJob(ctx)); err != nil {
-		fmt.Fprintf(os.Stderr, "mpiflow: %v\n", err)
+	written, err := finalize(newJob(ctx))
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if e != nil {
+			fmt.Fprintf(os.Stderr, "mpiflow: %v\n", e)
+		}
+	}
+	if !written {
 		return 1
 	}
 	return 0

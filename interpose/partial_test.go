@@ -71,7 +71,7 @@ func baseInfo(rank, size, thread int) partialInfo {
 // minus the dladdr lookup of sites), through the Go msgpack encoder.
 func expectedRank(t *testing.T, r *recorder, in partialInfo) *flowgraph.Rank {
 	t.Helper()
-	rk := &flowgraph.Rank{Rank: in.Rank, Thread: in.Thread, Host: in.Host, Graph: r.graph(in.Names)}
+	rk := &flowgraph.Rank{Rank: in.Rank, Thread: in.Thread, Host: in.Host, Complete: in.Complete, Graph: r.graph(in.Names)}
 	start := in.StartUnix
 	if start == 0 {
 		start = in.InitReal
@@ -321,14 +321,29 @@ func TestPartialWriteErrors(t *testing.T) {
 }
 
 // TestPartialMerge joins the partial files of three of four ranks (one
-// with a second thread) into one incomplete job file.
+// with a second thread) into one incomplete job file; and those that every
+// rank wrote at MPI_Finalize (the fallback when the job file could not be
+// written) into a complete one.
 func TestPartialMerge(t *testing.T) {
+	for _, complete := range []bool{false, true} {
+		t.Run(fmt.Sprint("complete=", complete), func(t *testing.T) { testPartialMerge(t, complete) })
+	}
+}
+
+func testPartialMerge(t *testing.T, complete bool) {
 	dir := t.TempDir()
 	var paths []string
 	want := map[[2]int]*flowgraph.Rank{}
-	for i, rt := range [][2]int{{0, 0}, {2, 0}, {2, 1}, {3, 0}} {
+	ranks := [][2]int{{0, 0}, {2, 0}, {2, 1}, {3, 0}}
+	hosts := []string{"node00", "", "node02", "node03"}
+	if complete {
+		ranks = append(ranks, [2]int{1, 0})
+		hosts[1] = "node01"
+	}
+	for i, rt := range ranks {
 		r, _ := recordCase(t, partialCase{events: 500 * (i + 1), budget: 16, seed: uint64(40 + i)})
 		in := baseInfo(rt[0], 4, rt[1])
+		in.Complete = complete
 		p, err := r.writePartial(in, dir)
 		require.NoError(t, err)
 		paths = append(paths, p)
@@ -340,10 +355,10 @@ func TestPartialMerge(t *testing.T) {
 	f, err := flowgraph.Open(dst)
 	require.NoError(t, err)
 	defer f.Close()
-	assert.True(t, f.Header.Incomplete)
+	assert.Equal(t, !complete, f.Header.Incomplete)
 	assert.Equal(t, 4, f.Header.NumRanks)
-	assert.Equal(t, []string{"node00", "", "node02", "node03"}, f.Header.Hosts)
-	require.Len(t, f.Index, 4)
+	assert.Equal(t, hosts, f.Header.Hosts)
+	require.Len(t, f.Index, len(ranks))
 	for i, e := range f.Index {
 		rk, err := f.ReadRank(i)
 		require.NoError(t, err)

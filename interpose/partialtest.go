@@ -82,6 +82,7 @@ type partialInfo struct {
 	Names                               []string
 	Sites                               []partialSite
 	Rusage                              bool
+	Complete                            bool // the rank reached MPI_Finalize
 	BufLen                              int  // 0: the writer's static buffer
 	InHandler                           bool // write from a signal handler
 }
@@ -145,6 +146,9 @@ func (r *recorder) writePartial(in partialInfo, dir string) (string, error) {
 			cs.off = C.uint64_t(s.Off)
 		}
 		ci.sites, ci.nsites = sites, C.int(len(in.Sites))
+	}
+	if in.Complete {
+		ci.complete = 1
 	}
 	if in.Rusage {
 		ci.rusage = 1

@@ -16,8 +16,10 @@ func newMergeCmd() *cobra.Command {
 		Use:   "merge OUT PARTIAL...",
 		Short: "Merge the partial per-rank files of a run into one job file",
 		Long: `When ranks never reach MPI_Finalize (abort, crash, exit without finalize),
-each writes its own partial file. merge combines them into one job file,
-marked incomplete when ranks are missing or stopped early.`,
+each writes its own partial file; so does every rank when the job file
+cannot be written at MPI_Finalize (a full file system). merge combines them
+into one job file, marked incomplete when ranks are missing or stopped
+early.`,
 		Example: `  mpiflow merge job.mpiflow job.rank*.partial.mpiflow`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -170,9 +171,11 @@ func partialJobs(files []string) map[string][]string {
 	return jobs
 }
 
-// mergePartials merges the partial files of each job into one incomplete
-// job file (flowgraph.Merge) and removes them; it returns the job files.
-func mergePartials(files []string) ([]string, error) {
+// mergePartials merges the partial files of each job into one job file in
+// dir (flowgraph.Merge) and removes them; it returns the job files, and
+// whether any of them is incomplete. A job whose files cannot be merged
+// keeps them.
+func mergePartials(files []string, dir string) ([]string, bool, error) {
 	jobs := partialJobs(files)
 	prefixes := make([]string, 0, len(jobs))
 	for p := range jobs {
@@ -180,23 +183,31 @@ func mergePartials(files []string) ([]string, error) {
 	}
 	sort.Strings(prefixes)
 	var out []string
+	incomplete := false
 	for _, prefix := range prefixes {
-		dst := prefix + ".mpiflow"
+		base := filepath.Join(dir, filepath.Base(prefix))
+		dst := base + ".mpiflow"
 		for i := 2; ; i++ {
 			if _, err := os.Lstat(dst); os.IsNotExist(err) {
 				break
 			}
-			dst = fmt.Sprintf("%s.%d.mpiflow", prefix, i)
+			dst = fmt.Sprintf("%s.%d.mpiflow", base, i)
 		}
 		if err := flowgraph.Merge(dst, jobs[prefix]); err != nil {
-			return out, fmt.Errorf("merge the partial files of %s: %w", filepath.Base(prefix), err)
+			return out, incomplete, fmt.Errorf("merge the partial files %s.rank*%s (kept): %w", prefix, partialSuffix, err)
 		}
 		for _, f := range jobs[prefix] {
 			os.Remove(f)
 		}
+		f, err := flowgraph.Open(dst)
+		if err != nil {
+			return out, incomplete, err
+		}
+		incomplete = incomplete || f.Header.Incomplete
+		f.Close()
 		out = append(out, dst)
 	}
-	return out, nil
+	return out, incomplete, nil
 }
 
 // runResult is what mpiflow run --json prints.
@@ -207,6 +218,9 @@ type runResult struct {
 	// Incomplete: ranks stopped before MPI_Finalize and Files include
 	// their merged partial files.
 	Incomplete bool `json:"incomplete"`
+	// Merged: Files include partial files merged by run (ranks that
+	// stopped early, or a job file that could not be written).
+	Merged bool `json:"merged,omitempty"`
 	// Reports are the HTML reports written beside Files.
 	Reports []string `json:"reports,omitempty"`
 }
@@ -290,7 +304,16 @@ func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, 
 	vars := jobVars(lib, dir, o, os.Environ())
 	cmdline := injectEnv(argv, kind, vars)
 	before := profiles(dir, false)
-	beforePartial := profiles(dir, true)
+	// Ranks that cannot write the job file keep their data as partial
+	// files in the output directory, else in their temporary directory.
+	partialDirs := []string{dir}
+	if tmp, err := filepath.Abs(os.TempDir()); err == nil && tmp != dir {
+		partialDirs = append(partialDirs, tmp)
+	}
+	beforePartial := map[string]bool{}
+	for _, d := range partialDirs {
+		maps.Copy(beforePartial, profiles(d, true))
+	}
 
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
@@ -337,15 +360,17 @@ func runJob(argv []string, o runOptions, stdout, stderr io.Writer) (*runResult, 
 		}
 	}
 	var partials []string
-	for p := range profiles(dir, true) {
-		if !beforePartial[p] {
-			partials = append(partials, p)
+	for _, d := range partialDirs {
+		for p := range profiles(d, true) {
+			if !beforePartial[p] {
+				partials = append(partials, p)
+			}
 		}
 	}
 	if len(partials) > 0 {
-		merged, err := mergePartials(partials)
+		merged, incomplete, err := mergePartials(partials, dir)
 		res.Files = append(res.Files, merged...)
-		res.Incomplete = true
+		res.Incomplete, res.Merged = incomplete, len(merged) > 0
 		if err != nil {
 			fmt.Fprintf(stderr, "mpiflow: %v\n", err)
 		}
@@ -370,7 +395,9 @@ of each profile beside it (FILE.html; --no-report skips it).
 
 When ranks stop before MPI_Finalize (exit, MPI_Abort, a fatal signal), each
 writes its own partial file; run merges them into one job file marked
-incomplete and removes them. Ranks killed with SIGKILL (MPICH's hydra does
+incomplete and removes them. So it does when the job file cannot be written
+(a full file system): then each rank keeps its data in a partial file in
+the output directory, else in $TMPDIR. Ranks killed with SIGKILL (MPICH's hydra does
 that to the other ranks when one fails) leave no data.`,
 		Example: `  mpiflow run -- mpirun -np 4 ./app args
   mpiflow run --dir profiles --trace -- mpiexec -n 8 ./solver input.dat
@@ -391,8 +418,11 @@ that to the other ranks when one fails) leave no data.`,
 			} else if len(res.Files) == 0 {
 				fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: no profile was written (did the job reach MPI_Finalize? see the messages above)")
 			} else {
-				if res.Incomplete {
+				switch {
+				case res.Incomplete:
 					fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: the job did not finish normally: ranks that stopped early wrote partial data, merged below (incomplete run)")
+				case res.Merged:
+					fmt.Fprintln(cmd.ErrOrStderr(), "mpiflow: the job file could not be written at MPI_Finalize; the ranks' own files were merged below (complete run)")
 				}
 				for _, f := range res.Files {
 					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: profile: %s\n", f)

@@ -158,43 +158,57 @@ func TestPartialJobs(t *testing.T) {
 	}, partialJobs(files))
 }
 
-// writePartial writes a one-rank incomplete file as the library does.
-func writePartial(t *testing.T, path, job string, rank int) {
+// writePartial writes a one-rank partial file as the library does, of a
+// rank that stopped early or (complete) reached MPI_Finalize.
+func writePartial(t *testing.T, path, job string, rank int, complete bool) {
 	t.Helper()
 	w, err := flowgraph.Create(path)
 	require.NoError(t, err)
 	b := flowgraph.NewBuilder(0, 0)
 	s := b.Site(flowgraph.CallSite{Addr: 0x1000})
 	b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Init", Site: s, Partner: -1, Comm: -1}, Partner: -1, Enter: 0, Exit: 10})
-	require.NoError(t, w.WriteRank(&flowgraph.Rank{Rank: rank, Graph: b.Graph()}))
+	require.NoError(t, w.WriteRank(&flowgraph.Rank{Rank: rank, Complete: complete, Graph: b.Graph()}))
 	hosts := make([]string, 4)
 	hosts[rank] = "h"
-	require.NoError(t, w.Close(flowgraph.Header{JobID: job, NumRanks: 4, Hosts: hosts, Incomplete: true}))
+	require.NoError(t, w.Close(flowgraph.Header{JobID: job, NumRanks: 4, Hosts: hosts, Incomplete: !complete}))
 }
 
 func TestMergePartials(t *testing.T) {
-	dir := t.TempDir()
-	var files []string
-	for r := 0; r < 3; r++ {
-		p := filepath.Join(dir, fmt.Sprintf("app.9.rank%d.partial.mpiflow", r))
-		writePartial(t, p, "9", r)
-		files = append(files, p)
+	for _, tc := range []struct {
+		name     string
+		ranks    int
+		complete bool
+	}{
+		{"crashed", 3, false},        // rank 3 is missing
+		{"all finished", 4, true},    // the job file could not be written
+		{"one unfinished", 4, false}, // the ranks stopped early
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			var files []string
+			for r := range tc.ranks {
+				p := filepath.Join(tmp, fmt.Sprintf("app.9.rank%d.partial.mpiflow", r))
+				writePartial(t, p, "9", r, tc.complete)
+				files = append(files, p)
+			}
+			// A file of that name exists already: the merged one gets another.
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "app.9.mpiflow"), []byte("x"), 0o644))
+			out, incomplete, err := mergePartials(files, dir)
+			require.NoError(t, err)
+			require.Equal(t, []string{filepath.Join(dir, "app.9.2.mpiflow")}, out, "merged into the output directory")
+			f, err := flowgraph.Open(out[0])
+			require.NoError(t, err)
+			defer f.Close()
+			assert.Equal(t, !tc.complete, f.Header.Incomplete)
+			assert.Equal(t, !tc.complete, incomplete)
+			assert.Len(t, f.Index, tc.ranks)
+			for _, p := range files {
+				assert.NoFileExists(t, p, "partial files are removed once merged")
+			}
+			assert.Equal(t, map[string]bool{filepath.Join(dir, "app.9.mpiflow"): true, out[0]: true}, profiles(dir, false))
+			assert.Empty(t, profiles(tmp, true))
+		})
 	}
-	// A file of that name exists already: the merged one gets another.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.9.mpiflow"), []byte("x"), 0o644))
-	out, err := mergePartials(files)
-	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, "app.9.2.mpiflow")}, out)
-	f, err := flowgraph.Open(out[0])
-	require.NoError(t, err)
-	defer f.Close()
-	assert.True(t, f.Header.Incomplete, "rank 3 is missing")
-	assert.Len(t, f.Index, 3)
-	for _, p := range files {
-		assert.NoFileExists(t, p, "partial files are removed once merged")
-	}
-	assert.Equal(t, map[string]bool{filepath.Join(dir, "app.9.mpiflow"): true, out[0]: true}, profiles(dir, false))
-	assert.Empty(t, profiles(dir, true))
 }
 
 func TestWriteReports(t *testing.T) {

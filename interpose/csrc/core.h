@@ -69,10 +69,13 @@ MF_HIDDEN void mf_free_caches(void);
  * mf_partial_setup prepares them and installs the crash paths at MPI_Init;
  * mf_start_checkpoints arms the checkpoints of a thread; mf_partial_off
  * stops the partial files for good (MPI_Finalize); mf_remove_checkpoints
- * removes the checkpoint files once the job file is written. */
+ * removes the checkpoint files once the job file is written;
+ * mf_partial_fallback keeps the ranks' data as partial files when it was
+ * not (collective). */
 MF_HIDDEN void mf_partial_setup(void);
 MF_HIDDEN void mf_start_checkpoints(mf_thr *t);
 MF_HIDDEN void mf_partial_off(void);
 MF_HIDDEN void mf_remove_checkpoints(void);
+MF_HIDDEN void mf_partial_fallback(int64_t wall);
 
 #endif

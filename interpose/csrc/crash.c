@@ -64,10 +64,10 @@ static void job_id(char *out, size_t n)
 	snprintf(out, n, "%d", pid);
 }
 
-/* write_partial writes the partial file of thread t and returns 0 or a
- * negative errno. safe: outside a signal handler, so dladdr and malloc may
- * be used to locate call sites. */
-static int write_partial(mf_thr *t, mf_partial_info in, int safe)
+/* write_partial writes the partial file of thread t in dir and returns 0
+ * or a negative errno. safe: outside a signal handler, so dladdr and malloc
+ * may be used to locate call sites. */
+static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int safe)
 {
 	mf_rec snap = t->rec;
 	if (snap.busy)
@@ -85,7 +85,7 @@ static int write_partial(mf_thr *t, mf_partial_info in, int safe)
 	}
 	in.sites = sites;
 	in.nsites = sites ? snap.nsites : 0;
-	int rc = mf_write_partial(&snap, &in, P.dir);
+	int rc = mf_write_partial(&snap, &in, dir);
 	free(sites);
 	return rc;
 }
@@ -117,7 +117,7 @@ void mf_partial_now(int safe)
 	in.buf = buf;
 	in.buflen = sizeof buf;
 	for (int i = 0; i < G.nthr; i++) {
-		int rc = write_partial(G.thr[i], in, safe);
+		int rc = write_partial(G.thr[i], in, P.dir, safe);
 		if (rc < 0 && safe)
 			fprintf(stderr, "mpiflow: rank %d: cannot write the partial profile in %s: %s\n", G.rank, P.dir, strerror(-rc));
 	}
@@ -149,7 +149,7 @@ static void checkpoint(mf_rec *r)
 	in.buf = t->ckpt_buf;
 	in.buflen = MF_PARTIAL_STATICBUF;
 	in.checkpoint = 1;
-	int rc = write_partial(t, in, 1);
+	int rc = write_partial(t, in, P.dir, 1);
 	t->ckpt_written = 1;
 	if (rc < 0) {
 		/* No more checkpoints of this thread; one warning per job. */
@@ -283,21 +283,74 @@ void mf_partial_setup(void)
  * tables they are written from. */
 void mf_partial_off(void) { P.done = 1; }
 
+/* remove_checkpoint removes the checkpoint file of thread t. */
+static void remove_checkpoint(mf_thr *t)
+{
+	free(t->ckpt_buf);
+	t->ckpt_buf = NULL;
+	if (!t->ckpt_written)
+		return;
+	mf_partial_info in = P.info;
+	in.thread = t->index;
+	char path[PATH_MAX];
+	if (mf_partial_path(&in, P.dir, path, sizeof path) > 0)
+		unlink(path);
+	t->ckpt_written = 0;
+}
+
 /* mf_remove_checkpoints removes the checkpoint files once the job file is
  * written: the run finished, they are stale. */
 void mf_remove_checkpoints(void)
 {
-	for (int i = 0; i < G.nthr; i++) {
+	for (int i = 0; i < G.nthr; i++)
+		remove_checkpoint(G.thr[i]);
+}
+
+/* mf_partial_fallback keeps what every thread of this rank recorded, in
+ * complete partial files, when the job file could not be written (a full
+ * file system, a Go part that did not load): in the output directory, else
+ * in $TMPDIR (or /tmp); a failed write leaves nothing. Collective: rank 0
+ * says where the job's data went and how to join it. wall: ns from
+ * MPI_Init to MPI_Finalize. */
+void mf_partial_fallback(int64_t wall)
+{
+	const char *tmp = getenv("TMPDIR");
+	char alt[PATH_MAX];
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (!realpath(tmp, alt))
+		snprintf(alt, sizeof alt, "%s", tmp);
+	/* partial files kept in the output directory, in alt, and lost */
+	int64_t n[3] = {0, 0, 0};
+	for (int i = 0; P.ready && i < G.nthr; i++) {
 		mf_thr *t = G.thr[i];
-		free(t->ckpt_buf);
-		t->ckpt_buf = NULL;
-		if (!t->ckpt_written)
-			continue;
 		mf_partial_info in = P.info;
-		in.thread = t->index;
-		char path[PATH_MAX];
-		if (mf_partial_path(&in, P.dir, path, sizeof path) > 0)
-			unlink(path);
-		t->ckpt_written = 0;
+		in.wall = wall;
+		in.complete = 1;
+		if (write_partial(t, in, P.dir, 1) == 0) {
+			free(t->ckpt_buf); /* the checkpoint was replaced */
+			t->ckpt_buf = NULL;
+			t->ckpt_written = 0;
+			n[0]++;
+		} else if (strcmp(alt, P.dir) && write_partial(t, in, alt, 1) == 0) {
+			remove_checkpoint(t);
+			n[1]++;
+		} else {
+			n[2]++;
+		}
 	}
+	if (!P.ready || PMPI_Allreduce(MPI_IN_PLACE, n, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS || G.rank != 0)
+		return;
+	/* the file names as mf_partial_path makes them, rank 0's made a pattern */
+	mf_partial_info in = P.info;
+	char name[PATH_MAX] = "", *r0;
+	if (mf_partial_path(&in, "", name, sizeof name) <= 0 || !(r0 = strstr(name, ".rank0.partial.mpiflow")))
+		return;
+	*r0 = 0;
+	for (int k = 0; k < 2; k++)
+		if (n[k])
+			fprintf(stderr, "mpiflow: %lld partial profile(s) kept in %s%s; join them with: mpiflow merge %s.mpiflow %s/%s.rank*.partial.mpiflow\n",
+				(long long)n[k], k ? alt : P.dir, k ? " on each rank's host" : "", name, k ? alt : P.dir, name);
+	if (n[2])
+		fprintf(stderr, "mpiflow: the data of %lld rank thread(s) is lost\n", (long long)n[2]);
 }

@@ -52,6 +52,17 @@ static int op_open(const char *path)
 
 #define CHUNK ((int64_t)1 << 30)
 
+/* check_count turns a write that returned success having written fewer
+ * than n bytes into MF_ERR_SHORT: Open MPI's OMPIO prints "No space left
+ * on device" and returns MPI_SUCCESS. */
+static int check_count(int rc, MPI_Status *st, int64_t n)
+{
+	int got = 0;
+	if (rc == MPI_SUCCESS && PMPI_Get_count(st, MPI_BYTE, &got) == MPI_SUCCESS && got != MPI_UNDEFINED && got < n)
+		return MF_ERR_SHORT;
+	return rc;
+}
+
 static int op_write_at_all(int64_t off, const void *buf, int64_t len)
 {
 	/* All ranks must make the same number of collective calls. */
@@ -67,6 +78,7 @@ static int op_write_at_all(int64_t off, const void *buf, int64_t len)
 			n = CHUNK;
 		MPI_Status st;
 		rc = PMPI_File_write_at_all(fh, (MPI_Offset)(off + o), (const char *)buf + (n ? o : 0), (int)n, MPI_BYTE, &st);
+		rc = check_count(rc, &st, n);
 	}
 	return rc;
 }
@@ -78,6 +90,7 @@ static int op_write_at(int64_t off, const void *buf, int64_t len)
 		int64_t n = len - o > CHUNK ? CHUNK : len - o;
 		MPI_Status st;
 		rc = PMPI_File_write_at(fh, (MPI_Offset)(off + o), (const char *)buf + o, (int)n, MPI_BYTE, &st);
+		rc = check_count(rc, &st, n);
 	}
 	return rc;
 }
@@ -88,7 +101,9 @@ static void op_errstr(int code, char *buf, int len)
 {
 	char s[MPI_MAX_ERROR_STRING];
 	int n = 0;
-	if (PMPI_Error_string(code, s, &n) != MPI_SUCCESS)
+	if (code == MF_ERR_SHORT)
+		snprintf(s, sizeof s, "fewer bytes written than asked (is the file system full?)");
+	else if (PMPI_Error_string(code, s, &n) != MPI_SUCCESS)
 		snprintf(s, sizeof s, "MPI error %d", code);
 	snprintf(buf, (size_t)len, "%s", s);
 }
@@ -177,7 +192,8 @@ void mf_finish(void)
 	int ok = fn != NULL;
 	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (!fn)
-		fprintf(stderr, "mpiflow: rank %d: %s; no profile written\n", G.rank, err);
+		fprintf(stderr, "mpiflow: rank %d: %s; no job file written\n", G.rank, err);
+	int wrote = 0;
 	if (ok) {
 		char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
 		int n = 0, ver = 0, sub = 0;
@@ -209,13 +225,16 @@ void mf_finish(void)
 			.counters = mf_papi_names(),
 			.budget = G.budget,
 		};
-		fn(&ctx);
-		mf_remove_checkpoints();
+		wrote = fn(&ctx) == 0;
 	} else {
 		for (int i = 0; i < G.nthr; i++)
 			if (G.thr[i]->trace_tmp[0])
 				unlink(G.thr[i]->trace_tmp);
 	}
+	if (wrote)
+		mf_remove_checkpoints();
+	else
+		mf_partial_fallback(fin - G.init_mono);
 	free(td);
 	/* Other threads keep pointers to their recorders (a call after
 	 * MPI_Finalize is erroneous, but must not crash): their tables are

@@ -16,7 +16,10 @@
 enum { MF_SUM = 0, MF_MIN = 1, MF_MAX = 2 };
 
 /* MPI helpers on MPI_COMM_WORLD. Every function returns an MPI error code
- * (0 = MPI_SUCCESS). The file functions work on one file at a time. */
+ * (0 = MPI_SUCCESS), or MF_ERR_SHORT from a write that wrote fewer bytes
+ * than asked without an error (Open MPI on a full file system). The file
+ * functions work on one file at a time. */
+#define MF_ERR_SHORT (-1)
 typedef struct mf_ops {
 	int (*bcast)(void *buf, int len); /* from rank 0 */
 	int (*allreduce_i64)(int64_t *inout, int n, int op);
@@ -56,8 +59,9 @@ typedef struct mf_ctx {
 	int64_t budget;          /* bytes of a graph's sequences and timing (MPIFLOW_BUDGET); 0: none */
 } mf_ctx;
 
-/* The Go part's entry point (exported by the Go library). It returns 0 when
- * the file was written. It never aborts the application. */
+/* The Go part's entry point (exported by the Go library). It returns 0 on
+ * every rank when the job file was written, else 1 on every rank (when the
+ * ranks could still agree). It never aborts the application. */
 typedef int (*mf_finalize_fn)(mf_ctx *ctx);
 
 #endif

@@ -393,7 +393,7 @@ static void write_rank(out *o, const mf_rec *r, const mf_partial_info *in)
 	mp_key(o, "maxrss");
 	mp_int(o, maxrss);
 	mp_key(o, "complete");
-	mp_bool(o, 0);
+	mp_bool(o, in->complete != 0);
 	mp_key(o, "start");
 	mp_int(o, v.nevents > 0 ? in->init_real + (r->t0 - in->init_mono) - start_unix : 0);
 	mp_key(o, "graph");
@@ -489,7 +489,7 @@ static void write_footer(out *o, const mf_rec *r, const mf_partial_info *in, con
 		if (r->keyflags & keys[i].bit)
 			mp_str(o, keys[i].name);
 	mp_key(o, "incomplete");
-	mp_bool(o, 1);
+	mp_bool(o, in->complete == 0);
 
 	mp_key(o, "index");
 	mp_arr(o, 1);

@@ -62,6 +62,9 @@ typedef struct mf_partial_info {
 	/* 1: a periodic checkpoint, written through its own temporary name so
 	 * that a crash path interrupting it writes the file independently */
 	int checkpoint;
+	/* 1: the rank reached MPI_Finalize (its block Complete, the header not
+	 * Incomplete): the fallback when the job file could not be written */
+	int complete;
 	/* Optional output buffer (at least MF_PARTIAL_MINBUF bytes). Without
 	 * one a static buffer is used, which one call at a time may hold: a
 	 * second concurrent call returns -EBUSY. */
