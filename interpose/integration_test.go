@@ -448,7 +448,8 @@ func init() {
 			assert.Equal(t, []int{right}, partners(vec), "derived datatype: 4 doubles")
 			ir := nodesOf(g, "MPI_Irecv")
 			require.Len(t, ir, 2)
-			assert.Empty(t, ir[0].Partners, "MPI_ANY_SOURCE is unknown when posted")
+			assert.Equal(t, []int{left}, partners(ir[0]), "MPI_ANY_SOURCE: the source, counted when the receive completes")
+			assert.Equal(t, []int{rank ^ 2}, partners(ir[1]), "MPI_ANY_SOURCE on the sub-communicator: as a world rank")
 			waits := nodesOf(g, "MPI_Wait")
 			require.Len(t, waits, 3)
 			assert.Equal(t, []int{left}, partners(waits[0]), "Wait takes the partner from the status")
@@ -1323,8 +1324,8 @@ func f08ringCheck(t *testing.T, r *flowgraph.Rank) {
 		{"MPI_Recv", 3 * 8, 5, []int{left}}, // 4 posted, 3 received
 		{"MPI_Allreduce", 8, 5, nil},
 		{"MPI_Sendrecv", 2 * 4 * 8, 1, []int{right}},
-		{"MPI_Bcast", 12 * 8, 1, []int{1}}, // the root
-		{"MPI_Irecv", 2 * 8, 1, nil},       // MPI_ANY_SOURCE
+		{"MPI_Bcast", 12 * 8, 1, []int{1}},   // the root
+		{"MPI_Irecv", 2 * 8, 1, []int{left}}, // MPI_ANY_SOURCE: counted at completion
 		{"MPI_Isend", 2 * 8, 1, []int{right}},
 		{"MPI_Send", 4 * 8, 1, []int{right}},
 		{"MPI_Recv", 4 * 8, 1, []int{left}},
@@ -2063,6 +2064,63 @@ func TestReceivedSizes(t *testing.T) {
 				}
 			}
 		}})
+	})
+}
+
+// TestStatusPartners runs testdata/status.c under both MPIs: the calls
+// that complete a request take its partner from the status only for a
+// receive (the MPIs fill the status of sends, persistent sends,
+// collectives and file requests with anything: a stale source, the own
+// rank, garbage), and a receive from MPI_ANY_SOURCE counts its actual
+// source at its node whichever call completes it.
+func TestStatusPartners(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "status")
+		out := t.TempDir()
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1"}, app, filepath.Join(out, "io"))
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "status: 4 ranks, 0 errors\n", res.stdout)
+		f, err := flowgraph.Open(jobFile(t, out))
+		require.NoError(t, err)
+		defer f.Close()
+		for i := range f.Index {
+			r, err := f.ReadRank(i)
+			require.NoError(t, err)
+			g := &r.Graph
+			require.NoError(t, g.ResolveSites())
+			other := r.Rank ^ 1
+			// want: how many of the events of call in function fn went
+			// to each partner (the compiler may make a site two)
+			check := func(fn, call string, want map[int]int64) {
+				t.Helper()
+				got := map[int]int64{}
+				nodes := 0
+				for _, n := range nodesOf(g, call) {
+					if g.Sites[n.Key.Site].Function == fn {
+						nodes++
+						for _, p := range n.Partners {
+							got[p.Rank] += p.Count
+						}
+					}
+				}
+				assert.Positive(t, nodes, "rank %d: %s in %s", r.Rank, call, fn)
+				assert.Equal(t, want, got, "rank %d: partners of %s in %s", r.Rank, call, fn)
+			}
+			none := map[int]int64{}
+			check("wait_isend", "MPI_Wait", none)
+			check("wait_persistent_send", "MPI_Wait", none)
+			check("wait_ibarrier", "MPI_Wait", none)
+			check("wait_ibarrier", "MPI_Test", none)
+			check("wait_file", "MPI_Wait", none)
+			check("wait_persistent_recv", "MPI_Wait", map[int]int64{other: 3})
+			// a receive, an empty one, and Waitany over a receive and a send
+			check("wait_irecv", "MPI_Wait", map[int]int64{other: 2})
+			check("wait_irecv", "MPI_Waitany", map[int]int64{other: 1})
+			check("any_source", "MPI_Irecv", map[int]int64{other: 8})
+			if m.name == "mpich" { // MPI 4.0: Isend_c, then the odd rank receives partitioned
+				check("wait_mpi4", "MPI_Wait", map[bool]map[int]int64{true: none, false: {other: 1}}[r.Rank%2 == 0])
+			}
+		}
 	})
 }
 

@@ -308,8 +308,9 @@ int mf_recv_shared;
  * allocated table, made (or made twice as large) if it would be more than
  * half full, or leaves it untracked (it keeps its posted size) if there
  * is no memory. */
-void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
+void mf_recv_put(mf_recvs *t, mf_recv v)
 {
+	const uintptr_t h = v.h;
 	mf_recv *s = t->slot ? t->slot : t->inline_slot;
 	const uint32_t bits = t->slot ? t->bits : MF_RECV_INLINE_BITS, cap = 1u << bits;
 	uint32_t i = mf_recv_probe(s, bits, h);
@@ -329,7 +330,14 @@ void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted)
 		i = mf_recv_probe(s, t->bits, h);
 	}
 	t->n += !s[i].h;
-	s[i] = (mf_recv){h, node, posted};
+	s[i] = v;
+}
+
+void mf_recv_source(mf_rec *r, const mf_recv *v, const MPI_Status *st)
+{
+	int cancelled = 0;
+	if (PMPI_Test_cancelled(st, &cancelled) == MPI_SUCCESS && !cancelled)
+		mf_node_source(r, v->node, mf_peer(v->any, st->MPI_SOURCE));
 }
 
 int mf_recvs_take_big(mf_taken *tk, int n, const MPI_Request *reqs)
@@ -359,9 +367,9 @@ void mf_recvs_got_(mf_rec *r, mf_taken *tk, const MPI_Request *reqs, const MPI_S
 		const int i = tk->idx[k];
 		const mf_recv *v = &tk->v[k];
 		if (reqs[i] != MPI_REQUEST_NULL) /* after an error: MPICH's MPI_ERR_PENDING, Open MPI's failed request */
-			mf_recv_put(&mf_tls_recvs, v->h, v->node, v->posted);
+			mf_recv_put(&mf_tls_recvs, *v);
 		else if (st && (rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && st[i].MPI_ERROR == MPI_SUCCESS)))
-			mf_node_got(r, v->node, v->posted, mf_status_bytes(&st[i]));
+			mf_recv_got(r, v, &st[i]);
 	}
 	if (tk->idx != tk->ibuf) {
 		free(tk->idx);

@@ -97,6 +97,7 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
 			free(p);  \
 	} while (0)
 #define MF_SAVED_G(i) (mf_saved && mf_nreq ? mf_req_find(mf_saved[i]) : MF_NOREQ)
+#define MF_SAVED_H(i) (mf_saved ? mf_saved[i] : 0)
 
 /* The calling thread's nonblocking receives in flight, for their size
  * received (handles.c): MPI_Irecv and MPI_Imrecv record the posted size
@@ -127,7 +128,10 @@ static inline uintptr_t *mf_reqs_save(int n, const MPI_Request *reqs, uintptr_t 
 typedef struct {
 	uintptr_t h; /* 0: empty slot */
 	int32_t node;
-	int64_t posted;
+	int64_t posted; /* -1: its node keeps the posted size (keyed by it) */
+	/* the communicator of a receive posted from MPI_ANY_SOURCE, whose
+	 * source is counted at its node when it completes; NULL: not one */
+	const mf_ginfo *any;
 } mf_recv;
 #define MF_RECV_INLINE_BITS 5
 #define MF_RECV_INLINE (1 << MF_RECV_INLINE_BITS)
@@ -139,7 +143,7 @@ typedef struct {
 } mf_recvs;
 extern __thread mf_recvs mf_tls_recvs __attribute__((tls_model("initial-exec"))) MF_HIDDEN;
 extern int mf_recv_shared MF_HIDDEN;
-MF_HIDDEN void mf_recv_put(mf_recvs *t, uintptr_t h, int32_t node, int64_t posted);
+MF_HIDDEN void mf_recv_put(mf_recvs *t, mf_recv v);
 MF_HIDDEN int mf_recv_take_(mf_recvs *t, uintptr_t h, mf_recv *v);
 MF_HIDDEN void mf_recv_close(mf_recv *s, uint32_t bits, uint32_t i);
 
@@ -181,24 +185,39 @@ static inline __attribute__((always_inline)) int mf_recv_take(uintptr_t h, mf_re
 
 /* mf_recv_track remembers receive request h of the node just recorded
  * (none if recording failed: mf_node_got ignores it), which posted posted
- * bytes; it replaces a receive of the same handle that another thread
- * completed. */
-static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted)
+ * bytes, from MPI_ANY_SOURCE of communicator any (NULL: from a known
+ * source); it replaces a receive of the same handle that another thread
+ * completed. Every receive is tracked, so that the calls that complete
+ * requests know which are receives (mf_rpeer). */
+static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintptr_t h, int64_t posted, const mf_ginfo *any)
 {
-	/* a node keyed by its bytes keeps the posted size it was found by */
-	if ((r->keyflags & MF_KEY_BYTES) || h == (uintptr_t)MPI_REQUEST_NULL || !h)
+	if (h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
+	/* a node keyed by its bytes keeps the posted size it was found by */
+	const mf_recv v = {h, r->prev, (r->keyflags & MF_KEY_BYTES) ? -1 : posted, any};
 	mf_recvs *t = &mf_tls_recvs;
 	if (__builtin_expect(t->slot == NULL, 1)) {
 		mf_recv *s = t->inline_slot;
 		const uint32_t i = mf_recv_probe(s, MF_RECV_INLINE_BITS, h);
 		if (__builtin_expect(s[i].h || t->n < MF_RECV_INLINE / 2, 1)) {
 			t->n += !s[i].h;
-			s[i] = (mf_recv){h, r->prev, posted};
+			s[i] = v;
 			return;
 		}
 	}
-	mf_recv_put(t, h, r->prev, posted);
+	mf_recv_put(t, v);
+}
+
+/* mf_recv_has says whether h is one of the calling thread's receives in
+ * flight. */
+static inline __attribute__((always_inline)) int mf_recv_has(uintptr_t h)
+{
+	const mf_recvs *t = &mf_tls_recvs;
+	if (!t->n)
+		return 0;
+	if (__builtin_expect(t->slot != NULL, 0))
+		return t->slot[mf_recv_probe(t->slot, t->bits, h)].h != 0;
+	return t->inline_slot[mf_recv_probe(t->inline_slot, MF_RECV_INLINE_BITS, h)].h != 0;
 }
 
 static inline __attribute__((always_inline)) void mf_recv_forget(uintptr_t h)
@@ -233,13 +252,24 @@ static inline int64_t mf_status_bytes(const MPI_Status *st)
 #endif
 }
 
+/* mf_recv_got corrects the node of receive v, completed with status st, to
+ * the size received, and counts the source of one posted from
+ * MPI_ANY_SOURCE there (mf_recv_source, out of line: rare). */
+MF_HIDDEN void mf_recv_source(mf_rec *r, const mf_recv *v, const MPI_Status *st);
+static inline __attribute__((always_inline)) void mf_recv_got(mf_rec *r, const mf_recv *v, const MPI_Status *st)
+{
+	mf_node_got(r, v->node, v->posted, mf_status_bytes(st));
+	if (__builtin_expect(v->any != NULL, 0))
+		mf_recv_source(r, v, st);
+}
+
 /* mf_recv_done corrects the receive of request h, if it is one in flight,
  * to what status st says it got (st NULL: the call failed; forgotten). */
 static inline __attribute__((always_inline)) void mf_recv_done(mf_rec *r, uintptr_t h, const MPI_Status *st)
 {
 	mf_recv v;
 	if (mf_tls_recvs.n && mf_recv_take(h, &v) && st)
-		mf_node_got(r, v.node, v.posted, mf_status_bytes(st));
+		mf_recv_got(r, &v, st);
 }
 
 /* mf_recvs_all is mf_recv_done for the completed requests of an array
@@ -312,7 +342,7 @@ static inline __attribute__((always_inline)) void mf_recvs_got(mf_rec *r, mf_tak
 		return;
 	}
 	for (int k = 0; k < tk->n; k++)
-		mf_node_got(r, tk->v[k].node, tk->v[k].posted, mf_status_bytes(&st[tk->idx[k]]));
+		mf_recv_got(r, &tk->v[k], &st[tk->idx[k]]);
 }
 MF_HIDDEN MPI_Status *mf_statuses_big(int n);
 static inline MPI_Status *mf_statuses(int n, MPI_Status *buf)
@@ -385,6 +415,20 @@ static inline int mf_speer(mf_reqinfo q, const MPI_Status *st)
 	if (q.peer >= 0)
 		return q.peer;
 	return q.g ? mf_peer(q.g, st->MPI_SOURCE) : mf_status_peer(st);
+}
+
+/* mf_rpeer is the partner of completed request h (q: its entry in the
+ * table of tracked requests) with status st: mf_speer for a receive, -1
+ * for any other request. The MPIs fill the status of other requests with
+ * anything (MPICH leaves a send's as the program set it, Open MPI gives a
+ * persistent send's the own rank and leaves a file request's
+ * uninitialized), so a receive must be known as one: tracked (persistent,
+ * on other communicators, MPI_Isendrecv) or in flight in this thread. */
+static inline int mf_rpeer(mf_reqinfo q, uintptr_t h, const MPI_Status *st)
+{
+	if (q.g)
+		return mf_speer(q, st);
+	return mf_recv_has(h) ? mf_status_peer(st) : -1;
 }
 
 /* mf_tsize is the size of datatype t. PMPI_Type_size costs about as much

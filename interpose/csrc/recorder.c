@@ -89,6 +89,17 @@ void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 	r->busy = 0;
 }
 
+void mf_node_source(mf_rec *r, int32_t ni, int32_t rank)
+{
+	if (r->failed || ni < 0 || ni >= r->nnodes || rank < 0)
+		return;
+	r->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_node_partner(r, &r->nodes[ni], rank);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->busy = 0;
+}
+
 int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals)
 {
 	memset(r, 0, sizeof(*r));

@@ -1016,6 +1016,11 @@ static inline int64_t mf_rec_node_count(const mf_rec *r, int32_t ni)
  * bookkeeping, inline; mf_node_got_ does the rest. */
 void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got);
 
+/* mf_node_source counts partner rank (>= 0; else nothing) at node ni, whose
+ * event was recorded without one: a receive from MPI_ANY_SOURCE, at its
+ * completion. */
+void mf_node_source(mf_rec *r, int32_t ni, int32_t rank);
+
 /* mf_node_got_max counts got among the corrected events of node ni (n)
  * and sets its maximum once all its events are; it returns whether it
  * did. */

@@ -699,8 +699,8 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 10, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
-		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
+	if (mf_rc == MPI_SUCCESS)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes, &mf_world_info);
 	return mf_rc;
 }
 
@@ -772,8 +772,8 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
-	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
-		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
+	if (mf_rc == MPI_SUCCESS)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes, source==MPI_ANY_SOURCE?mf_g:NULL);
 	return mf_rc;
 }
 
@@ -1021,8 +1021,9 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 19, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g, -1);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
@@ -1444,7 +1445,7 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Request_get_status(request, flag, status);
 		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_speer(mf_rg,status):-1), mf_g->size);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
@@ -1454,7 +1455,7 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 31, (*flag?mf_speer(mf_rg,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 31, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1607,7 +1608,7 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
 		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->size);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag&&*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
@@ -1617,7 +1618,7 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 35, (*flag&&*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 35, (*flag&&*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1653,7 +1654,7 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Test(request, flag, status);
 		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_speer(mf_rg,status):-1), mf_g->size);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
@@ -1663,7 +1664,7 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 36, (*flag?mf_speer(mf_rg,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 36, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -1787,7 +1788,7 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
 		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->size);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
@@ -1797,7 +1798,7 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 39, (*index>=0?mf_speer(MF_SAVED_G(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 39, (*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_saved) {
 		if (mf_tls_recvs.n && *index >= 0)
@@ -1833,7 +1834,7 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Wait(request, status);
 		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
-		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_speer(mf_rg,status), mf_g->size);
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_rpeer(mf_rg,mf_rh,status), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
 		if (mf_r->ncounters)
@@ -1843,7 +1844,7 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 40, mf_speer(mf_rg,status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 40, mf_rpeer(mf_rg,mf_rh,status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rg.g && (*request) == MPI_REQUEST_NULL)
 		mf_req_done(mf_rh);
@@ -7643,8 +7644,9 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 198, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g, -1);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;
@@ -8763,8 +8765,8 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 230, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
-		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
+	if (mf_rc == MPI_SUCCESS)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes, &mf_world_info);
 	return mf_rc;
 }
 
@@ -8799,8 +8801,8 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
-	if (mf_rc == MPI_SUCCESS && mf_bytes > 0)
-		mf_recv_track(mf_r, MF_H(*request), mf_bytes);
+	if (mf_rc == MPI_SUCCESS)
+		mf_recv_track(mf_r, MF_H(*request), mf_bytes, source==MPI_ANY_SOURCE?mf_g:NULL);
 	return mf_rc;
 }
 
@@ -8974,8 +8976,9 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 236, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
-		mf_req_track(MF_H(*request), mf_g, -1);
+	const int32_t mf_from = mf_peer(mf_g, source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
 	return mf_rc;

@@ -323,7 +323,11 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		}
 	}
 	if e := d["recv"]; e != "" {
-		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && mf_bytes > 0)\n\t\tmf_recv_track(mf_r, MF_H(%s), mf_bytes);\n", e)
+		req, anyComm, ok := strings.Cut(e, ",")
+		if !ok {
+			anyComm = "NULL"
+		}
+		fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_recv_track(mf_r, MF_H(%s), mf_bytes, %s);\n", req, anyComm)
 	} else if f.createsRequest() {
 		// a handle that a receive completed by another thread had
 		fmt.Fprintf(b, "\tif (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)\n\t\tmf_recv_forget(MF_H(*request));\n")

@@ -157,7 +157,7 @@ Cancel(MPI_Request *request)
 		end := strings.Index(c[start:], "\n}\n")
 		return c[start : start+end]
 	}
-	assert.Contains(t, body("Irecv"), "mf_recv_track(mf_r, MF_H(*request), mf_bytes);")
+	assert.Contains(t, body("Irecv"), "mf_recv_track(mf_r, MF_H(*request), mf_bytes, NULL);")
 	assert.Contains(t, body("Isend"), "if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)\n\t\tmf_recv_forget(MF_H(*request));",
 		"only where another thread may have completed a receive of the handle")
 	assert.NotContains(t, body("Cancel"), "mf_recv_forget", "works on a request, makes none")
