@@ -153,7 +153,11 @@ func finalize(j *job) (written bool, err error) {
 	}
 	if werr = agree(c, werr); werr != nil {
 		if me != 0 {
-			return false, traceErr
+			if errors.Is(werr, errElsewhere) {
+				return false, traceErr
+			}
+			// Rank 0 says it failed on another rank; this one says why.
+			return false, errors.Join(fmt.Errorf("rank %d: could not write %s: %w", me, final, werr), traceErr)
 		}
 		os.Remove(tmp)
 		return false, errors.Join(fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr), traceErr)
