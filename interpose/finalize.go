@@ -109,6 +109,9 @@ func finalize(j *job) (written bool, err error) {
 	var nameErr error
 	if me == 0 {
 		final, nameErr = jobPath(j.env, c.Size())
+		if nameErr == nil && len(final) >= nameLen-1 {
+			nameErr = fmt.Errorf("output path %s... is longer than %d bytes", final[:64], nameLen-2)
+		}
 		if nameErr != nil {
 			copy(name[1:], nameErr.Error())
 		} else {
@@ -388,8 +391,12 @@ func jobPath(env func(string) string, nranks int) (string, error) {
 	base := filepath.Join(dir, sanitize(exe)+"."+jobID(env))
 	p := base + ".mpiflow"
 	for i := 2; ; i++ {
-		if _, err := os.Lstat(p); os.IsNotExist(err) {
+		_, err := os.Lstat(p)
+		if os.IsNotExist(err) {
 			return p, nil
+		}
+		if err != nil { // a name too long, say: no other will do
+			return "", fmt.Errorf("job file %s: %w", p, err)
 		}
 		p = fmt.Sprintf("%s.%d.mpiflow", base, i)
 	}

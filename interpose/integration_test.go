@@ -444,6 +444,8 @@ func init() {
 			// A receive records what it got: nothing from MPI_PROC_NULL
 			// (8 bytes posted).
 			assert.Empty(t, nodeWith(t, g, "MPI_Recv", 0).Partners)
+			big := nodeWith(t, g, "MPI_Send", 4<<30)
+			assert.EqualValues(t, 4<<30, big.Bytes.Total, "one element of 4 GiB (MPI_Type_size: MPI_UNDEFINED)")
 			vec := nodeWith(t, g, "MPI_Send", 32)
 			assert.Equal(t, []int{right}, partners(vec), "derived datatype: 4 doubles")
 			ir := nodesOf(g, "MPI_Irecv")
@@ -820,9 +822,17 @@ func TestBadSettingsWarnOnce(t *testing.T) {
 	out := t.TempDir()
 	env := []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out,
 		"-x", "MPIFLOW_KEY=call,colour", "-x", "MPIFLOW_ANCHORS=1x", "-x", "MPIFLOW_TIMING=2G", "-x", "MPIFLOW_EXACT=yes",
-		"-x", "MPIFLOW_BUDGET=lots", "-x", "MPIFLOW_ORDER=sorted"}
+		"-x", "MPIFLOW_BUDGET=lots", "-x", "MPIFLOW_ORDER=sorted",
+		// booleans: 0 or 1; their defaults otherwise (recording, a banner,
+		// no full trace, partial files)
+		"-x", "MPIFLOW_DISABLE=yes", "-x", "MPIFLOW_QUIET=true", "-x", "MPIFLOW_TRACE=on", "-x", "MPIFLOW_PARTIAL=no"}
 	res := mpirun(t, m, out, nil, env, filepath.Join(dir, m.name, "ring"), "3")
 	require.Equal(t, 0, res.code, res.stderr)
+	for _, v := range []string{"MPIFLOW_DISABLE=yes", "MPIFLOW_QUIET=true", "MPIFLOW_TRACE=on", "MPIFLOW_PARTIAL=no"} {
+		assert.Equal(t, 1, strings.Count(res.stderr, v+": use 0 or 1"), res.stderr)
+	}
+	traces, _ := filepath.Glob(filepath.Join(out, "*.mftrace"))
+	assert.Empty(t, traces, "MPIFLOW_TRACE=on is not 1")
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_KEY=call,colour"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_ANCHORS=1x"), res.stderr)
 	assert.Equal(t, 1, strings.Count(res.stderr, "MPIFLOW_TIMING=2G"), res.stderr)
@@ -970,6 +980,49 @@ func TestFullFileSystem(t *testing.T) {
 			checkComplete(t, file)
 			partials, _ := filepath.Glob(filepath.Join(prof, "*.partial.mpiflow"))
 			assert.Empty(t, partials, "merged and removed")
+		})
+	})
+}
+
+// TestLongOutputDir: an output directory whose path leaves no room for
+// the file names (the temporary names of the full traces, truncated, would
+// be the same for every rank) is said so, and the ranks' data goes to
+// $TMPDIR; one of 300 bytes, too long for Open MPI's MPI_File_open (which
+// aborts the process from 246 bytes on), gives a complete job file all
+// the same, merged by mpiflow run from the ranks' own files.
+func TestLongOutputDir(t *testing.T) {
+	bin := buildCLI(t)
+	deep := func(root string, n int) string {
+		for len(root) < n {
+			root = filepath.Join(root, strings.Repeat("d", min(200, n-len(root))))
+		}
+		require.NoError(t, os.MkdirAll(root, 0o755))
+		return root
+	}
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		t.Run("no room", func(t *testing.T) {
+			long, tmp := deep(t.TempDir(), 4080), t.TempDir()
+			res := mpirun(t, m, tmp, []string{"TMPDIR=" + tmp}, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + long,
+				"-x", "MPIFLOW_TRACE=1", "-x", "TMPDIR=" + tmp}, filepath.Join(dir, "ring"), "3")
+			require.Equal(t, 0, res.code, res.stderr)
+			assert.Equal(t, 4, strings.Count(res.stderr, "cannot write the full trace"), res.stderr)
+			assert.Contains(t, res.stderr, "File name too long")
+			assert.Contains(t, res.stderr, "file name too long", "the job file's name")
+			left, err := os.ReadDir(long)
+			require.NoError(t, err)
+			assert.Empty(t, left)
+			partials, _ := filepath.Glob(filepath.Join(tmp, "ring.*.rank*.partial.mpiflow"))
+			assert.Len(t, partials, 4, "the ranks' data in $TMPDIR")
+		})
+		t.Run("300 bytes", func(t *testing.T) {
+			long := deep(t.TempDir(), 300)
+			res := runCLI(t, m, bin, long, filepath.Join(dir, "ring"), "3")
+			require.Equal(t, 0, res.code, res.stderr)
+			checkComplete(t, jobFile(t, long))
+			if m.name == "openmpi" {
+				assert.Contains(t, res.stderr, "longer than Open MPI's MPI-IO takes")
+				assert.Contains(t, res.stderr, "merged below (complete run)")
+			}
 		})
 	})
 }

@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/atomicfile"
 
 	"github.com/spf13/cobra"
 )
@@ -25,9 +29,12 @@ sequence from it and reports where time goes.`,
 	var workers int
 	root.PersistentFlags().IntVar(&workers, "workers", 0,
 		"ranks analysed at once, each with its working set in memory (0: one per CPU)")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkInt("workers", workers, 0, -1); err != nil {
 			return err
+		}
+		if cmd.Name() != "run" { // run forwards these signals to its job
+			removeTempsOnSignal()
 		}
 		if workers > 0 {
 			// Every parallel stage runs at most GOMAXPROCS workers.
@@ -49,6 +56,20 @@ sequence from it and reports where time goes.`,
 		newFidelityCmd(),
 	)
 	return root
+}
+
+// removeTempsOnSignal makes SIGINT, SIGTERM and SIGHUP remove the
+// temporary files of the outputs being written before they end the
+// process (with the signal's usual status).
+func removeTempsOnSignal() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sig
+		atomicfile.RemovePending()
+		signal.Reset()
+		syscall.Kill(os.Getpid(), s.(syscall.Signal))
+	}()
 }
 
 func newVersionCmd() *cobra.Command {

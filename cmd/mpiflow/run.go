@@ -188,8 +188,12 @@ func mergePartials(files []string, dir string) ([]string, bool, error) {
 		base := filepath.Join(dir, filepath.Base(prefix))
 		dst := base + ".mpiflow"
 		for i := 2; ; i++ {
-			if _, err := os.Lstat(dst); os.IsNotExist(err) {
+			_, err := os.Lstat(dst)
+			if os.IsNotExist(err) {
 				break
+			}
+			if err != nil {
+				return out, incomplete, fmt.Errorf("merge the partial files %s.rank*%s (kept): %w", prefix, partialSuffix, err)
 			}
 			dst = fmt.Sprintf("%s.%d.mpiflow", base, i)
 		}

@@ -12,7 +12,37 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 )
+
+// pending are the temporary files being written, for RemovePending: a
+// signal ends the whole process, so the set is the process's.
+var pending = struct {
+	sync.Mutex
+	names map[string]bool
+}{names: map[string]bool{}}
+
+func track(name string, on bool) {
+	pending.Lock()
+	defer pending.Unlock()
+	if on {
+		pending.names[name] = true
+	} else {
+		delete(pending.names, name)
+	}
+}
+
+// RemovePending removes the temporary files of every File not yet
+// committed or aborted: what a command interrupted by a signal calls
+// before it ends, so that nothing half-written is left behind.
+func RemovePending() {
+	pending.Lock()
+	defer pending.Unlock()
+	for name := range pending.names {
+		os.Remove(name)
+		delete(pending.names, name)
+	}
+}
 
 // File is an output file being written under a temporary name in the
 // directory of its final path, or directly to a path that cannot be
@@ -67,6 +97,7 @@ func Create(path string) (*File, error) {
 				return nil, fmt.Errorf("create %s: %w", path, err)
 			}
 		}
+		track(tmp, true)
 		return &File{File: f, path: target}, nil
 	}
 	return nil, fmt.Errorf("create %s: no free temporary name in %s", path, dir)
@@ -77,6 +108,9 @@ func (f *File) Path() string { return f.path }
 
 // Commit closes the file and renames it to its final path.
 func (f *File) Commit() error {
+	if !f.direct {
+		defer track(f.Name(), false)
+	}
 	err := f.File.Close()
 	if err == nil && !f.direct {
 		err = os.Rename(f.Name(), f.path)
@@ -95,6 +129,7 @@ func (f *File) Abort() {
 	f.File.Close()
 	if !f.direct {
 		os.Remove(f.Name())
+		track(f.Name(), false)
 	}
 }
 

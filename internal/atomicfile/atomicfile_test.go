@@ -62,6 +62,34 @@ func TestAbort(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
+// TestRemovePending: the temporary files of the files still being
+// written are removed; committed and aborted ones are not tracked.
+func TestRemovePending(t *testing.T) {
+	dir := t.TempDir()
+	done, err := Create(filepath.Join(dir, "done"))
+	require.NoError(t, err)
+	require.NoError(t, done.Commit())
+	aborted, err := Create(filepath.Join(dir, "aborted"))
+	require.NoError(t, err)
+	aborted.Abort()
+	var open []*File
+	for _, name := range []string{"a", "b"} {
+		f, err := Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = f.WriteString("half")
+		require.NoError(t, err)
+		open = append(open, f)
+	}
+	RemovePending()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "done", entries[0].Name(), "only the committed file is left")
+	for _, f := range open {
+		f.Close()
+	}
+}
+
 // TestReplace: a replaced file keeps its permissions, a symbolic link
 // stays a link to the new file, and what is not a regular file is written
 // directly, not replaced.

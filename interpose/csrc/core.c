@@ -29,14 +29,18 @@ static void open_trace(mf_thr *t)
 {
 	if (!G.trace)
 		return;
-	snprintf(t->trace_tmp, sizeof t->trace_tmp, "%s/.mpiflow-trace.%d.%d.%d.tmp", mf_output_dir(), (int)getpid(), G.rank, t->index);
-	int fd = open(t->trace_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int n = snprintf(t->trace_tmp, sizeof t->trace_tmp, "%s/.mpiflow-trace.%d.%d.%d.tmp", mf_output_dir(), (int)getpid(), G.rank,
+			 t->index);
+	/* a truncated name would be the same for every rank */
+	int fd = n < 0 || (size_t)n >= sizeof t->trace_tmp ? (errno = ENAMETOOLONG, -1)
+							   : open(t->trace_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || mf_trace_open(&t->rec, fd, G.rank)) {
 		t->trace_err = errno ? errno : EIO;
 		fprintf(stderr, "mpiflow: rank %d: cannot write the full trace %s: %s\n", G.rank, t->trace_tmp, strerror(t->trace_err));
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
-		unlink(t->trace_tmp);
+			unlink(t->trace_tmp);
+		}
 		t->trace_tmp[0] = 0;
 	}
 }
@@ -55,6 +59,18 @@ static int add_thread(mf_thr *t)
 	t->index = G.nthr;
 	G.thr[G.nthr++] = t;
 	return 0;
+}
+
+int mf_flag(const char *name, int def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	if (!strcmp(v, "0") || !strcmp(v, "1"))
+		return v[0] == '1';
+	if (G.rank == 0)
+		fprintf(stderr, "mpiflow: %s=%s: use 0 or 1; using %d\n", name, v, def);
+	return def;
 }
 
 /* checkpoint_every parses MPIFLOW_CHECKPOINT, the longest interval in
@@ -175,22 +191,21 @@ static long local_ranks(void)
  * processor are descheduled inside calls and gaps alike, and the split of
  * an untimed stretch would be guesswork. Sampling (MPIFLOW_SAMPLE > 1)
  * has its own. */
-static int tight_ok(const char *v, int64_t sample)
+static int tight_ok(int exact, int64_t sample)
 {
-	if (v && *v && strcmp(v, "0") && strcmp(v, "1") && G.rank == 0)
-		fprintf(stderr, "mpiflow: MPIFLOW_EXACT=%s: use 0 or 1; using 0\n", v);
 	const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return !(v && !strcmp(v, "1")) && !sample && !(cpus > 0 && local_ranks() > cpus);
+	return !exact && !sample && !(cpus > 0 && local_ranks() > cpus);
 }
 
 void mf_start(int64_t init_mono, int64_t init_real, int provided)
 {
-	const char *dis = getenv("MPIFLOW_DISABLE");
 	G.started = 1;
-	if (G.active || (dis && !strcmp(dis, "1")))
+	if (G.active)
 		return;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &G.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &G.size);
+	if (mf_flag("MPIFLOW_DISABLE", 0))
+		return;
 	mf_world_info.size = G.size;
 	mf_world_info.rank = G.rank;
 	mf_null_info.rank = -1;
@@ -210,15 +225,15 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	if (G.budget > 0 && G.timing_bytes > G.budget / 2)
 		G.timing_bytes = G.budget / 2 < MF_TIMING_MIN ? MF_TIMING_MIN : G.budget / 2;
 	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
-	G.tight_ok = tight_ok(getenv("MPIFLOW_EXACT"), G.sample_mask);
+	G.tight_ok = tight_ok(mf_flag("MPIFLOW_EXACT", 0), G.sample_mask);
+	mf_flag("MPIFLOW_QUIET", 0); /* read by the Go part: warned of here */
 	if (mf_rec_init(&G.main.rec, G.keyflags, G.timing_bytes, G.max_intervals) || add_thread(&G.main)) {
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
 	G.main.rec.sample_mask = G.sample_mask;
 	G.main.rec.tight_ok = G.tight_ok;
-	const char *tr = getenv("MPIFLOW_TRACE");
-	G.trace = tr && !strcmp(tr, "1");
+	G.trace = mf_flag("MPIFLOW_TRACE", 0);
 	open_trace(&G.main);
 	G.main.rec.ncounters = mf_papi_start();
 	mf_rec_mode(&G.main.rec);

@@ -51,6 +51,9 @@ extern mf_state G MF_HIDDEN;
 
 /* core.c: the output directory, MPIFLOW_DIR or the working directory. */
 MF_HIDDEN const char *mf_output_dir(void);
+/* mf_flag is the boolean setting name: 0 or 1, def when unset or empty,
+ * and def with a warning on rank 0 for anything else. */
+MF_HIDDEN int mf_flag(const char *name, int def);
 
 /* papi.c: the hardware counters. mf_papi_start sets up those of
  * MPIFLOW_PAPI on the calling (main) thread and returns how many work;

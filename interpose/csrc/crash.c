@@ -229,8 +229,7 @@ static void install_crash_paths(void)
 /* mf_partial_setup prepares the partial file's header at MPI_Init. */
 void mf_partial_setup(void)
 {
-	const char *d = getenv("MPIFLOW_PARTIAL");
-	if (d && !strcmp(d, "0"))
+	if (!mf_flag("MPIFLOW_PARTIAL", 1))
 		return;
 	gethostname(P.host, sizeof P.host - 1);
 	job_id(P.job, sizeof P.job);

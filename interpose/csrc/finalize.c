@@ -42,8 +42,16 @@ static int op_gather(const void *send, int len, void *recv)
 	return PMPI_Gather(send, len, MPI_BYTE, recv, len, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
+/* MF_OMPI_PATH_MAX is the longest path given to Open MPI's MPI_File_open:
+ * "<path>.locktest.<rank>" must fit in 256 bytes with ranks of 8 digits. */
+#define MF_OMPI_PATH_MAX 230
+
 static int op_open(const char *path)
 {
+#if defined(OPEN_MPI)
+	if (strlen(path) > MF_OMPI_PATH_MAX)
+		return MF_ERR_LONGPATH;
+#endif
 	int rc = PMPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
 	if (rc == MPI_SUCCESS)
 		PMPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
@@ -103,6 +111,8 @@ static void op_errstr(int code, char *buf, int len)
 	int n = 0;
 	if (code == MF_ERR_SHORT)
 		snprintf(s, sizeof s, "fewer bytes written than asked (is the file system full?)");
+	else if (code == MF_ERR_LONGPATH)
+		snprintf(s, sizeof s, "the path is longer than Open MPI's MPI-IO takes without aborting (%d bytes)", MF_OMPI_PATH_MAX);
 	else if (PMPI_Error_string(code, s, &n) != MPI_SUCCESS)
 		snprintf(s, sizeof s, "MPI error %d", code);
 	snprintf(buf, (size_t)len, "%s", s);

@@ -50,15 +50,16 @@ int64_t mf_tsize_slow(MPI_Datatype t)
 		return (int64_t)(e & 0xffff);
 	if (t == MPI_DATATYPE_NULL)
 		return 0;
-	int s = 0, ni, na, nd, combiner;
-	if (PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0)
+	int ni, na, nd, combiner;
+	MPI_Count s = 0; /* MPI_Type_size gives MPI_UNDEFINED from 2 GiB on */
+	if (PMPI_Type_size_x(t, &s) != MPI_SUCCESS || s < 0)
 		return 0;
 	/* h << 16 must keep h: user-space addresses (Open MPI) and
 	 * non-negative ints (MPICH) do */
 	if (h != 0 && h >> 47 == 0 && s < 0x10000 &&
 	    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED)
 		__atomic_store_n(&mf_tsizes[mf_tsize_slot(h)], (uint64_t)h << 16 | (uint64_t)s, __ATOMIC_RELAXED);
-	return s;
+	return (int64_t)s;
 }
 
 static int *world_ranks(MPI_Group grp, int n, int *identity)

@@ -20,6 +20,10 @@ enum { MF_SUM = 0, MF_MIN = 1, MF_MAX = 2 };
  * than asked without an error (Open MPI on a full file system). The file
  * functions work on one file at a time. */
 #define MF_ERR_SHORT (-1)
+/* file_open: a path longer than the MPI-IO library can take without
+ * aborting the process (Open MPI 4.1's lockedfile component formats
+ * "<path>.locktest.<rank>" into 256 bytes at every open) */
+#define MF_ERR_LONGPATH (-2)
 typedef struct mf_ops {
 	int (*bcast)(void *buf, int len); /* from rank 0 */
 	int (*allreduce_i64)(int64_t *inout, int n, int op);

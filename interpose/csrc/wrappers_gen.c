@@ -202,6 +202,10 @@ const char *const mf_call_names[] = {
 	"MPI_Group_union",
 	"MPI_Intercomm_create",
 	"MPI_Intercomm_merge",
+	"MPI_Comm_get_attr",
+	"MPI_Group_free",
+	"MPI_Type_commit",
+	"MPI_Type_free",
 	"MPI_Isendrecv",
 	"MPI_Isendrecv_replace",
 	"MPI_Psend_init",
@@ -362,8 +366,8 @@ const char *const mf_call_names[] = {
 	"MPI_Comm_idup_with_info",
 	"MPI_Intercomm_create_from_groups",
 };
-const int mf_ncalls = 354;
-_Static_assert(354 <= INT16_MAX, "call ids fit in mf_rec's rep_call");
+const int mf_ncalls = 358;
+_Static_assert(358 <= INT16_MAX, "call ids fit in mf_rec's rep_call");
 
 static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 {
@@ -7510,6 +7514,162 @@ MF_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newint
 	return mf_Intercomm_merge(mf_site, intercomm, high, newintercomm);
 }
 
+static __attribute__((noinline)) int mf_Comm_get_attr(uint64_t mf_site, MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
+	mf_ginfo *mf_g = mf_comm(comm);
+	int64_t mf_bytes = 0;
+	int mf_rc, mf_u = mf_repeat(mf_r, 195, mf_site);
+	if (mf_u) {
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
+	} else {
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 195, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+	}
+	mf_r->rep_handle = MF_H(comm);
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 195, mf_site, MF_H(comm))) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
+	}
+	return mf_Comm_get_attr(mf_site, comm, comm_keyval, attribute_val, flag);
+}
+
+static __attribute__((noinline)) int mf_Group_free(uint64_t mf_site, MPI_Group *group)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Group_free(group);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int mf_rc, mf_u = mf_repeat(mf_r, 196, mf_site);
+	if (mf_u) {
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Group_free(group);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
+	} else {
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Group_free(group);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 196, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+	}
+	mf_r->rep_handle = 0;
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Group_free(MPI_Group *group)
+{
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 196, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Group_free(group);
+	}
+	return mf_Group_free(mf_site, group);
+}
+
+static __attribute__((noinline)) int mf_Type_commit(uint64_t mf_site, MPI_Datatype *datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Type_commit(datatype);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int mf_rc, mf_u = mf_repeat(mf_r, 197, mf_site);
+	if (mf_u) {
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Type_commit(datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
+	} else {
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Type_commit(datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 197, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+	}
+	mf_r->rep_handle = 0;
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Type_commit(MPI_Datatype *datatype)
+{
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 197, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Type_commit(datatype);
+	}
+	return mf_Type_commit(mf_site, datatype);
+}
+
+static __attribute__((noinline)) int mf_Type_free(uint64_t mf_site, MPI_Datatype *datatype)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Type_free(datatype);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int mf_rc, mf_u = mf_repeat(mf_r, 198, mf_site);
+	if (mf_u) {
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Type_free(datatype);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
+	} else {
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Type_free(datatype);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 198, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+	}
+	mf_r->rep_handle = 0;
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Type_free(MPI_Datatype *datatype)
+{
+	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	mf_rec *mf_r = mf_tls_rec;
+	if (mf_r && mf_rep_quick(mf_r, 198, mf_site, 0)) {
+		if (mf_rep_count(mf_r, 0))
+			return PMPI_Type_free(datatype);
+	}
+	return mf_Type_free(mf_site, datatype);
+}
+
 #if MPI_VERSION >= 4
 
 static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
@@ -7519,7 +7679,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 195, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 199, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -7534,7 +7694,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 195, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 199, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7556,7 +7716,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 196, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 200, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -7571,7 +7731,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 196, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 200, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7593,7 +7753,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 197, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 201, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
@@ -7608,7 +7768,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 197, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 201, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7627,7 +7787,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 198, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 202, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
@@ -7642,7 +7802,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 198, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 202, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7664,7 +7824,7 @@ static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, 
 		return PMPI_Pready(partition, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 199, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 203, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready(partition, request);
@@ -7679,7 +7839,7 @@ static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 199, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 203, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7689,7 +7849,7 @@ MF_EXPORT int MPI_Pready(int partition, MPI_Request request)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 199, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 203, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready(partition, request);
 	}
@@ -7703,7 +7863,7 @@ static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int parti
 		return PMPI_Pready_range(partition_low, partition_high, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 200, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 204, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
@@ -7718,7 +7878,7 @@ static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int parti
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 200, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7728,7 +7888,7 @@ MF_EXPORT int MPI_Pready_range(int partition_low, int partition_high, MPI_Reques
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 200, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 204, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready_range(partition_low, partition_high, request);
 	}
@@ -7742,7 +7902,7 @@ static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 201, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 205, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
@@ -7757,7 +7917,7 @@ static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 201, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7767,7 +7927,7 @@ MF_EXPORT int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 201, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 205, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready_list(length, array_of_partitions, request);
 	}
@@ -7781,7 +7941,7 @@ static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request r
 		return PMPI_Parrived(request, partition, flag);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 202, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 206, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Parrived(request, partition, flag);
@@ -7796,7 +7956,7 @@ static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request r
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 202, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7806,7 +7966,7 @@ MF_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 202, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 206, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Parrived(request, partition, flag);
 	}
@@ -7820,7 +7980,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 203, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 207, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -7835,7 +7995,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 203, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7854,7 +8014,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 204, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 208, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -7869,7 +8029,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7888,7 +8048,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 205, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 209, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -7903,7 +8063,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7922,7 +8082,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 206, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 210, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -7937,7 +8097,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 210, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7956,7 +8116,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 207, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 211, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -7971,7 +8131,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7990,7 +8150,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 208, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 212, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -8005,7 +8165,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 212, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8024,7 +8184,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		return PMPI_Barrier_init(comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 209, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 213, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Barrier_init(comm, info, request);
@@ -8039,7 +8199,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 213, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8058,7 +8218,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 210, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 214, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
@@ -8073,7 +8233,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 210, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 214, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8092,7 +8252,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 211, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 215, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -8107,7 +8267,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 215, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8126,7 +8286,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 212, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 216, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8141,7 +8301,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 212, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 216, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8160,7 +8320,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 213, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 217, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -8175,7 +8335,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 213, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 217, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8194,7 +8354,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 214, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 218, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -8209,7 +8369,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 214, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 218, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8228,7 +8388,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 215, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 219, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -8243,7 +8403,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 215, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 219, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8262,7 +8422,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 216, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 220, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -8277,7 +8437,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 216, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8296,7 +8456,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 217, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 221, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -8311,7 +8471,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 217, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8330,7 +8490,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 218, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 222, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -8345,7 +8505,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 218, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8364,7 +8524,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 219, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 223, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -8379,7 +8539,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 219, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 223, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8398,7 +8558,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 220, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 224, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -8413,7 +8573,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 224, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8432,7 +8592,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 221, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 225, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -8447,7 +8607,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 225, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8466,7 +8626,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 222, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 226, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -8481,7 +8641,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 226, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8500,7 +8660,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 223, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 227, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8515,7 +8675,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 223, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 227, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8534,7 +8694,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 224, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 228, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8549,7 +8709,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 224, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 228, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8568,7 +8728,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 225, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 229, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
@@ -8583,7 +8743,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 225, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 229, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8600,7 +8760,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 226, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 230, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -8615,7 +8775,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 226, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 230, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8634,7 +8794,7 @@ static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *
 		return PMPI_Buffer_attach_c(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 227, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 231, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Buffer_attach_c(buffer, size);
@@ -8649,7 +8809,7 @@ static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 227, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 231, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -8659,7 +8819,7 @@ MF_EXPORT int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 227, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 231, mf_site, 0)) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -8675,7 +8835,7 @@ static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *
 		return PMPI_Buffer_detach_c(buffer_addr, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 228, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 232, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
@@ -8690,7 +8850,7 @@ static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 228, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 232, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -8700,7 +8860,7 @@ MF_EXPORT int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 228, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 232, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Buffer_detach_c(buffer_addr, size);
 	}
@@ -8714,7 +8874,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 229, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 233, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8729,7 +8889,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 229, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 233, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8748,7 +8908,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		return PMPI_Imrecv_c(buf, count, datatype, message, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 230, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 234, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
@@ -8763,7 +8923,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 230, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 234, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes, &mf_world_info);
@@ -8782,7 +8942,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 231, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 235, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
@@ -8797,7 +8957,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 231, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 235, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -8818,7 +8978,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 232, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 236, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8833,7 +8993,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 232, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 236, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8852,7 +9012,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 233, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 237, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8867,7 +9027,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 233, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 237, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8886,7 +9046,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 234, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 238, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8901,7 +9061,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 234, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8925,7 +9085,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 235, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 239, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
@@ -8942,7 +9102,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-		mf_record_call(mf_r, 235, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 239, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8959,7 +9119,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 236, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 240, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
@@ -8974,7 +9134,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 236, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 240, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9001,7 +9161,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 237, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 241, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
@@ -9018,7 +9178,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-		mf_record_call(mf_r, 237, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 241, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9035,7 +9195,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 238, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 242, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
@@ -9050,7 +9210,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 242, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9067,7 +9227,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 239, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 243, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9082,7 +9242,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 239, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9101,7 +9261,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 240, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 244, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9116,7 +9276,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 240, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9135,7 +9295,7 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 241, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 245, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
@@ -9150,7 +9310,7 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 241, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9172,7 +9332,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 242, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 246, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -9189,7 +9349,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-		mf_record_call(mf_r, 242, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9211,7 +9371,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 243, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 247, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -9228,7 +9388,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9245,7 +9405,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 244, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 248, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9260,7 +9420,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 248, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9279,7 +9439,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 245, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 249, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
@@ -9294,7 +9454,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 249, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9311,7 +9471,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 246, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 250, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -9326,7 +9486,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 250, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9348,7 +9508,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 247, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 251, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -9363,7 +9523,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 251, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9385,7 +9545,7 @@ static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void
 		return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 248, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 252, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -9400,7 +9560,7 @@ static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 248, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 252, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -9410,7 +9570,7 @@ MF_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 248, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 252, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = (MF_IP(sendbuf)?MF_CBK(&mf_miss, recvcount,recvtype):MF_CBK(&mf_miss, sendcount,sendtype));
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -9426,7 +9586,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 249, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 253, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -9441,7 +9601,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 249, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9460,7 +9620,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 250, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 254, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -9475,7 +9635,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 250, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9494,7 +9654,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 251, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 255, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -9509,7 +9669,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 251, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9526,7 +9686,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 252, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 256, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -9541,7 +9701,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 252, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9560,7 +9720,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 253, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 257, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -9575,7 +9735,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9594,7 +9754,7 @@ static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void
 		return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 254, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 258, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -9609,7 +9769,7 @@ static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -9619,7 +9779,7 @@ MF_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 254, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 258, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -9635,7 +9795,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 255, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 259, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -9650,7 +9810,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9669,7 +9829,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 256, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 260, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -9684,7 +9844,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9703,7 +9863,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 257, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 261, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -9718,7 +9878,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9735,7 +9895,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 258, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 262, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -9750,7 +9910,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9769,7 +9929,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 259, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 263, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -9784,7 +9944,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9803,7 +9963,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 260, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 264, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -9818,7 +9978,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9835,7 +9995,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 261, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 265, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -9850,7 +10010,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9869,7 +10029,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 262, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 266, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -9884,7 +10044,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 266, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9903,7 +10063,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 263, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 267, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -9918,7 +10078,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 267, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9935,7 +10095,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 264, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 268, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -9950,7 +10110,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 268, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9969,7 +10129,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 265, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 269, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -9984,7 +10144,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10003,7 +10163,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		return PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 266, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 270, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
@@ -10018,7 +10178,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 266, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 270, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10035,7 +10195,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 267, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 271, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
@@ -10050,7 +10210,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 267, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 271, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10069,7 +10229,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 268, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 272, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
@@ -10084,7 +10244,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 268, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10103,7 +10263,7 @@ static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *s
 		return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 269, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 273, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -10118,7 +10278,7 @@ static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 273, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -10128,7 +10288,7 @@ MF_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 269, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 273, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -10144,7 +10304,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 270, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 274, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -10159,7 +10319,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 270, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 274, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10178,7 +10338,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 271, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 275, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -10193,7 +10353,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 271, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 275, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10212,7 +10372,7 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 272, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 276, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -10227,7 +10387,7 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 276, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10244,7 +10404,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 273, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 277, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -10259,7 +10419,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 273, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10278,7 +10438,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 274, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 278, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -10293,7 +10453,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 274, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 278, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10312,7 +10472,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 275, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 279, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -10327,7 +10487,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 275, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 279, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10344,7 +10504,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 276, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 280, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -10359,7 +10519,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 276, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 280, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10378,7 +10538,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 277, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 281, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
@@ -10393,7 +10553,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 281, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10412,7 +10572,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 278, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 282, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -10427,7 +10587,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 278, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 282, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10444,7 +10604,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 279, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 283, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -10459,7 +10619,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 279, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10478,7 +10638,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 280, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 284, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -10493,7 +10653,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 280, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10512,7 +10672,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 281, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 285, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -10527,7 +10687,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 281, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10544,7 +10704,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 282, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 286, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -10559,7 +10719,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 282, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10578,7 +10738,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 283, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 287, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -10593,7 +10753,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10612,7 +10772,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 284, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 288, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -10627,7 +10787,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10644,7 +10804,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 285, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 289, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -10659,7 +10819,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10678,7 +10838,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 286, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 290, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -10693,7 +10853,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10712,7 +10872,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 287, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 291, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -10727,7 +10887,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10744,7 +10904,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 288, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 292, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -10759,7 +10919,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10778,7 +10938,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 289, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 293, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -10793,7 +10953,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 293, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10812,7 +10972,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 290, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 294, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -10827,7 +10987,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 294, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10844,7 +11004,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 291, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 295, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -10859,7 +11019,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 295, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10878,7 +11038,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 292, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 296, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -10893,7 +11053,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10912,7 +11072,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 293, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 297, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -10927,7 +11087,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 293, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 297, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10944,7 +11104,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 294, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 298, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
@@ -10959,7 +11119,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 294, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 298, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10978,7 +11138,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 295, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 299, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -10993,7 +11153,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 295, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 299, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11012,7 +11172,7 @@ static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const v
 		return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 296, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 300, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
@@ -11027,7 +11187,7 @@ static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 300, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -11037,7 +11197,7 @@ MF_EXPORT int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 296, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 300, mf_site, 0)) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11053,7 +11213,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 297, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 301, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -11068,7 +11228,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 297, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11085,7 +11245,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 298, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 302, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
@@ -11100,7 +11260,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 298, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11119,7 +11279,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 299, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 303, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -11134,7 +11294,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 299, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11153,7 +11313,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 300, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 304, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
@@ -11168,7 +11328,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 300, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11185,7 +11345,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 301, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 305, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
@@ -11200,7 +11360,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11219,7 +11379,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 302, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 306, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -11234,7 +11394,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 306, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11253,7 +11413,7 @@ static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sen
 		return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 303, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 307, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -11268,7 +11428,7 @@ static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sen
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 307, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -11278,7 +11438,7 @@ MF_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 303, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 307, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11294,7 +11454,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 304, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 308, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -11309,7 +11469,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 308, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11328,7 +11488,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 305, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 309, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -11343,7 +11503,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 309, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11362,7 +11522,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 306, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 310, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -11377,7 +11537,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 306, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 310, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11394,7 +11554,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 307, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 311, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -11409,7 +11569,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 307, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11428,7 +11588,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 308, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 312, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -11443,7 +11603,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 308, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 312, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11462,7 +11622,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 309, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 313, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -11477,7 +11637,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 309, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 313, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11494,7 +11654,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 310, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 314, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -11509,7 +11669,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 310, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 314, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11528,7 +11688,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 311, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 315, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -11543,7 +11703,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 315, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11562,7 +11722,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 312, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 316, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -11577,7 +11737,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 312, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 316, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11594,7 +11754,7 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 313, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 317, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -11609,7 +11769,7 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 313, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11626,7 +11786,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 314, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 318, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -11641,7 +11801,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 314, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11658,7 +11818,7 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 315, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 319, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -11673,7 +11833,7 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 315, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11690,7 +11850,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 316, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 320, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -11705,7 +11865,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 316, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 320, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11724,7 +11884,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 317, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 321, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -11739,7 +11899,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 321, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11758,7 +11918,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 318, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 322, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -11773,7 +11933,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 322, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11792,7 +11952,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 319, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 323, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -11807,7 +11967,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 323, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11826,7 +11986,7 @@ static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Ain
 		return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 320, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 324, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
@@ -11841,7 +12001,7 @@ static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Ain
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 320, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 324, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -11851,7 +12011,7 @@ MF_EXPORT int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 320, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 324, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11867,7 +12027,7 @@ static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, 
 		return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 321, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 325, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
@@ -11882,7 +12042,7 @@ static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 321, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -11892,7 +12052,7 @@ MF_EXPORT int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_I
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 321, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 325, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11908,7 +12068,7 @@ static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *bas
 		return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 322, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 326, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
@@ -11923,7 +12083,7 @@ static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *bas
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 322, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -11933,7 +12093,7 @@ MF_EXPORT int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 322, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 326, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11949,7 +12109,7 @@ static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_Fil
 		return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 323, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 327, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
@@ -11964,7 +12124,7 @@ static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_Fil
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 323, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -11974,7 +12134,7 @@ MF_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 323, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 327, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11990,7 +12150,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI
 		return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 324, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 328, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
@@ -12005,7 +12165,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 324, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12015,7 +12175,7 @@ MF_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 324, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 328, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12031,7 +12191,7 @@ static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 325, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 329, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
@@ -12046,7 +12206,7 @@ static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12056,7 +12216,7 @@ MF_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *bu
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 325, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 329, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12072,7 +12232,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MP
 		return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 326, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 330, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
@@ -12087,7 +12247,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12097,7 +12257,7 @@ MF_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 326, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 330, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12113,7 +12273,7 @@ static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 327, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 331, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
@@ -12128,7 +12288,7 @@ static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12138,7 +12298,7 @@ MF_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 327, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 331, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12154,7 +12314,7 @@ static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_F
 		return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 328, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 332, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
@@ -12169,7 +12329,7 @@ static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_F
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12179,7 +12339,7 @@ MF_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *b
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 328, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 332, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12195,7 +12355,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 329, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 333, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
@@ -12210,7 +12370,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12229,7 +12389,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 330, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 334, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
@@ -12244,7 +12404,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12263,7 +12423,7 @@ static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File f
 		return PMPI_File_read_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 331, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 335, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
@@ -12278,7 +12438,7 @@ static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File f
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12288,7 +12448,7 @@ MF_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datat
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 331, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 335, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12304,7 +12464,7 @@ static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_read_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 332, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 336, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
@@ -12319,7 +12479,7 @@ static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12329,7 +12489,7 @@ MF_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_D
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 332, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 336, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12345,7 +12505,7 @@ static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File 
 		return PMPI_File_write_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 333, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 337, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
@@ -12360,7 +12520,7 @@ static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12370,7 +12530,7 @@ MF_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 333, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 337, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12386,7 +12546,7 @@ static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_F
 		return PMPI_File_write_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 334, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 338, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
@@ -12401,7 +12561,7 @@ static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_F
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12411,7 +12571,7 @@ MF_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 334, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 338, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12427,7 +12587,7 @@ static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File 
 		return PMPI_File_iread_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 335, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 339, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
@@ -12442,7 +12602,7 @@ static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12452,7 +12612,7 @@ MF_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 335, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 339, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12468,7 +12628,7 @@ static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File
 		return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 336, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 340, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
@@ -12483,7 +12643,7 @@ static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12493,7 +12653,7 @@ MF_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 336, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 340, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12509,7 +12669,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 337, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 341, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
@@ -12524,7 +12684,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12543,7 +12703,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 338, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 342, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
@@ -12558,7 +12718,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12577,7 +12737,7 @@ static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI
 		return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 339, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 343, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
@@ -12592,7 +12752,7 @@ static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12602,7 +12762,7 @@ MF_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 339, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 343, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12618,7 +12778,7 @@ static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MP
 		return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 340, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 344, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
@@ -12633,7 +12793,7 @@ static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12643,7 +12803,7 @@ MF_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 340, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 344, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12659,7 +12819,7 @@ static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MP
 		return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 341, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 345, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
@@ -12674,7 +12834,7 @@ static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12684,7 +12844,7 @@ MF_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 341, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 345, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12700,7 +12860,7 @@ static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, M
 		return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 342, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 346, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
@@ -12715,7 +12875,7 @@ static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, M
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12725,7 +12885,7 @@ MF_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count c
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 342, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 346, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12741,7 +12901,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MP
 		return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 343, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 347, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
@@ -12756,7 +12916,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12766,7 +12926,7 @@ MF_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 343, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 347, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12782,7 +12942,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, M
 		return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 344, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 348, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
@@ -12797,7 +12957,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, M
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12807,7 +12967,7 @@ MF_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count c
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 344, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 348, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12823,7 +12983,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_sit
 		return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 345, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 349, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -12838,7 +12998,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12848,7 +13008,7 @@ MF_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 345, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 349, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12864,7 +13024,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_si
 		return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 346, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 350, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -12879,7 +13039,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12889,7 +13049,7 @@ MF_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, cons
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 346, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 350, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12905,7 +13065,7 @@ static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, 
 		return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 347, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 351, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
@@ -12920,7 +13080,7 @@ static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12930,7 +13090,7 @@ MF_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 347, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 351, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12946,7 +13106,7 @@ static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site,
 		return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 348, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 352, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
@@ -12961,7 +13121,7 @@ static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12971,7 +13131,7 @@ MF_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 348, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 352, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12987,7 +13147,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_si
 		return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 349, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 353, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
@@ -13002,7 +13162,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13012,7 +13172,7 @@ MF_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 349, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 353, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13028,7 +13188,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_s
 		return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 350, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 354, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
@@ -13043,7 +13203,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 354, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13053,7 +13213,7 @@ MF_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_C
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 350, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 354, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13069,7 +13229,7 @@ static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site,
 		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 351, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 355, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
@@ -13084,7 +13244,7 @@ static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 355, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -13094,7 +13254,7 @@ MF_EXPORT int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 351, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 355, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	}
@@ -13108,7 +13268,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 352, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 356, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
@@ -13123,7 +13283,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 356, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -13142,7 +13302,7 @@ static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf
 		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 353, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 357, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
@@ -13157,7 +13317,7 @@ static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 357, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -13167,7 +13327,7 @@ MF_EXPORT int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 353, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 357, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	}
@@ -15556,6 +15716,48 @@ MF_EXPORT void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fin
 MF_EXPORT void mpi_intercomm_merge__(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 MF_EXPORT void mpi_intercomm_merge(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
 MF_EXPORT void MPI_INTERCOMM_MERGE(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newintercomm, MPI_Fint *ierr) __attribute__((alias("mpi_intercomm_merge_")));
+
+MF_EXPORT void mpi_group_free_(MPI_Fint *group, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Group mf_c_group = PMPI_Group_f2c(*group);
+	int mf_rc = mf_Group_free(mf_site, &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_group_free__(MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_group_free_")));
+MF_EXPORT void mpi_group_free(MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_group_free_")));
+MF_EXPORT void MPI_GROUP_FREE(MPI_Fint *group, MPI_Fint *ierr) __attribute__((alias("mpi_group_free_")));
+
+MF_EXPORT void mpi_type_commit_(MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Datatype mf_c_datatype = PMPI_Type_f2c(*datatype);
+	int mf_rc = mf_Type_commit(mf_site, &mf_c_datatype);
+	if (mf_rc == MPI_SUCCESS) {
+		*datatype = PMPI_Type_c2f(mf_c_datatype);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_type_commit__(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_commit_")));
+MF_EXPORT void mpi_type_commit(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_commit_")));
+MF_EXPORT void MPI_TYPE_COMMIT(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_commit_")));
+
+MF_EXPORT void mpi_type_free_(MPI_Fint *datatype, MPI_Fint *ierr)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Datatype mf_c_datatype = PMPI_Type_f2c(*datatype);
+	int mf_rc = mf_Type_free(mf_site, &mf_c_datatype);
+	if (mf_rc == MPI_SUCCESS) {
+		*datatype = PMPI_Type_c2f(mf_c_datatype);
+	}
+	*ierr = mf_rc;
+}
+MF_EXPORT void mpi_type_free__(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_free_")));
+MF_EXPORT void mpi_type_free(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_free_")));
+MF_EXPORT void MPI_TYPE_FREE(MPI_Fint *datatype, MPI_Fint *ierr) __attribute__((alias("mpi_type_free_")));
 
 #if MPI_VERSION >= 4
 
@@ -18714,6 +18916,42 @@ MF_EXPORT void mpi_intercomm_merge_f08_(MPI_Fint *intercomm, MPI_Fint *high, MPI
 	int mf_rc = mf_Intercomm_merge(mf_site, PMPI_Comm_f2c(*intercomm), (int)*high, &mf_c_newintercomm);
 	if (mf_rc == MPI_SUCCESS) {
 		*newintercomm = PMPI_Comm_c2f(mf_c_newintercomm);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_group_free_f08_(MPI_Fint *group, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Group mf_c_group = PMPI_Group_f2c(*group);
+	int mf_rc = mf_Group_free(mf_site, &mf_c_group);
+	if (mf_rc == MPI_SUCCESS) {
+		*group = PMPI_Group_c2f(mf_c_group);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_type_commit_f08_(MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Datatype mf_c_datatype = PMPI_Type_f2c(*datatype);
+	int mf_rc = mf_Type_commit(mf_site, &mf_c_datatype);
+	if (mf_rc == MPI_SUCCESS) {
+		*datatype = PMPI_Type_c2f(mf_c_datatype);
+	}
+	*ierr = mf_rc;
+}
+
+MF_EXPORT void mpi_type_free_f08_(MPI_Fint *datatype, MPI_Fint *mf_ierror)
+{
+	uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	MPI_Fint mf_ierr_absent, *ierr = mf_ierror ? mf_ierror : &mf_ierr_absent;
+	MPI_Datatype mf_c_datatype = PMPI_Type_f2c(*datatype);
+	int mf_rc = mf_Type_free(mf_site, &mf_c_datatype);
+	if (mf_rc == MPI_SUCCESS) {
+		*datatype = PMPI_Type_c2f(mf_c_datatype);
 	}
 	*ierr = mf_rc;
 }

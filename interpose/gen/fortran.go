@@ -25,7 +25,7 @@ var handleTypes = map[string]string{
 
 // inoutRE matches the functions whose handle pointer arguments are read
 // as well as written (the others only return a new handle).
-var inoutRE = regexp.MustCompile(`(?i)free|close|disconnect|^wait|^test|^start|^cancel|mrecv|^Request_get_status`)
+var inoutRE = regexp.MustCompile(`(?i)free|close|disconnect|^wait|^test|^start|^cancel|mrecv|^Request_get_status|^Type_commit`)
 
 // farg is how one C parameter is passed from Fortran.
 type farg struct {
@@ -67,7 +67,9 @@ func fortranArg(fl flavor, f *Func, i int, p Param) (farg, bool) {
 	c := "mf_c_" + name
 	switch {
 	case typ == "void" && ptr && !arr:
-		if name == "baseptr" {
+		// Fortran passes an address (baseptr) and an attribute's value
+		// (attribute_val) as integers, where C has a pointer to them.
+		if name == "baseptr" || name == "attribute_val" {
 			return farg{}, false
 		}
 		return farg{decl: fl.buf + " *" + name, arg: fl.addr + "(" + name + ")", buf: true}, true

@@ -1,6 +1,6 @@
 /* unusual: calls with unusual arguments, for 4 ranks (an even number):
  * MPI_IN_PLACE, MPI_PROC_NULL, MPI_STATUS_IGNORE, MPI_ANY_SOURCE, a derived
- * datatype, persistent requests, a nonblocking collective, a
+ * datatype (one of 4 GiB), persistent requests, a nonblocking collective, a
  * sub-communicator and an intercommunicator. Rank 0 prints the results. */
 #include <mpi.h>
 #include <stdio.h>
@@ -24,6 +24,13 @@ int main(int argc, char **argv)
 	double d = 1.5;
 	MPI_Send(&d, 1, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
 	MPI_Recv(&d, 1, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	/* one element of 4 GiB, whose MPI_Type_size is MPI_UNDEFINED (no data
+	 * moves to MPI_PROC_NULL) */
+	MPI_Datatype big;
+	MPI_Type_contiguous(1 << 29, MPI_DOUBLE, &big);
+	MPI_Type_commit(&big);
+	MPI_Send(&d, 1, big, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+	MPI_Type_free(&big);
 
 	/* A derived datatype (4 doubles, stride 2) and MPI_ANY_SOURCE */
 	double a[8], b[8];
