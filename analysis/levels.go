@@ -1,14 +1,17 @@
 package analysis
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unique"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/units"
 	"mpiflow/loops"
 )
 
@@ -47,6 +50,9 @@ type Elem struct {
 	// Signature is the full signature of the call site's function when
 	// Where shortens it (flowgraph.CallSite.Signature), for hover texts.
 	Signature string
+	// Merged is the number of the level's nodes this node stands for
+	// when the level has too many to show (MaxLevelNodes), 0 for others.
+	Merged int
 }
 
 // Level is one level of a collapsed graph (top level or the inside of
@@ -96,16 +102,29 @@ func nodeKey(g *flowgraph.Graph, v int) string {
 }
 
 // BuildLevels turns the collapsed graph c of g into drawable levels,
-// indexed by loop ID (0 is the top level).
+// indexed by loop ID (0 is the top level). A level of more than
+// MaxLevelNodes nodes keeps those of most time and merges the rest into one
+// (Elem.Merged).
 func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, counters []string) []Level {
 	cm := newCounterMap(counters)
 	keys := loops.LoopKeys(g, c)
 	out := make([]Level, len(c.Levels))
 	for id := range c.Levels {
 		lv := &c.Levels[id]
-		lg := Level{Loop: id, Name: "top level", Initial: -1, Nodes: make([]Elem, 0, len(lv.Nodes)),
-			Edges: make([]Elem, 0, len(lv.Edges)+len(lv.BackEdges))}
-		if l := c.Loop(id); l != nil {
+		l := c.Loop(id)
+		lc := newLevelCap(len(lv.Nodes), func(i int) int64 {
+			if ln := lv.Nodes[i]; ln.Loop > 0 {
+				return c.Loop(ln.Loop).Stats.Time
+			} else {
+				return g.Nodes[ln.Node].Time.Total
+			}
+		}, func(i int) bool {
+			ln := lv.Nodes[i]
+			return ln.Loop == 0 && (ln.Node == g.Initial || l != nil && ln.Node == l.Header)
+		})
+		lg := Level{Loop: id, Name: "top level", Initial: -1, Nodes: make([]Elem, 0, lc.len(len(lv.Nodes))),
+			Edges: make([]Elem, 0, lc.len(len(lv.Edges)+len(lv.BackEdges)))}
+		if l != nil {
 			lg.Name = l.Name
 			lg.Parent = l.Parent
 			lg.Header = g.Nodes[l.Header].Key.Call + " at " + siteWhere(g, g.Nodes[l.Header].Key.Site)
@@ -114,34 +133,172 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 			if ln.Loop > 0 {
 				l := c.Loop(ln.Loop)
 				st := &l.Stats
+				if g.Initial >= 0 && isAncestorLoop(c, ln.Loop, c.LoopOf[g.Initial]) {
+					// The first event is inside this nested loop.
+					lg.Initial = lc.index(i)
+				}
+				if !lc.kept(i) {
+					lc.merge(st.Time, st.Iterations, st.Bytes)
+					continue
+				}
 				e := Elem{Kind: KindLoop, Key: intern("loop " + keys[ln.Loop-1].String()), Loop: ln.Loop, Name: l.Name,
 					Call: g.Nodes[l.Header].Key.Call, Site: g.Nodes[l.Header].Key.Site,
 					Where: intern(siteWhere(g, g.Nodes[l.Header].Key.Site)), Signature: siteSignature(g, g.Nodes[l.Header].Key.Site), Entries: float64(st.Entries), Calls: float64(st.Calls), Share: st.Share,
 					Vals: newVals(metrics, float64(st.Time)/1e9, float64(st.Iterations), float64(st.Bytes))}
 				derived(metrics, cm, st.Counters, st.EdgeTime, e.Vals)
 				lg.Nodes = append(lg.Nodes, e)
-				if g.Initial >= 0 && isAncestorLoop(c, ln.Loop, c.LoopOf[g.Initial]) {
-					// The first event is inside this nested loop.
-					lg.Initial = i
-				}
 				continue
 			}
-			n := &g.Nodes[ln.Node]
-			e := Elem{Kind: KindNode, Key: intern("call " + nodeKey(g, ln.Node)), Call: n.Key.Call, Site: n.Key.Site,
-				Where: intern(siteWhere(g, n.Key.Site)), Signature: siteSignature(g, n.Key.Site),
-				Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
 			if ln.Node == g.Initial {
-				lg.Initial = i
+				lg.Initial = lc.index(i)
 			}
-			lg.Nodes = append(lg.Nodes, e)
+			if lc.kept(i) {
+				lg.Nodes = append(lg.Nodes, nodeElem(g, ln.Node, metrics))
+			} else {
+				n := &g.Nodes[ln.Node]
+				lc.merge(n.Time.Total, n.Count, n.Bytes.Total)
+			}
 		}
-		for _, le := range lv.Edges {
+		lg.Nodes = lc.appendOther(lg.Nodes, metrics)
+		for _, le := range lc.edges(lv.Edges) {
 			lg.Edges = append(lg.Edges, edgeElem(g, &lg, metrics, cm, le, false))
 		}
-		for _, le := range backEdges(g, c, id, lv) {
+		for _, le := range lc.edges(backEdges(g, c, id, lv)) {
 			lg.Edges = append(lg.Edges, edgeElem(g, &lg, metrics, cm, le, true))
 		}
 		out[id] = lg
+	}
+	return out
+}
+
+// nodeElem is the element of graph node v.
+func nodeElem(g *flowgraph.Graph, v int, metrics []string) Elem {
+	n := &g.Nodes[v]
+	return Elem{Kind: KindNode, Key: intern("call " + nodeKey(g, v)), Call: n.Key.Call, Site: n.Key.Site,
+		Where: intern(siteWhere(g, n.Key.Site)), Signature: siteSignature(g, n.Key.Site),
+		Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))}
+}
+
+// MaxLevelNodes bounds the nodes of a level: a level of more keeps its
+// nodes of most time, its loop header and the node of the first event, and
+// merges the others into one. A program of a million call sites so still
+// gives graphs that Graphviz lays out and a person reads (pprof draws its
+// 80 heaviest nodes for the same reason), and levels whose memory does not
+// grow with the call sites.
+const MaxLevelNodes = 400
+
+// otherKey is the key of the node that stands for a level's merged nodes:
+// the same on every rank, so that it averages over a group.
+const otherKey = "other nodes"
+
+// levelCap tells which nodes of a level are kept and sums the others.
+type levelCap struct {
+	at    []int // new index of each node, other for the merged ones; nil when all are kept
+	other int
+	// merged counts the merged nodes, of these sums.
+	merged             int
+	time, count, bytes int64
+}
+
+// newLevelCap keeps the nodes must says and the heaviest of the others by
+// weight, at most MaxLevelNodes-1 in all, in their order.
+func newLevelCap(n int, weight func(int) int64, must func(int) bool) *levelCap {
+	if n <= MaxLevelNodes {
+		return &levelCap{other: -1}
+	}
+	keep := make([]bool, n)
+	kept := 0
+	for i := range keep {
+		if must(i) {
+			keep[i] = true
+			kept++
+		}
+	}
+	order := make([]int, n)
+	w := make([]int64, n)
+	for i := range order {
+		order[i], w[i] = i, weight(i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(w[b], w[a]) })
+	for _, i := range order {
+		if kept >= MaxLevelNodes-1 {
+			break
+		}
+		if !keep[i] {
+			keep[i] = true
+			kept++
+		}
+	}
+	lc := &levelCap{at: make([]int, n), other: kept}
+	next := 0
+	for i, k := range keep {
+		if k {
+			lc.at[i] = next
+			next++
+		} else {
+			lc.at[i] = lc.other
+		}
+	}
+	return lc
+}
+
+// len is how many of n elements a capped level holds at most.
+func (lc *levelCap) len(n int) int {
+	if lc.at == nil {
+		return n
+	}
+	return min(n, 2*MaxLevelNodes)
+}
+
+// index is the index of node i in the level.
+func (lc *levelCap) index(i int) int {
+	if lc.at == nil {
+		return i
+	}
+	return lc.at[i]
+}
+
+func (lc *levelCap) kept(i int) bool { return lc.index(i) != lc.other }
+
+// merge adds a merged node's time, count and bytes.
+func (lc *levelCap) merge(time, count, bytes int64) {
+	lc.merged++
+	lc.time += time
+	lc.count += count
+	lc.bytes += bytes
+}
+
+// appendOther appends the node of the merged nodes, if any.
+func (lc *levelCap) appendOther(nodes []Elem, metrics []string) []Elem {
+	if lc.merged == 0 {
+		return nodes
+	}
+	return append(nodes, Elem{Kind: KindNode, Key: otherKey, Call: "other nodes", Site: -1, Merged: lc.merged,
+		Where: fmt.Sprintf("%s nodes of least time, merged: a level shows at most %d", units.Count(float64(lc.merged)), MaxLevelNodes),
+		Vals:  newVals(metrics, float64(lc.time)/1e9, float64(lc.count), float64(lc.bytes))})
+}
+
+// edges maps level edges onto the kept nodes: those to or from merged nodes
+// become edges of the merged node, one per pair of ends, in order of first
+// appearance.
+func (lc *levelCap) edges(les []loops.LevelEdge) []loops.LevelEdge {
+	if lc.at == nil {
+		return les
+	}
+	var out []loops.LevelEdge
+	at := map[[2]int]int{}
+	for _, le := range les {
+		s, d := lc.at[le.Src], lc.at[le.Dst]
+		k, ok := at[[2]int{s, d}]
+		if !ok {
+			k = len(out)
+			at[[2]int{s, d}] = k
+			out = append(out, loops.LevelEdge{Src: s, Dst: d})
+		}
+		e := &out[k]
+		e.Edges = append(e.Edges, le.Edges...)
+		e.Count += le.Count
+		e.Time += le.Time
 	}
 	return out
 }
@@ -243,21 +400,30 @@ func isAncestorLoop(c *loops.Collapsed, anc, id int) bool {
 func (e *Elem) StartUp() bool { return e.Kind == KindNode && flowgraph.IsInit(e.Call) }
 
 // rawLevels is the uncollapsed graph as one level, used when the loop
-// analysis fails for a rank.
+// analysis fails for a rank; capped as BuildLevels caps a level.
 func rawLevels(g *flowgraph.Graph, metrics []string, counters []string) []Level {
 	cm := newCounterMap(counters)
-	lg := Level{Name: "whole graph (loops not collapsed)", Initial: g.Initial}
-	for v := range g.Nodes {
-		n := &g.Nodes[v]
-		lg.Nodes = append(lg.Nodes, Elem{Kind: KindNode, Key: intern("call " + nodeKey(g, v)), Call: n.Key.Call, Site: n.Key.Site,
-			Where: intern(siteWhere(g, n.Key.Site)), Signature: siteSignature(g, n.Key.Site), Vals: newVals(metrics, float64(n.Time.Total)/1e9, float64(n.Count), float64(n.Bytes.Total))})
+	lc := newLevelCap(len(g.Nodes), func(v int) int64 { return g.Nodes[v].Time.Total }, func(v int) bool { return v == g.Initial })
+	lg := Level{Name: "whole graph (loops not collapsed)", Initial: -1}
+	if g.Initial >= 0 && g.Initial < len(g.Nodes) {
+		lg.Initial = lc.index(g.Initial)
 	}
+	for v := range g.Nodes {
+		if lc.kept(v) {
+			lg.Nodes = append(lg.Nodes, nodeElem(g, v, metrics))
+		} else {
+			n := &g.Nodes[v]
+			lc.merge(n.Time.Total, n.Count, n.Bytes.Total)
+		}
+	}
+	lg.Nodes = lc.appendOther(lg.Nodes, metrics)
+	les := make([]loops.LevelEdge, len(g.Edges))
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		el := Elem{Kind: KindEdge, Key: intern("edge " + lg.Nodes[e.Src].Key + " -> " + lg.Nodes[e.Dst].Key), Src: e.Src, Dst: e.Dst, Site: -1,
-			Vals: newVals(metrics, float64(e.Time.Total)/1e9, float64(e.Count), math.NaN())}
-		derived(metrics, cm, e.Counters, e.Time.Total, el.Vals)
-		lg.Edges = append(lg.Edges, el)
+		les[i] = loops.LevelEdge{Src: e.Src, Dst: e.Dst, Edges: []int{i}, Count: e.Count, Time: e.Time.Total}
+	}
+	for _, le := range lc.edges(les) {
+		lg.Edges = append(lg.Edges, edgeElem(g, &lg, metrics, cm, le, false))
 	}
 	return []Level{lg}
 }

@@ -89,3 +89,99 @@ func TestBackEdgesAddUp(t *testing.T) {
 	}
 	assert.Positive(t, backs)
 }
+
+// TestLevelCap checks that a level of more than MaxLevelNodes nodes keeps
+// its heaviest nodes, its first node and its loop header, and that the
+// merged node and the edges to it keep every second and call: on a run of
+// distinct call sites at the top level, and inside a loop whose body has
+// that many call sites.
+func TestLevelCap(t *testing.T) {
+	const n = 3 * MaxLevelNodes
+	build := func(iters int) flowgraph.Graph {
+		b := flowgraph.NewBuilder(0, 0)
+		now := int64(0)
+		add := func(c string, i int, dur int64) {
+			site := b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + 16*i), Object: "/bin/sites", Offset: uint64(16 * i)})
+			b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: c, Site: site, Partner: -1, Comm: -1}, Enter: now, Exit: now + dur, Partner: -1})
+			now += dur + 10
+		}
+		add("MPI_Init", 0, 5)
+		for range iters {
+			for i := 1; i <= n; i++ {
+				add("MPI_Barrier", i, int64(i)) // later sites take longer
+			}
+		}
+		add("MPI_Finalize", n+1, 1)
+		return b.Graph()
+	}
+	for _, tc := range []struct {
+		name  string
+		iters int
+		level int
+	}{{"top level", 1, 0}, {"loop body", 3, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := build(tc.iters)
+			require.NoError(t, g.Validate())
+			levels, c, err := RankLevels(&g, nil)
+			require.NoError(t, err)
+			require.Greater(t, len(levels), tc.level)
+			nt, nc := MetricIndex(Metrics(nil), MetricTime), MetricIndex(Metrics(nil), MetricCount)
+			lg := &levels[tc.level]
+			require.Len(t, lg.Nodes, MaxLevelNodes)
+			other := lg.Nodes[len(lg.Nodes)-1]
+			assert.Equal(t, "other nodes", other.Call)
+			kept := map[string]bool{}
+			for _, e := range lg.Nodes[:len(lg.Nodes)-1] {
+				assert.Zero(t, e.Merged)
+				kept[e.Where] = true
+			}
+			assert.True(t, kept[siteWhere(&g, n-1)], "a heavy site is kept")
+			assert.False(t, kept[siteWhere(&g, 2)], "a light site is merged")
+			var levelNodes int
+			var calls float64
+			for _, e := range lg.Nodes {
+				calls += e.Vals[nc]
+			}
+			if tc.level == 0 {
+				levelNodes = len(c.Levels[0].Nodes)
+				assert.Equal(t, 0, lg.Initial, "MPI_Init holds the first event")
+				assert.Equal(t, "MPI_Init", lg.Nodes[0].Call)
+				assert.InDelta(t, float64(c.Total)/1e9, levelTime(lg, nt), 1e-12)
+				assert.Equal(t, float64(g.NumEvents), calls)
+			} else {
+				l := c.Loop(tc.level)
+				levelNodes = len(c.Levels[tc.level].Nodes)
+				assert.Contains(t, lg.Header, "MPI_Barrier")
+				assert.Equal(t, g.Nodes[l.Header].Key.Site, lg.Nodes[0].Site, "the header is kept")
+				assert.InDelta(t, float64(l.Stats.Time)/1e9, levelTime(lg, nt), 1e-12)
+				assert.Equal(t, float64(tc.iters*n), calls)
+			}
+			assert.Equal(t, levelNodes-(MaxLevelNodes-1), other.Merged)
+			for _, e := range lg.Edges {
+				assert.Less(t, e.Src, len(lg.Nodes))
+				assert.Less(t, e.Dst, len(lg.Nodes))
+			}
+			assert.Contains(t, structure(levels), otherKey)
+		})
+	}
+}
+
+// TestRawLevelsCap checks the cap on the whole graph drawn as one level.
+func TestRawLevelsCap(t *testing.T) {
+	b := flowgraph.NewBuilder(0, 0)
+	for i := range 2 * MaxLevelNodes {
+		site := b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + 16*i)})
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Barrier", Site: site, Partner: -1, Comm: -1}, Enter: int64(100 * i), Exit: int64(100*i + i), Partner: -1})
+	}
+	g := b.Graph()
+	lg := rawLevels(&g, Metrics(nil), nil)[0]
+	require.Len(t, lg.Nodes, MaxLevelNodes)
+	assert.Equal(t, MaxLevelNodes+1, lg.Nodes[MaxLevelNodes-1].Merged)
+	assert.Equal(t, 0, lg.Initial)
+	nc := MetricIndex(Metrics(nil), MetricCount)
+	var edges float64
+	for _, e := range lg.Edges {
+		edges += e.Vals[nc]
+	}
+	assert.Equal(t, float64(len(g.Edges)), edges, "every transition is still counted")
+}

@@ -47,6 +47,8 @@ type objInfo struct {
 	forms map[string]string
 	// sites caches the resolution of each pc.
 	sites map[uint64]place
+	// lines holds the line table of each unit read so far (lineRows).
+	lines map[*dwarf.Entry][]lineRow
 }
 
 // place is where a pc is, as a CallSite shows it.
@@ -358,32 +360,65 @@ func (o *objInfo) funcName(e *dwarf.Entry) string {
 	return name
 }
 
-// line finds the source position of pc in the line table of its unit. The
-// table is scanned: dwarf.LineReader.SeekPC takes its sequences to be in
-// address order, which those of C++ units (one per section: inline
-// functions, .text.startup, cold parts) often are not.
+// line finds the source position of pc in the line table of its unit.
 func (o *objInfo) line(pc uint64) (string, int) {
 	for _, c := range o.cus {
 		if pc < c.lo || pc >= c.hi {
 			continue
 		}
-		lr, err := o.dw.LineReader(c.entry)
-		if err != nil || lr == nil {
-			return "", 0
-		}
-		// The row that holds pc is the last one at or before it, in a
-		// sequence that goes on past it.
-		var prev, le dwarf.LineEntry
-		inSeq := false
-		for lr.Next(&le) == nil {
-			if inSeq && prev.Address <= pc && pc < le.Address {
-				if prev.File == nil {
-					return "", prev.Line
-				}
-				return prev.File.Name, prev.Line
+		rows, ok := o.lines[c.entry]
+		if !ok {
+			rows = o.lineRows(c.entry)
+			if o.lines == nil {
+				o.lines = make(map[*dwarf.Entry][]lineRow)
 			}
-			prev, inSeq = le, !le.EndSequence
+			o.lines[c.entry] = rows
 		}
+		// The row that holds pc is the last one starting at or before
+		// it; rows of discarded code may overlap real ones, so a few
+		// before it are tried too.
+		i := sort.Search(len(rows), func(i int) bool { return rows[i].lo > pc }) - 1
+		for k := i; k >= 0 && k > i-4; k-- {
+			if pc < rows[k].hi {
+				return rows[k].file, rows[k].line
+			}
+		}
+		return "", 0
 	}
 	return "", 0
+}
+
+// lineRow is the source position of the addresses [lo, hi).
+type lineRow struct {
+	lo, hi uint64
+	file   string
+	line   int
+}
+
+// lineRows reads the line table of a unit once, as rows sorted by address:
+// a site's lookup is then a binary search, where scanning the table for
+// each site took time quadratic in the sites of a generated unit of 10^6
+// calls. The whole table is read because dwarf.LineReader.SeekPC takes its
+// sequences to be in address order, which those of C++ units (one per
+// section: inline functions, .text.startup, cold parts) often are not.
+func (o *objInfo) lineRows(cu *dwarf.Entry) []lineRow {
+	lr, err := o.dw.LineReader(cu)
+	if err != nil || lr == nil {
+		return nil
+	}
+	var rows []lineRow
+	var prev, le dwarf.LineEntry
+	inSeq := false
+	for lr.Next(&le) == nil {
+		if inSeq && prev.Address < le.Address {
+			r := lineRow{lo: prev.Address, hi: le.Address, line: prev.Line}
+			if prev.File != nil {
+				r.file = prev.File.Name
+			}
+			rows = append(rows, r)
+		}
+		prev, inSeq = le, !le.EndSequence
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].lo < rows[j].lo })
+	return rows
 }

@@ -115,6 +115,7 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 			return fmt.Errorf("graph tables: %w", err)
 		}
 		g.Nodes, g.Edges, g.Sites = t.Nodes, t.Edges, t.Sites
+		shareObjects(g.Sites)
 	}
 	if w.Seqs == nil || mode == readNone {
 		return nil
@@ -212,4 +213,19 @@ func unpack(b []byte) ([]byte, error) {
 		return raw, nil
 	}
 	return nil, fmt.Errorf("unknown codec %d", b[0])
+}
+
+// shareObjects makes the sites of one object share one copy of its path:
+// a program's sites are in a few objects, and a copy per site was a tenth
+// of the memory of a graph of a million sites.
+func shareObjects(sites []CallSite) {
+	seen := map[string]string{}
+	for i := range sites {
+		o := sites[i].Object
+		if s, ok := seen[o]; ok {
+			sites[i].Object = s
+		} else {
+			seen[o] = o
+		}
+	}
 }

@@ -110,8 +110,9 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 		g.Edges[i] = e
 	}
 	sites := unsafe.Slice(r.sites, int(r.nsites))
-	for _, a := range sites {
-		g.Sites = append(g.Sites, flowgraph.CallSite{Addr: uint64(a)})
+	g.Sites = make([]flowgraph.CallSite, len(sites))
+	for i, a := range sites {
+		g.Sites[i].Addr = uint64(a)
 	}
 	var err error
 	if g.Timing, err = recTiming(r, g.NumEvents); err != nil {
@@ -202,20 +203,27 @@ func stat(s C.mf_stat) flowgraph.Stat {
 // the main program get its path from os.Executable.
 func locateSites(sites []flowgraph.CallSite) {
 	exe, _ := os.Executable()
+	// A program's sites are in a few objects: one copy of each name
+	// (dladdr gives the same C string for an object).
+	names := map[*C.char]string{}
 	for i := range sites {
 		var base C.uint64_t
 		obj := C.site_object(C.uint64_t(sites[i].Addr), &base)
 		if obj == nil {
 			continue
 		}
-		name := C.GoString(obj)
-		switch {
-		case name == "":
-			name = exe
-		case !filepath.IsAbs(name):
-			if abs, err := filepath.Abs(name); err == nil {
-				name = abs
+		name, ok := names[obj]
+		if !ok {
+			name = C.GoString(obj)
+			switch {
+			case name == "":
+				name = exe
+			case !filepath.IsAbs(name):
+				if abs, err := filepath.Abs(name); err == nil {
+					name = abs
+				}
 			}
+			names[obj] = name
 		}
 		sites[i].Object = name
 		sites[i].Offset = sites[i].Addr - uint64(base)

@@ -43,6 +43,9 @@ func Label(e *analysis.Elem, metrics []string) string {
 	case analysis.KindEdge:
 		return fmt.Sprintf("%s (%s)", units.Count(n), units.Seconds(t))
 	}
+	if e.Merged > 0 {
+		return fmt.Sprintf("%s other nodes\n%s calls t=%s", units.Count(float64(e.Merged)), units.Count(n), units.Seconds(t))
+	}
 	size := 0.0
 	if n > 0 {
 		size = val(analysis.MetricBytes) / n
@@ -59,6 +62,10 @@ func Tooltip(e *analysis.Elem, metrics []string, lg *analysis.Level) string {
 	var b strings.Builder
 	switch e.Kind {
 	case analysis.KindNode:
+		if e.Merged > 0 {
+			b.WriteString(e.Where)
+			break
+		}
 		// The call site id links the hover text to the label's cs=N.
 		fmt.Fprintf(&b, "%s at %s", shortName(e), e.Where)
 		b.WriteString(signatureLine(e))
