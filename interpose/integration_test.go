@@ -476,6 +476,14 @@ func init() {
 			ir4 := nodeWith(t, g, "MPI_Recv", 4)
 			assert.Equal(t, []int{rank ^ 1}, partners(ir4), "intercommunicator status source")
 			assert.Len(t, nodesOf(g, "MPI_Comm_free"), 2)
+			// Local calls other profilers record (mpiP): one node per site.
+			for _, c := range []string{"MPI_Type_commit", "MPI_Type_free"} {
+				ns := nodesOf(g, c)
+				require.Len(t, ns, 2, c)
+				for _, n := range ns {
+					assert.EqualValues(t, 1, n.Count, c)
+				}
+			}
 		}},
 	)
 }
