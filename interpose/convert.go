@@ -110,7 +110,9 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 		g.Edges[i] = e
 	}
 	sites := unsafe.Slice(r.sites, int(r.nsites))
-	g.Sites = make([]flowgraph.CallSite, len(sites))
+	if len(sites) > 0 {
+		g.Sites = make([]flowgraph.CallSite, len(sites))
+	}
 	for i, a := range sites {
 		g.Sites[i].Addr = uint64(a)
 	}
