@@ -90,6 +90,7 @@ test-go:
 FUZZTIME ?= 50000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenValidCRC$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRank$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzTiming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph
 	$(GO) test -run '^$$' -fuzz '^FuzzSeq$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x ./flowgraph

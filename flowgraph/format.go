@@ -610,19 +610,38 @@ func (g *Graph) validate(seqs bool) error {
 	} else if g.Initial < 0 || g.Initial >= nn {
 		return fmt.Errorf("initial node %d out of range (%d nodes)", g.Initial, nn)
 	}
-	var calls int64
+	// The sums of the nodes' and edges' figures, which summaries show
+	// per rank, must not overflow either.
+	var calls, mpi, moved, compute int64
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if s := n.Key.Site; s < -1 || s >= len(g.Sites) {
 			return fmt.Errorf("node %d: call site %d out of range (%d sites)", i, s, len(g.Sites))
 		}
-		if n.Count < 0 || n.Time.Total < 0 || n.Time.Min < 0 || n.Bytes.Total < 0 || n.Bytes.Min < 0 || n.OtherPartners < 0 {
-			return fmt.Errorf("node %d (%s): count %d, time %d ns or bytes %d out of range", i, n.Key.Call, n.Count, n.Time.Total, n.Bytes.Total)
+		if f, bad := firstNegative(figure{"count", n.Count, ""}, figure{"time", n.Time.Total, " ns"},
+			figure{"shortest time", n.Time.Min, " ns"}, figure{"longest time", n.Time.Max, " ns"},
+			figure{"bytes", n.Bytes.Total, ""}, figure{"fewest bytes", n.Bytes.Min, ""},
+			figure{"most bytes", n.Bytes.Max, ""}, figure{"bytes of its key", n.Key.Bytes, ""},
+			figure{"calls to other partners", n.OtherPartners, ""},
+			figure{"communicator size", int64(n.CommSize), ""}); bad {
+			return fmt.Errorf("node %d (%s): %v out of range", i, n.Key.Call, f)
+		}
+		for _, p := range n.Partners {
+			if p.Count < 0 {
+				return fmt.Errorf("node %d (%s): calls to partner %d: count %d out of range", i, n.Key.Call, p.Rank, p.Count)
+			}
 		}
 		// (A recorder out of memory may count a call whose event it
 		// lost: the counts need not add up to the events.)
-		if calls += n.Count; calls < 0 {
-			return fmt.Errorf("node %d (%s): the calls' count overflows", i, n.Key.Call)
+		var ok bool
+		for _, sum := range [...]struct {
+			total *int64
+			v     int64
+			what  string
+		}{{&calls, n.Count, "count"}, {&mpi, n.Time.Total, "time"}, {&moved, n.Bytes.Total, "bytes"}} {
+			if *sum.total, ok = addFigure(*sum.total, sum.v); !ok {
+				return fmt.Errorf("node %d (%s): the calls' %s overflows", i, n.Key.Call, sum.what)
+			}
 		}
 	}
 	var total int64
@@ -633,6 +652,22 @@ func (g *Graph) validate(seqs bool) error {
 		}
 		if e.Count < 0 || e.Count >= max(g.NumEvents, 1) {
 			return fmt.Errorf("edge %d: count %d out of range (%d events)", i, e.Count, g.NumEvents)
+		}
+		// An edge's times may be a little below 0: a clock that steps
+		// back between two calls gives a compute phase below 0,
+		// recorded as it was; by no more than maxClockStep.
+		if e.Time.Min < -maxClockStep || e.Time.Max < -maxClockStep || e.Time.Total < -maxClockStep*max(e.Count, 1) {
+			return fmt.Errorf("edge %d (%d -> %d): time %d ns (shortest %d, longest %d) out of range", i, e.Src, e.Dst, e.Time.Total, e.Time.Min, e.Time.Max)
+		}
+		for k, c := range e.Counters {
+			if c < 0 {
+				return fmt.Errorf("edge %d (%d -> %d): counter %d: %d out of range", i, e.Src, e.Dst, k, c)
+			}
+		}
+		if c := compute + e.Time.Total; (e.Time.Total > 0 && c < compute) || (e.Time.Total < 0 && c > compute) {
+			return fmt.Errorf("edge %d (%d -> %d): the compute time overflows", i, e.Src, e.Dst)
+		} else {
+			compute = c
 		}
 		if n := e.Seq.Len(); seqs && n != e.Count {
 			return fmt.Errorf("edge %d: count %d but %d sequence numbers", i, e.Count, n)
@@ -649,9 +684,62 @@ func (g *Graph) validate(seqs bool) error {
 		if a.Event < 0 || a.Event > g.NumEvents || (i > 0 && (a.Event <= g.Anchors[i-1].Event || a.Time < g.Anchors[i-1].Time || a.MPITime < g.Anchors[i-1].MPITime)) {
 			return fmt.Errorf("anchor %d (event %d) out of order", i, a.Event)
 		}
+		if a.Time < 0 || a.MPITime < 0 {
+			return fmt.Errorf("anchor %d (event %d): time %d ns, MPI time %d ns out of range", i, a.Event, a.Time, a.MPITime)
+		}
+		// The time inside MPI between two anchors is part of the time
+		// between them: else the compute gaps there, the rest, would be
+		// negative and the events go back in time.
+		var prev Anchor
+		if i > 0 {
+			prev = g.Anchors[i-1]
+		}
+		if mpi, all := a.MPITime-prev.MPITime, a.Time-prev.Time; mpi > all {
+			return fmt.Errorf("anchor %d (event %d): %d ns inside MPI in the %d ns since the anchor before", i, a.Event, mpi, all)
+		}
+	}
+	if u := g.Budget; u != nil {
+		if f, bad := firstNegative(figure{"budget", u.Budget, ""}, figure{"bytes", u.Bytes, ""}, figure{"runs", u.Runs, ""},
+			figure{"approximate runs", u.Approximate, ""}, figure{"median error", u.ErrP50, ""},
+			figure{"90th percentile error", u.ErrP90, ""}, figure{"largest error", u.ErrMax, ""},
+			figure{"arranged intervals", u.Arranged, ""}, figure{"moved events", u.Moved, ""}); bad {
+			return fmt.Errorf("budget: %v out of range", f)
+		}
 	}
 	if g.Timing.Present() {
 		return g.Timing.validate(len(g.Nodes), len(g.Edges), g.NumEvents)
 	}
 	return nil
+}
+
+// maxClockStep is how far back a clock may step between two calls (ns):
+// edges' times below it are an error.
+const maxClockStep = 1_000_000
+
+// figure is a figure of a file that cannot be negative, named for the
+// error that says it is.
+type figure struct {
+	name string
+	v    int64
+	unit string // " ns" for times
+}
+
+func (f figure) String() string { return fmt.Sprintf("%s %d%s", f.name, f.v, f.unit) }
+
+// firstNegative returns the first negative figure of fs and whether there
+// is one.
+func firstNegative(fs ...figure) (figure, bool) {
+	for _, f := range fs {
+		if f.v < 0 {
+			return f, true
+		}
+	}
+	return figure{}, false
+}
+
+// addFigure returns sum+v (both non-negative) and whether it did not
+// overflow.
+func addFigure(sum, v int64) (int64, bool) {
+	s := sum + v
+	return s, s >= 0
 }

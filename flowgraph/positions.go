@@ -405,6 +405,16 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if g.NumEvents <= 0 || g.Initial < 0 || g.Initial >= nn {
 		return nil, fmt.Errorf("%w: no events or initial node out of range", errPositions)
 	}
+	// An edge that is not a self-loop has a position per traversal.
+	// Checked before anything is allocated by the positions: heads
+	// allocates a number for each that leads into a polled node.
+	for i := range g.Edges {
+		if e := &g.Edges[i]; e.Src != e.Dst {
+			if l := m.pos[i].Len(); l != e.Count || l < 0 || l >= g.NumEvents {
+				return nil, fmt.Errorf("edge %d: count %d but %d positions (%d events)", i, e.Count, l, g.NumEvents)
+			}
+		}
+	}
 	seq := func(i int) *Seq { return &m.pos[i] }
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)

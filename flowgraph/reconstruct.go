@@ -457,13 +457,15 @@ func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 	t := it.tnext
 	if !haveB {
 		// No anchor closes the interval: the means are all we know.
+		// (A node's events may outnumber its count in a damaged file:
+		// the times then saturate rather than wrap around.)
 		for k := range buf {
 			ev := &buf[k]
 			ev.Start = t
-			ev.End = t + int64(math.Round(it.nodeMean[ev.Node]))
+			ev.End = satAdd(t, roundNs(it.nodeMean[ev.Node]))
 			t = ev.End
 			if k < trans {
-				t += int64(math.Round(transMean(k)))
+				t = satAdd(t, roundNs(transMean(k)))
 			}
 		}
 		it.tnext = t
@@ -487,6 +489,14 @@ func (it *EventIter) time(a, b Anchor, haveB bool, follower *Event) {
 		}
 	}
 	it.tnext = t
+}
+
+// roundNs is a mean time rounded to ns, at most math.MaxInt64.
+func roundNs(mean float64) int64 {
+	if r := math.Round(mean); r < math.MaxInt64 {
+		return int64(r)
+	}
+	return math.MaxInt64
 }
 
 // spreader spreads total over count items in proportion to their weights

@@ -198,6 +198,9 @@ func TestSeqDecodeErrors(t *testing.T) {
 	assert.ErrorContains(t, s.UnmarshalBinary(huge), "overflow")
 }
 
+// FuzzSeq decodes arbitrary sequences: decoding allocates in proportion to
+// the bytes (checkAlloc), and what decodes ascends and agrees with its
+// length, first and last.
 func FuzzSeq(f *testing.F) {
 	for _, p := range seqPatterns {
 		s := flowgraph.SeqOf(p.gen(40, rand.New(rand.NewPCG(1, 2)))...)
@@ -205,7 +208,9 @@ func FuzzSeq(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s flowgraph.Seq
-		if s.UnmarshalBinary(b) != nil {
+		var err error
+		checkAlloc(t, "sequence", len(b), allocated(func() { err = s.UnmarshalBinary(b) }))
+		if err != nil {
 			return
 		}
 		// A decoded sequence ascends, and its length, first and last

@@ -44,7 +44,9 @@ type Summary struct {
 // NewSummary returns an empty summary.
 func NewSummary() *Summary { return &Summary{Calls: make(map[string]*CallStat)} }
 
-// Add adds one rank.
+// Add adds one rank. Sums saturate at math.MaxInt64: every figure of a
+// file read is at most that (Graph.Validate), but a job's sums over its
+// nodes and ranks need not be.
 func (s *Summary) Add(r *Rank) {
 	g := &r.Graph
 	rs := RankStat{Rank: r.Rank, Thread: r.Thread, Events: g.NumEvents, UserTime: r.UserTime,
@@ -56,23 +58,30 @@ func (s *Summary) Add(r *Rank) {
 			c = &CallStat{Call: n.Key.Call}
 			s.Calls[n.Key.Call] = c
 		}
+		total := satAdd(c.Time.Total, n.Time.Total)
 		c.Time.Merge(n.Time, c.Count, n.Count)
-		c.Count += n.Count
-		c.Bytes += n.Bytes.Total
-		rs.Bytes += n.Bytes.Total
+		c.Time.Total = total
+		c.Count = satAdd(c.Count, n.Count)
+		c.Bytes = satAdd(c.Bytes, n.Bytes.Total)
+		rs.Bytes = satAdd(rs.Bytes, n.Bytes.Total)
 		if IsInit(n.Key.Call) {
-			rs.Init += n.Time.Total
+			rs.Init = satAdd(rs.Init, n.Time.Total)
 		} else {
-			rs.MPI += n.Time.Total
+			rs.MPI = satAdd(rs.MPI, n.Time.Total)
 		}
 	}
 	for i := range g.Edges {
-		rs.Compute += g.Edges[i].Time.Total
+		rs.Compute = satAdd(rs.Compute, g.Edges[i].Time.Total)
 	}
+	// Not below 0 where a clock stepped back (Graph.Validate).
+	rs.Compute = max(rs.Compute, 0)
 	if k := len(g.Anchors); k > 0 && g.Anchors[k-1].Event == g.NumEvents {
-		rs.Wall = g.Anchors[k-1].Time - rs.Init
+		// Not below 0 where the file's call times give MPI_Init more
+		// than its timing gives the whole run (a damaged file: the
+		// two are recorded apart).
+		rs.Wall = max(g.Anchors[k-1].Time-rs.Init, 0)
 	} else {
-		rs.Wall = rs.MPI + rs.Compute
+		rs.Wall = satAdd(rs.MPI, rs.Compute)
 	}
 	s.Ranks = append(s.Ranks, rs)
 }
@@ -93,12 +102,12 @@ func (s *Summary) SortedCalls() []CallStat {
 }
 
 // Totals returns the summed MPI time, wall time and bytes over all ranks,
-// from the end of MPI_Init.
+// from the end of MPI_Init (saturating at math.MaxInt64).
 func (s *Summary) Totals() (mpi, wall, bytes int64) {
 	for _, r := range s.Ranks {
-		mpi += r.MPI
-		wall += r.Wall
-		bytes += r.Bytes
+		mpi = satAdd(mpi, r.MPI)
+		wall = satAdd(wall, r.Wall)
+		bytes = satAdd(bytes, r.Bytes)
 	}
 	return
 }

@@ -759,9 +759,10 @@ func (t *timingRec) setDeadline() {
 	}
 }
 
-// satAdd is a+b, at most math.MaxInt64 (b >= 0).
+// satAdd is a+b, at most math.MaxInt64 (b may be negative: an edge's
+// time where the clock stepped back).
 func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
+	if b > 0 && a > math.MaxInt64-b {
 		return math.MaxInt64
 	}
 	return a + b

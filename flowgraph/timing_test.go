@@ -392,7 +392,9 @@ func TestTimingRejectsBadInput(t *testing.T) {
 }
 
 // FuzzTiming decodes arbitrary timing bins for a fixed graph and rebuilds
-// the events of those that validate.
+// the events of those that validate: decoding allocates in proportion to
+// the bin (checkAlloc), and no figure of the intervals or the anchors
+// derived from them is negative (checkRank).
 func FuzzTiming(f *testing.F) {
 	_, g := recordBudget(f, flowgen.Options{Seed: 8, Events: 300, Depth: 2, Sites: 6, Branchy: true}, flowgraph.TimingBudget{Bytes: 1 << 10})
 	_, gc := recordBudget(f, flowgen.Options{Seed: 12, Events: 3000, Depth: 6, Sites: 300, MaxIter: 3, Branchy: true}, flowgraph.TimingBudget{Bytes: 1 << 10})
@@ -407,10 +409,15 @@ func FuzzTiming(f *testing.F) {
 		b, err := msgpack.Marshal(data)
 		require.NoError(t, err)
 		g2 := *g
-		if msgpack.Unmarshal(b, &g2.Timing) != nil || g2.Validate() != nil {
+		var bad bool
+		checkAlloc(t, "timing", len(data), allocated(func() {
+			bad = msgpack.Unmarshal(b, &g2.Timing) != nil || g2.Validate() != nil
+		}))
+		if bad {
 			return
 		}
 		g2.Anchors = g2.Timing.Anchors(g2.NumEvents)
+		checkRank(t, &flowgraph.Rank{Graph: g2})
 		it := g2.Events()
 		var n int64
 		var prev int64

@@ -49,17 +49,26 @@ const (
 	packZstd = 1
 	// maxPackedRaw bounds the unpacked size of a part, and maxPackRatio
 	// its size against the packed size (real parts compress 2 to 10
-	// times), so a crafted block cannot make a reader allocate without
-	// limit.
+	// times), so a crafted block cannot make a reader allocate more than
+	// maxPackRatio times its bytes (the decoder stops at the size the
+	// part says, which it allocates).
 	maxPackedRaw = 1 << 30
 	maxPackRatio = 1024
 )
 
 // EncodeMsgpack writes g as a graphWire.
 func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := graphWire{graphFields: graphFields(g)}
+	w, err := g.wire(g.storedSeqs())
+	if err != nil {
+		return err
+	}
+	return enc.Encode(&w)
+}
+
+// wire is g as files store it, with the sequences seqs (positions if pos).
+func (g *Graph) wire(seqs []byte, pos bool) (graphWire, error) {
+	w := graphWire{graphFields: graphFields(*g)}
 	t := graphTables{Nodes: g.Nodes, Edges: slices.Clone(g.Edges), Sites: g.Sites}
-	seqs, pos := g.storedSeqs()
 	for i := range t.Edges {
 		t.Edges[i].Seq = Seq{}
 	}
@@ -68,7 +77,7 @@ func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 	}
 	tables, err := msgpack.Marshal(&t)
 	if err != nil {
-		return err
+		return w, err
 	}
 	w.Tables = pack(tables)
 	w.Nodes, w.Edges, w.Sites = nil, nil, nil
@@ -76,7 +85,7 @@ func (g Graph) EncodeMsgpack(enc *msgpack.Encoder) error {
 		w.TimingZ = pack(g.Timing.AppendBinary(nil))
 		w.Timing, w.Anchors = Timing{}, nil
 	}
-	return enc.Encode(&w)
+	return w, nil
 }
 
 // DecodeMsgpack reads a Graph of any format version.
@@ -164,7 +173,11 @@ var (
 		return e
 	})
 	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
-		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackedRaw))
+		// DecodeAll decodes no more than the capacity it is given: else
+		// a frame that does not say its size (or frames after the
+		// first) decode up to the maximum, whatever the part says.
+		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPackedRaw),
+			zstd.WithDecodeAllCapLimit(true))
 		return d
 	})
 )
@@ -174,7 +187,9 @@ func pack(raw []byte) []byte {
 	if len(raw) > 64 {
 		if e := zstdEncoder(); e != nil {
 			b := binary.AppendUvarint([]byte{packZstd}, uint64(len(raw)))
-			if b = e.EncodeAll(raw, b); len(b) < len(raw)+1 {
+			// A part packed more than maxPackRatio times is stored
+			// raw: readers refuse such ratios (unpack).
+			if b = e.EncodeAll(raw, b); len(b) < len(raw)+1 && uint64(len(raw)) <= maxPackRatio*uint64(len(b)) {
 				return b
 			}
 		}
@@ -192,8 +207,11 @@ func unpack(b []byte) ([]byte, error) {
 		return b[1:], nil
 	case packZstd:
 		n, k := binary.Uvarint(b[1:])
-		if k <= 0 || n > maxPackedRaw || n > maxPackRatio*uint64(len(b))+1<<20 {
+		if k <= 0 {
 			return nil, errors.New("bad length")
+		}
+		if n > maxPackedRaw || n > maxPackRatio*uint64(len(b)) {
+			return nil, fmt.Errorf("bad length: %d bytes packed in %d, more than %d times as many", n, len(b), maxPackRatio)
 		}
 		var h zstd.Header
 		if err := h.Decode(b[1+k:]); err != nil || (h.HasFCS && h.FrameContentSize != n) || h.WindowSize > max(n, 1<<20) {
@@ -205,7 +223,7 @@ func unpack(b []byte) ([]byte, error) {
 		}
 		raw, err := d.DecodeAll(b[1+k:], make([]byte, 0, n))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%d bytes packed: %w", n, err)
 		}
 		if uint64(len(raw)) != n {
 			return nil, fmt.Errorf("%d bytes, header says %d", len(raw), n)

@@ -1,6 +1,7 @@
 package flowgraph
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,8 @@ func TestPack(t *testing.T) {
 		assert.Equal(t, string(raw), string(got), "%d bytes", n)
 	}
 	// a crafted frame: far more bytes than a real graph compresses from
-	_, err := unpack(pack(make([]byte, 3<<20)))
+	zeros := make([]byte, 3<<20)
+	_, err := unpack(zstdEncoder().EncodeAll(zeros, binary.AppendUvarint([]byte{packZstd}, uint64(len(zeros)))))
 	assert.ErrorContains(t, err, "bad length")
 	packed := pack(make([]byte, 5000))
 	for name, b := range map[string][]byte{
@@ -56,5 +58,17 @@ func TestPack(t *testing.T) {
 	} {
 		_, err := unpack(b)
 		assert.Error(t, err, name)
+	}
+}
+
+// TestPackWithinRatio: a part that zstd packs more than maxPackRatio times
+// (a MiB of zeros) is stored so that readers take it back.
+func TestPackWithinRatio(t *testing.T) {
+	for _, n := range []int{100, 64 << 10, 1 << 20} {
+		raw := make([]byte, n)
+		b := pack(raw)
+		got, err := unpack(b)
+		require.NoError(t, err, "%d zero bytes", n)
+		assert.Equal(t, raw, got)
 	}
 }
