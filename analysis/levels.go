@@ -285,22 +285,35 @@ func (lc *levelCap) edges(les []loops.LevelEdge) []loops.LevelEdge {
 	if lc.at == nil {
 		return les
 	}
-	var out []loops.LevelEdge
-	at := map[[2]int]int{}
+	var m edgeMerger
 	for _, le := range les {
-		s, d := lc.at[le.Src], lc.at[le.Dst]
-		k, ok := at[[2]int{s, d}]
-		if !ok {
-			k = len(out)
-			at[[2]int{s, d}] = k
-			out = append(out, loops.LevelEdge{Src: s, Dst: d})
-		}
-		e := &out[k]
-		e.Edges = append(e.Edges, le.Edges...)
-		e.Count += le.Count
-		e.Time += le.Time
+		m.add(lc.at[le.Src], lc.at[le.Dst], le.Count, le.Time, le.Edges...)
 	}
-	return out
+	return m.out
+}
+
+// edgeMerger merges edges into one level edge per pair of ends, in order of
+// first appearance.
+type edgeMerger struct {
+	out []loops.LevelEdge
+	at  map[[2]int]int
+}
+
+// add adds graph edges from s to d of count traversals and time.
+func (m *edgeMerger) add(s, d int, count, time int64, edges ...int) {
+	k, ok := m.at[[2]int{s, d}]
+	if !ok {
+		if m.at == nil {
+			m.at = map[[2]int]int{}
+		}
+		k = len(m.out)
+		m.at[[2]int{s, d}] = k
+		m.out = append(m.out, loops.LevelEdge{Src: s, Dst: d})
+	}
+	e := &m.out[k]
+	e.Edges = append(e.Edges, edges...)
+	e.Count += count
+	e.Time += time
 }
 
 // edgeElem is the element of level edge le of lg, a back edge if back.
@@ -361,8 +374,7 @@ func backEdges(g *flowgraph.Graph, c *loops.Collapsed, id int, lv *loops.Level) 
 		}
 		return 0, false
 	}
-	var out []loops.LevelEdge
-	at := map[[2]int]int{}
+	var m edgeMerger
 	for _, gi := range lv.BackEdges {
 		e := &g.Edges[gi]
 		s, ok1 := local(e.Src)
@@ -370,18 +382,9 @@ func backEdges(g *flowgraph.Graph, c *loops.Collapsed, id int, lv *loops.Level) 
 		if !ok1 || !ok2 {
 			continue // not inside this loop: not possible for a back edge
 		}
-		k, ok := at[[2]int{s, d}]
-		if !ok {
-			k = len(out)
-			at[[2]int{s, d}] = k
-			out = append(out, loops.LevelEdge{Src: s, Dst: d})
-		}
-		le := &out[k]
-		le.Edges = append(le.Edges, gi)
-		le.Count += e.Count
-		le.Time += e.Time.Total
+		m.add(s, d, e.Count, e.Time.Total, gi)
 	}
-	return out
+	return m.out
 }
 
 // isAncestorLoop reports whether loop anc encloses loop id (or is it).
