@@ -402,9 +402,11 @@ func jobPath(env func(string) string, nranks int) (string, error) {
 	}
 }
 
-// jobID is the launcher's job id when there is one, else rank 0's process id.
+// jobID is the scheduler's job id when there is one (the name sites file
+// their jobs by), else the launcher's, else rank 0's process id.
 func jobID(env func(string) string) string {
-	for _, k := range []string{"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMI_JOBID", "PBS_JOBID"} {
+	for _, k := range []string{"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
+		"OMPI_MCA_ess_base_jobid", "PMI_JOBID"} {
 		if v := env(k); v != "" {
 			if s := env("SLURM_STEP_ID"); k == "SLURM_JOB_ID" && s != "" {
 				v += "." + s
@@ -415,13 +417,18 @@ func jobID(env func(string) string) string {
 	return strconv.Itoa(os.Getpid())
 }
 
+// sanitize makes s a file name part: each byte that is not a letter, a
+// digit, '-', '_' or '.' becomes '_', byte by byte as crash.c's job_id
+// does, so that the partial files and the job file name one job alike
+// (Flux's job ids begin with "ƒ", two bytes).
 func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
 		}
-		return '_'
-	}, s)
+	}
+	return string(b)
 }
 
 // command is this process's command line.

@@ -136,10 +136,21 @@ func TestFinalizeTraces(t *testing.T) {
 	assert.Empty(t, left, "no temporary files left")
 }
 
+// TestJobID: the scheduler's job id names the file before the launcher's.
 func TestJobID(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	assert.Equal(t, "7.0", jobID(env(map[string]string{"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0"})))
-	assert.Equal(t, "a_b", jobID(env(map[string]string{"OMPI_MCA_ess_base_jobid": "a/b"})))
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0"}, "7.0"},
+		{map[string]string{"OMPI_MCA_ess_base_jobid": "a/b"}, "a_b"},
+		{map[string]string{"PBS_JOBID": "1234.pbs01", "OMPI_MCA_ess_base_jobid": "99"}, "1234.pbs01"},
+		{map[string]string{"LSB_JOBID": "55", "PMI_JOBID": "3"}, "55"},
+		{map[string]string{"FLUX_JOB_ID": "ƒ2NBuTqrN", "OMPI_MCA_ess_base_jobid": "99"}, "__2NBuTqrN"}, // as crash.c
+		{map[string]string{"COBALT_JOBID": "881"}, "881"},
+	} {
+		assert.Equal(t, tc.want, jobID(func(k string) string { return tc.env[k] }), "%v", tc.env)
+	}
 }
 
 // TestRunEnv: the header keeps the variables that tune a run or name its

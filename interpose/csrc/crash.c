@@ -44,7 +44,8 @@ static const int crash_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SI
  * partial file must carry the same id). */
 static void job_id(char *out, size_t n)
 {
-	const char *keys[] = {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "PMI_JOBID", "PBS_JOBID"};
+	const char *keys[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
+			      "OMPI_MCA_ess_base_jobid", "PMI_JOBID"};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *v = getenv(keys[i]);
 		if (!v || !*v)
