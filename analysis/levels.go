@@ -115,9 +115,8 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 		lc := newLevelCap(len(lv.Nodes), func(i int) int64 {
 			if ln := lv.Nodes[i]; ln.Loop > 0 {
 				return c.Loop(ln.Loop).Stats.Time
-			} else {
-				return g.Nodes[ln.Node].Time.Total
 			}
+			return g.Nodes[lv.Nodes[i].Node].Time.Total
 		}, func(i int) bool {
 			ln := lv.Nodes[i]
 			return ln.Loop == 0 && (ln.Node == g.Initial || l != nil && ln.Node == l.Header)
@@ -138,7 +137,7 @@ func BuildLevels(g *flowgraph.Graph, c *loops.Collapsed, metrics []string, count
 					lg.Initial = lc.index(i)
 				}
 				if !lc.kept(i) {
-					lc.merge(st.Time, st.Iterations, st.Bytes)
+					lc.merge(st.Time, st.Calls, st.Bytes)
 					continue
 				}
 				e := Elem{Kind: KindLoop, Key: intern("loop " + keys[ln.Loop-1].String()), Loop: ln.Loop, Name: l.Name,
@@ -260,7 +259,8 @@ func (lc *levelCap) index(i int) int {
 
 func (lc *levelCap) kept(i int) bool { return lc.index(i) != lc.other }
 
-// merge adds a merged node's time, count and bytes.
+// merge adds a merged node's time, calls and bytes (a loop's calls, not its
+// iterations: the merged node counts calls).
 func (lc *levelCap) merge(time, count, bytes int64) {
 	lc.merged++
 	lc.time += time

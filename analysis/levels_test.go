@@ -185,3 +185,40 @@ func TestRawLevelsCap(t *testing.T) {
 	}
 	assert.Equal(t, float64(len(g.Edges)), edges, "every transition is still counted")
 }
+
+// TestLevelCapMergedLoops: loops merged into a level's other node count
+// their calls, as its other nodes do, not their iterations.
+func TestLevelCapMergedLoops(t *testing.T) {
+	b := flowgraph.NewBuilder(0, 0)
+	now := int64(0)
+	add := func(site int, dur int64) {
+		s := b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + 16*site)})
+		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Barrier", Site: s, Partner: -1, Comm: -1}, Enter: now, Exit: now + dur, Partner: -1})
+		now += dur + 10
+	}
+	add(0, 1)
+	for i := 1; i <= MaxLevelNodes+50; i++ {
+		add(i, 1000+int64(i)) // heavy calls of their own
+	}
+	for l := range 100 { // light loops of two calls, three iterations
+		for range 3 {
+			add(10000+2*l, 1)
+			add(10001+2*l, 1)
+		}
+	}
+	g := b.Graph()
+	levels, c, err := RankLevels(&g, nil)
+	require.NoError(t, err)
+	require.Len(t, c.Loops, 100)
+	nc := MetricIndex(Metrics(nil), MetricCount)
+	lg := &levels[0]
+	require.Len(t, lg.Nodes, MaxLevelNodes)
+	other := lg.Nodes[len(lg.Nodes)-1]
+	require.Positive(t, other.Merged)
+	kept := 0.0
+	for _, e := range lg.Nodes[:len(lg.Nodes)-1] {
+		require.Equal(t, KindNode, e.Kind, "the light loops are merged")
+		kept += e.Vals[nc]
+	}
+	assert.Equal(t, float64(g.NumEvents)-kept, other.Vals[nc], "600 calls of the loops, 3 x 2 each")
+}
