@@ -23,6 +23,10 @@ type PajeOptions struct {
 	StateType string
 }
 
+// ErrStateTypes is returned when a trace has states of several types and
+// PajeOptions.StateType names none of them.
+var ErrStateTypes = errors.New("choose one")
+
 // pajeKind is the meaning of a Pajé event definition.
 type pajeKind int
 
@@ -613,7 +617,7 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 		}
 		if len(used) > 1 {
 			slices.Sort(names)
-			return fmt.Errorf("the trace has states of several types (%s): choose one", strings.Join(names, ", "))
+			return fmt.Errorf("the trace has states of several types (%s): %w", strings.Join(names, ", "), ErrStateTypes)
 		}
 	}
 	if ti < 0 || !used[ti] {

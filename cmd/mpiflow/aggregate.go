@@ -38,6 +38,9 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 		return src, &job.Header, nil
 	case importer.FormatPaje:
 		tr, err = importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
+		if errors.Is(err, importer.ErrStateTypes) {
+			err = fmt.Errorf("%w with --state-type", err)
+		}
 	case importer.FormatOTF2:
 		tr, err = otf2in.Read(path)
 	default:
