@@ -83,41 +83,10 @@ func TestAggregateForeignTraces(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown trace format")
 }
 
-// TestAggregatePajeStateTypes: a Pajé trace of two state types asks for
-// one with the flag that chooses it.
+// TestAggregatePajeStateTypes: a Pajé trace of two state types
+// (testdata/two-state-types.paje) asks for one with the flag that chooses it.
 func TestAggregatePajeStateTypes(t *testing.T) {
-	const trace = `%EventDef PajeDefineContainerType 0
-% Name string
-% Type string
-%EndEventDef
-%EventDef PajeDefineStateType 1
-% Name string
-% Type string
-%EndEventDef
-%EventDef PajeCreateContainer 3
-% Time date
-% Alias string
-% Type string
-% Container string
-% Name string
-%EndEventDef
-%EventDef PajeSetState 5
-% Time date
-% Type string
-% Container string
-% Value string
-%EndEventDef
-0 P 0
-1 A P
-1 B P
-3 0 p P 0 p
-5 1 A p x
-5 1 B p z
-5 2 A p y
-5 2 B p w
-`
-	path := filepath.Join(t.TempDir(), "two.paje")
-	require.NoError(t, os.WriteFile(path, []byte(trace), 0o644))
+	path := filepath.Join("testdata", "two-state-types.paje")
 	_, _, err := run(t, "aggregate", path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `several types ("A", "B"): choose one with --state-type`)
