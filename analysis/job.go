@@ -36,6 +36,10 @@ type Options struct {
 	// not be walked (Graph.Events), but Job.Whole reads a rank whole. For the
 	// views that do not rebuild the trace (stats, loops, graphs).
 	NoSequences bool
+	// NoSiteTable leaves Job.CallSites empty: a row per call and call
+	// site, as many as the program has sites, for the views that do not
+	// show them.
+	NoSiteTable bool
 	// Similarity is how similar a rank's structure must be to its
 	// group's representative (0 to 1; 0 means DefaultSimilarity, 1 groups
 	// only ranks of the same structure).
@@ -84,6 +88,9 @@ type Job struct {
 	// ranks (without the loop analysis: empty).
 	Groups    []Group
 	LoopTable loops.TableRow
+	// Regions are the regions of MPI_Pcontrol (IPM's), each after the one
+	// it was entered in; empty when no rank entered one.
+	Regions []Region
 	// Similarity is the one the groups were made with (Options).
 	Similarity float64
 	// noSeqs tells that the ranks' sequences were dropped (Whole).
@@ -143,6 +150,8 @@ type Rank struct {
 	// InitEnd is the end of MPI_Init (or MPI_Init_thread) on the job's
 	// time axis, 0 if the rank does not start with it.
 	InitEnd int64
+	// regions are its regions until New sums them up (Job.Regions).
+	regions []*rankRegion
 }
 
 // Group is a set of ranks whose graphs have a similar structure: at most
@@ -216,14 +225,19 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	regions := regionAcc{counters: f.Header.Counters}
 	for k, r := range ranks {
+		regions.add(r.Rank.Rank, r.regions)
+		r.regions = nil
 		if resolveErrs[k] != nil && j.ResolveErr == nil {
 			j.ResolveErr = resolveErrs[k]
 		}
 		j.FileBytes.Add(bytes[k])
 		j.Budget.add(r.Graph.Budget)
 		j.Summary.Add(r.Rank)
-		sites.add(r.Rank)
+		if !opt.NoSiteTable {
+			sites.add(r.Rank)
+		}
 		comm.add(r.Rank)
 		sizes.add(r.Rank)
 		r.Label = fmt.Sprintf("rank %d", r.Rank.Rank)
@@ -233,6 +247,7 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		r.CallTime = callTimes(&r.Graph)
 		j.Ranks = append(j.Ranks, r)
 	}
+	j.Regions = regions.sorted()
 	j.Calls = j.Summary.SortedCalls()
 	j.CallSites = sites.sorted()
 	j.Comm = comm.finish(f.Header.NumRanks)
@@ -258,8 +273,9 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
 		read := f.ReadRank
+		skeleton := opt.NoSequences && opt.NoLoops
 		switch {
-		case opt.NoSequences && opt.NoLoops:
+		case skeleton:
 			read = f.Skeleton
 		case opt.NoSequences:
 			read = f.ReadLazy // the loops map the sequences they need
@@ -275,6 +291,9 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 			mu.Unlock()
 		}
 		rk := &Rank{Rank: r, InitEnd: initEnd(r)}
+		if rk.regions, err = readRegions(f, sel[k], r, skeleton); err != nil {
+			return err
+		}
 		if opt.NoSequences {
 			if !opt.NoLoops {
 				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
@@ -289,6 +308,28 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 		return nil
 	})
 	return ranks, bytes, resolveErrs, err
+}
+
+// readRegions sums up the regions of r, block k of f: from its events,
+// read again with its sequences when r is a skeleton (File.Skeleton).
+func readRegions(f *flowgraph.File, k int, r *flowgraph.Rank, skeleton bool) ([]*rankRegion, error) {
+	if regionNodes(&r.Graph) == nil {
+		return nil, nil
+	}
+	g := &r.Graph
+	if skeleton {
+		w, err := f.ReadLazy(k)
+		if err != nil {
+			return nil, err
+		}
+		g = &w.Graph
+		g.Sites = r.Graph.Sites
+	}
+	rs, err := rankRegions(g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rank %d thread %d: regions: %w", f.Path, r.Rank, r.Thread, err)
+	}
+	return rs, nil
 }
 
 // initEnd is the end of r's first event on the job's time axis if that is

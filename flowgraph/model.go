@@ -208,6 +208,11 @@ type CallSite struct {
 	// Signature is the function's full demangled signature when Function
 	// shortens it, e.g. "ns::Class::method(int) const".
 	Signature string `msgpack:"sig,omitempty"`
+	// Region and Level are the arguments of MPI_Pcontrol at a site of
+	// that call: IPM's regions are entered with level 1 and left with -1,
+	// by name (Region is empty when the call passed none).
+	Region string `msgpack:"region,omitempty" json:",omitempty"`
+	Level  int    `msgpack:"level,omitempty" json:",omitempty"`
 }
 
 // Anchor ties an event index to real time. Time is the start of event Event

@@ -18,8 +18,8 @@ MPICH_SHOW   := $(shell $(MPICH_CC) -show 2>/dev/null)
 MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
 MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MF_SRC       := $(addprefix interpose/csrc/,recorder.c timing.c partial.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c wrappers_gen.c)
-MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h)
+MF_SRC       := $(addprefix interpose/csrc/,recorder.c timing.c partial.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c regions.c wrappers_gen.c)
+MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h regions.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
 .PHONY: libs bench-overhead bench-overhead-papi bench-recorder bench-replay bench-wrappers $(LIBDIR)/libmpiflow-go.so

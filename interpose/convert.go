@@ -199,6 +199,20 @@ func stat(s C.mf_stat) flowgraph.Stat {
 	return flowgraph.Stat{Total: int64(s.total), Min: int64(s.min), Max: int64(s.max)}
 }
 
+// regionSites gives the pseudo call sites of MPI_Pcontrol (regions.h)
+// their caller's address back, with the level and region name they stand
+// for.
+func regionSites(sites []flowgraph.CallSite, regions []C.mf_region) {
+	for i := range sites {
+		s := &sites[i]
+		if s.Addr&C.MF_REGION_SITE == 0 || s.Addr&^C.MF_REGION_SITE >= uint64(len(regions)) {
+			continue
+		}
+		rg := &regions[s.Addr&^C.MF_REGION_SITE]
+		s.Addr, s.Level, s.Region = uint64(rg.caller), int(rg.level), C.GoString(&rg.name[0])
+	}
+}
+
 // locateSites fills in Object and Offset of each call site with dladdr:
 // Offset is the address minus the object's load base, which
 // flowgraph.Resolve maps back to a virtual address of the file. Sites in

@@ -435,6 +435,21 @@ func init() {
 			assert.Equal(t, []int{rank ^ 1}, partners(sr[0]))
 			assert.EqualValues(t, 16, sr[0].Bytes.Max, "8 sent + 8 received")
 		}},
+		appCase{app: "regions", check: func(t *testing.T, r *flowgraph.Rank) {
+			g := &r.Graph
+			// One node per level and name: the pseudo call sites are back
+			// at their callers with what MPI_Pcontrol was given.
+			long := "a region whose name is longer than the sixty-three bytes that mpiflow keeps"[:63]
+			want := map[string]int64{"0 ": 1, "1 solve": 10, "1 halo": 10, "-1 halo": 10, "-1 solve": 10,
+				"1 phase 0": 1, "-1 phase 0": 1, "1 phase 1": 1, "-1 phase 1": 1, "1 " + long: 1, "-1 " + long: 1}
+			got := map[string]int64{}
+			for _, n := range nodesOf(g, "MPI_Pcontrol") {
+				s := g.Sites[n.Key.Site]
+				assert.Zero(t, s.Addr>>63, "a caller's address")
+				got[fmt.Sprintf("%d %s", s.Level, s.Region)] += n.Count
+			}
+			assert.Equal(t, want, got)
+		}},
 		appCase{app: "unusual", check: func(t *testing.T, r *flowgraph.Rank) {
 			rank, g := r.Rank, &r.Graph
 			right, left := (rank+1)%4, (rank+3)%4

@@ -196,6 +196,7 @@ func newJob(ctx *C.mf_ctx) *job {
 			j.traceErrs[int(t.thread)] = syscall.Errno(t.trace_err)
 		}
 	}
+	regions := unsafe.Slice(ctx.regions, int(ctx.nregions))
 	complete := ctx.complete != 0
 	initMono := int64(ctx.init_mono)
 	j.ranks = func(startUnix int64) []*flowgraph.Rank {
@@ -207,6 +208,7 @@ func newJob(ctx *C.mf_ctx) *job {
 			if r.Graph, err = recGraph(rec, names); err != nil {
 				fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", int(ctx.rank), int(t.thread), err)
 			}
+			regionSites(r.Graph.Sites, regions)
 			locateSites(r.Graph.Sites)
 			if r.Graph.NumEvents > 0 {
 				r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix

@@ -394,3 +394,44 @@ func BenchmarkPartialWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestPartialRegions checks that the pseudo call sites of MPI_Pcontrol
+// (regions.h) are written back at their caller with their level and
+// region, as the conversion at MPI_Finalize does.
+func TestPartialRegions(t *testing.T) {
+	r, err := newRecorder("call,site", 0, 0)
+	require.NoError(t, err)
+	defer r.free()
+	const region = 1 << 63 // MF_REGION_SITE: region 0; region | i: region i
+	for i, e := range []recEvent{
+		{Call: 0, Site: 0x4000}, {Call: 1, Site: region}, {Call: 2, Site: 0x4100}, {Call: 1, Site: region | 1},
+		{Call: 1, Site: region | 2}, {Call: 3, Site: 0x4200},
+	} {
+		e.Partner, e.Comm = -1, -1
+		e.Enter, e.Exit = int64(100*i), int64(100*i+10)
+		r.add(e)
+	}
+	in := baseInfo(0, 1, 0)
+	in.Names = []string{"MPI_Init", "MPI_Pcontrol", "MPI_Barrier", "MPI_Finalize"}
+	in.Regions = []partialRegion{{Caller: 0x5000, Level: 1, Name: "solve"}, {Caller: 0x5100, Level: -1, Name: "solve"}, {Caller: 0x5200}}
+	path, err := r.writePartial(in, t.TempDir())
+	require.NoError(t, err)
+	_, got := readPartial(t, path)
+	type site struct {
+		addr   uint64
+		level  int
+		region string
+	}
+	sites := func(ss []flowgraph.CallSite) []site {
+		var out []site
+		for _, s := range ss {
+			out = append(out, site{s.Addr, s.Level, s.Region})
+		}
+		return out
+	}
+	want := []site{{0x4000, 0, ""}, {0x5000, 1, "solve"}, {0x4100, 0, ""}, {0x5100, -1, "solve"}, {0x5200, 0, ""}, {0x4200, 0, ""}}
+	assert.Equal(t, want, sites(got.Graph.Sites), "partial file")
+	g := r.graph(in.Names)
+	convertRegions(g.Sites, in.Regions)
+	assert.Equal(t, want, sites(g.Sites), "conversion")
+}

@@ -60,6 +60,8 @@ import (
 	"errors"
 	"syscall"
 	"unsafe"
+
+	"mpiflow/flowgraph"
 )
 
 // This file drives the C partial-file writer (csrc/partial.c) from Go so that
@@ -72,6 +74,38 @@ type partialSite struct {
 	Off uint64
 }
 
+// partialRegion is a region of MPI_Pcontrol (mf_region).
+type partialRegion struct {
+	Caller uint64
+	Level  int
+	Name   string
+}
+
+// cRegions makes a C table of regions, kept until a is freed.
+func (a *cAlloc) regions(rs []partialRegion) *C.mf_region {
+	if len(rs) == 0 {
+		return nil
+	}
+	t := (*C.mf_region)(C.calloc(C.size_t(len(rs)), C.size_t(unsafe.Sizeof(C.mf_region{}))))
+	*a = append(*a, unsafe.Pointer(t))
+	for i, r := range rs {
+		cr := &unsafe.Slice(t, len(rs))[i]
+		cr.caller, cr.level = C.uint64_t(r.Caller), C.int32_t(r.Level)
+		for k := 0; k < len(r.Name) && k < len(cr.name)-1; k++ {
+			cr.name[k] = C.char(r.Name[k])
+		}
+	}
+	return t
+}
+
+// convertRegions does what the conversion at MPI_Finalize does with the
+// pseudo call sites of MPI_Pcontrol (regionSites).
+func convertRegions(sites []flowgraph.CallSite, rs []partialRegion) {
+	var a cAlloc
+	defer a.free()
+	regionSites(sites, unsafe.Slice(a.regions(rs), len(rs)))
+}
+
 // partialInfo mirrors mf_partial_info; a nil Argv is passed as NULL.
 type partialInfo struct {
 	Rank, Size, Thread                  int
@@ -81,6 +115,7 @@ type partialInfo struct {
 	MPILib, MPIVer, Clock, Counters     string
 	Names                               []string
 	Sites                               []partialSite
+	Regions                             []partialRegion
 	Rusage                              bool
 	Complete                            bool // the rank reached MPI_Finalize
 	BufLen                              int  // 0: the writer's static buffer
@@ -147,6 +182,7 @@ func (r *recorder) writePartial(in partialInfo, dir string) (string, error) {
 		}
 		ci.sites, ci.nsites = sites, C.int(len(in.Sites))
 	}
+	ci.regions, ci.nregions = a.regions(in.Regions), C.int(len(in.Regions))
 	if in.Complete {
 		ci.complete = 1
 	}

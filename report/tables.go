@@ -80,6 +80,46 @@ func siteTable(job *analysis.Job) (sortTable, string) {
 	return t, note
 }
 
+// regionTable is the table of the regions of MPI_Pcontrol, in the order
+// of `mpiflow stats`, each named by its path.
+func regionTable(job *analysis.Job) sortTable {
+	t := sortTable{ID: "regions-table", Head: []tableHead{{Label: "region", Title: "outer > inner for a region entered inside another"},
+		{Label: "ranks", Num: true, Title: "ranks that entered it (hover for the list)"}, {Label: "entries", Num: true},
+		{Label: "wall (s)", Num: true, Title: "from entry to exit, summed over the ranks"}, {Label: "least (s)", Num: true}, {Label: "rank", Num: true},
+		{Label: "largest (s)", Num: true}, {Label: "rank", Num: true}, {Label: "MPI (s)", Num: true}, {Label: "% MPI", Num: true},
+		{Label: "calls", Num: true}}}
+	// With counters, the compute phases' IPC and Gflop/s, as the banner.
+	counters := slices.ContainsFunc(job.Regions, func(r analysis.Region) bool { return r.IPC > 0 || r.Gflops > 0 })
+	if counters {
+		t.Head = append(t.Head, tableHead{Label: "IPC", Num: true, Title: "of the compute phases inside it"},
+			tableHead{Label: "Gflop/s", Num: true, Title: "of the compute phases inside it"})
+	}
+	t.Head = append(t.Head, tableHead{Label: "most MPI time"})
+	for i := range job.Regions {
+		r := &job.Regions[i]
+		var calls []string
+		for _, c := range r.ByCall {
+			calls = append(calls, fmt.Sprintf("%s: %s s, %d calls", c.Call, units.NS(c.Time), c.Count))
+		}
+		name := tableCell{Text: r.Label(), Title: strings.Join(calls, "\n")}
+		if r.Unclosed > 0 {
+			name.Text += fmt.Sprintf(" (%d not left)", r.Unclosed)
+		}
+		top := "-"
+		if len(r.ByCall) > 0 {
+			top = r.ByCall[0].Call
+		}
+		row := []tableCell{name, {Text: strconv.Itoa(r.Ranks), Key: num(r.Ranks), Title: "ranks " + r.RankList},
+			countCell(r.Entries), nsCell(r.Wall), nsCell(r.WallMin), countCell(int64(r.MinRank)), nsCell(r.WallMax),
+			countCell(int64(r.MaxRank)), nsCell(r.MPI), pctCell(r.MPIPercent()), countCell(r.Calls)}
+		if counters {
+			row = append(row, tableCell{Text: fmt.Sprintf("%.2f", r.IPC), Key: num(r.IPC)}, tableCell{Text: fmt.Sprintf("%.3g", r.Gflops), Key: num(r.Gflops)})
+		}
+		t.Rows = append(t.Rows, append(row, tableCell{Text: top}))
+	}
+	return t
+}
+
 func countCell(n int64) tableCell { return tableCell{Text: strconv.FormatInt(n, 10), Key: num(n)} }
 func nsCell(ns int64) tableCell   { return tableCell{Text: units.NS(ns), Key: num(ns)} }
 func bytesCell(b int64) tableCell { return tableCell{Text: units.Bytes(float64(b)), Key: num(b)} }
@@ -209,10 +249,12 @@ func matrixCaption(job *analysis.Job) string {
 // communication matrix (drawn by the page's script from Matrix) and the
 // load balance charts.
 type tablesView struct {
-	Calls         sortTable
-	CallCharts    []Chart
-	Sites         sortTable
-	SitesNote     string
+	Calls      sortTable
+	CallCharts []Chart
+	Sites      sortTable
+	SitesNote  string
+	// Regions are the regions of MPI_Pcontrol (no rows without any).
+	Regions       sortTable
 	Matrix        *matrixData
 	MatrixCaption string
 	Balance       []Chart
@@ -227,6 +269,7 @@ func buildTables(p *page, job *analysis.Job, ct *callTimes) {
 	t.Calls = callTable(job)
 	t.CallCharts = []Chart{chartTimePerCall(ct), chartBySize(ct)}
 	t.Sites, t.SitesNote = siteTable(job)
+	t.Regions = regionTable(job)
 	t.Matrix = matrix(job)
 	t.MatrixCaption = matrixCaption(job)
 	t.Balance = []Chart{chartBalance(ct), chartMemory(ct), chartPerRank(ct)}

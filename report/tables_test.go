@@ -282,3 +282,41 @@ func TestJobEnv(t *testing.T) {
 	assert.Contains(t, page, "<li><code>MPIFLOW_X=&lt;script&gt;x&lt;/script&gt;</code></li>")
 	assert.Contains(t, page, "<li><code>OMP_NUM_THREADS=4</code></li>")
 }
+
+// The regions table shows the regions of `mpiflow stats`, and a job
+// without MPI_Pcontrol has none.
+func TestRegionTable(t *testing.T) {
+	in := filepath.Join("..", "testdata", "profiles", "regions.mpiflow") // testdata/apps/regions.c, 4 ranks
+	job := loadJob(t, in)
+	_, page := writeReport(t, in, "regions.html", Options{NoOcelotl: true})
+	rows := rowTexts(t, page, "regions-table")
+	require.Len(t, rows, len(job.Regions))
+	var names []string
+	for i, r := range job.Regions {
+		names = append(names, rows[i][0])
+		assert.Equal(t, []string{r.Label(), "4", fmt.Sprint(r.Entries), units.NS(r.Wall), units.NS(r.WallMin), fmt.Sprint(r.MinRank),
+			units.NS(r.WallMax), fmt.Sprint(r.MaxRank), units.NS(r.MPI), fmt.Sprintf("%.2f", r.MPIPercent()), fmt.Sprint(r.Calls),
+			r.ByCall[0].Call}, rows[i])
+	}
+	assert.Equal(t, []string{"solve", "solve > halo", "a region whose name is longer than the sixty-three bytes that m", "phase 0", "phase 1"}, names)
+	assert.Contains(t, page, `href="#regions"`)
+
+	// With counters, the IPC and Gflop/s of each region's compute phases:
+	// regions.mpiflow with counters on its edges, 2 instructions per cycle
+	// and 3 flop per ns in every phase.
+	withCtr := filepath.Join("..", "testdata", "profiles", "regions-counters.mpiflow")
+	job = loadJob(t, withCtr)
+	_, page = writeReport(t, withCtr, "regions-counters.html", Options{NoOcelotl: true})
+	rows = rowTexts(t, page, "regions-table")
+	require.Len(t, rows, len(job.Regions))
+	for i, r := range job.Regions {
+		require.Len(t, rows[i], 14)
+		assert.InDelta(t, 2, r.IPC, 0.01, r.Label())
+		assert.InDelta(t, 3, r.Gflops, 0.03, r.Label())
+		assert.Equal(t, []string{fmt.Sprintf("%.2f", r.IPC), fmt.Sprintf("%.3g", r.Gflops), r.ByCall[0].Call}, rows[i][11:])
+	}
+
+	_, page = writeReport(t, halo4, "halo-no-regions.html", Options{NoOcelotl: true})
+	assert.NotContains(t, page, `id="regions"`)
+	assert.NotContains(t, page, `href="#regions"`)
+}

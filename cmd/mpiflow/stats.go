@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +37,7 @@ matrix up to 16 ranks, the busiest pairs beyond.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Call sites are named as the report names them: resolved.
-			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: !sites, NoSequences: true})
+			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: !sites, NoSiteTable: !sites, NoSequences: true})
 			if err != nil {
 				return err
 			}
@@ -94,6 +95,8 @@ type statsOutput struct {
 	Sites []analysis.SiteStat `json:"sites,omitempty"`
 	// Comm is the point-to-point traffic (with --matrix).
 	Comm *analysis.CommMatrix `json:"comm,omitempty"`
+	// Regions are the regions of MPI_Pcontrol, if any.
+	Regions []analysis.Region `json:"regions,omitempty"`
 }
 
 func statsJSON(job *analysis.Job) statsOutput {
@@ -101,7 +104,7 @@ func statsJSON(job *analysis.Job) statsOutput {
 	mpi, wall, bytes := s.Totals()
 	out := statsOutput{Header: h, MPITime: mpi, WallTime: wall, MPIPercent: analysis.Percent(mpi, wall), TotalBytes: bytes,
 		Calls: job.Calls, Ranks: s.Ranks, Spread: job.Spreads(), Hosts: h.DistinctHosts(), Incomplete: h.Incomplete, RanksInFile: h.NumRanks,
-		FileBytes: job.FileBytes}
+		FileBytes: job.FileBytes, Regions: job.Regions}
 	if job.Budget.Blocks > 0 {
 		out.Budget = &job.Budget
 	}
@@ -172,6 +175,53 @@ func printStats(w io.Writer, job *analysis.Job) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Call, c.Count, units.NS(c.Time.Total),
 			units.NS(c.Avg), units.NS(c.Time.Min), units.NS(c.Time.Max), units.Bytes(float64(c.Bytes)), shares)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printRegions(w, job.Regions)
+}
+
+// printRegions prints the regions of MPI_Pcontrol as IPM does: the time
+// inside each, over the ranks and its least and largest on a rank, and
+// the MPI time and calls within it; nested regions indented under the
+// one they were entered in.
+func printRegions(w io.Writer, regions []analysis.Region) error {
+	if len(regions) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	// Names left-aligned in one padded cell, numbers right-aligned.
+	const title = "region (MPI_Pcontrol)"
+	names := make([]string, len(regions))
+	width := len(title)
+	for i, r := range regions {
+		names[i] = strings.Repeat("  ", len(r.Path)-1) + oneLine(r.Name)
+		if r.Unclosed > 0 {
+			names[i] += fmt.Sprintf(" (%d not left)", r.Unclosed)
+		}
+		width = max(width, utf8.RuneCountInString(names[i]))
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
+	// With counters, the compute phases' IPC and Gflop/s, as the banner.
+	counters := slices.ContainsFunc(regions, func(r analysis.Region) bool { return r.IPC > 0 || r.Gflops > 0 })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tranks\tentries\twall(s)\tmin(s)\t(rank)\tmax(s)\t(rank)\tmpi(s)\t%%mpi\tcalls\t", pad(title))
+	if counters {
+		fmt.Fprint(tw, "IPC\tGflop/s\t")
+	}
+	fmt.Fprintln(tw, "most MPI time\t")
+	for i, r := range regions {
+		top := "-"
+		if len(r.ByCall) > 0 {
+			top = r.ByCall[0].Call
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%.2f\t%d\t", pad(names[i]), r.RankList, r.Entries, units.NS(r.Wall),
+			units.NS(r.WallMin), r.MinRank, units.NS(r.WallMax), r.MaxRank, units.NS(r.MPI), r.MPIPercent(), r.Calls)
+		if counters {
+			fmt.Fprintf(tw, "%.2f\t%.3g\t", r.IPC, r.Gflops)
+		}
+		fmt.Fprintf(tw, "%s\t\n", top)
 	}
 	return tw.Flush()
 }

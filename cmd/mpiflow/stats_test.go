@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -190,4 +191,48 @@ func TestStatsBudget(t *testing.T) {
 	js, _, err = run(t, "stats", "--json", path)
 	require.NoError(t, err)
 	assert.NotContains(t, js, `"budget"`)
+}
+
+// stats prints the regions of MPI_Pcontrol, nested ones indented, with the
+// figures of --json; a job without them prints no region table.
+func TestStatsRegions(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "profiles", "regions.mpiflow") // testdata/apps/regions.c, 4 ranks
+	js, _, err := run(t, "stats", "--json", path)
+	require.NoError(t, err)
+	var got statsOutput
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	require.Len(t, got.Regions, 5)
+	out, _, err := run(t, "stats", path)
+	require.NoError(t, err)
+	i := strings.Index(out, "region (MPI_Pcontrol)")
+	require.GreaterOrEqual(t, i, 0, out)
+	lines := strings.Split(strings.TrimSpace(out[i:]), "\n")[1:]
+	require.Len(t, lines, len(got.Regions))
+	for k, r := range got.Regions {
+		indent := strings.Repeat("  ", len(r.Path)-1)
+		assert.True(t, strings.HasPrefix(strings.TrimPrefix(lines[k], "  "), indent+r.Name), lines[k])
+		f := strings.Fields(lines[k][strings.Index(lines[k], r.Name)+len(r.Name):])
+		assert.Equal(t, []string{r.RankList, strconv.FormatInt(r.Entries, 10)}, f[:2], lines[k])
+		assert.Equal(t, []string{fmt.Sprintf("%.2f", r.MPIPercent()), strconv.FormatInt(r.Calls, 10), r.ByCall[0].Call}, f[len(f)-3:], lines[k])
+	}
+	assert.Equal(t, []string{"solve", "halo"}, []string{got.Regions[0].Name, got.Regions[1].Name})
+	assert.Equal(t, []string{"solve", "halo"}, got.Regions[1].Path)
+	assert.EqualValues(t, 40, got.Regions[0].Entries, "10 steps on 4 ranks")
+
+	// With counters (2 instructions per cycle, 3 flop per ns: see the
+	// report's TestRegionTable), the compute phases' IPC and Gflop/s.
+	out, _, err = run(t, "stats", filepath.Join("..", "..", "testdata", "profiles", "regions-counters.mpiflow"))
+	require.NoError(t, err)
+	i = strings.Index(out, "region (MPI_Pcontrol)")
+	require.GreaterOrEqual(t, i, 0, out)
+	lines = strings.Split(strings.TrimSpace(out[i:]), "\n")
+	assert.Equal(t, []string{"%mpi", "calls", "IPC", "Gflop/s", "most", "MPI", "time"}, strings.Fields(lines[0])[10:])
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		assert.Equal(t, []string{"2.00", "3"}, f[len(f)-3:len(f)-1], l)
+	}
+
+	out, _, err = run(t, "stats", filepath.Join("..", "..", "testdata", "profiles", "ring.mpiflow"))
+	require.NoError(t, err)
+	assert.NotContains(t, out, "region")
 }

@@ -74,14 +74,17 @@ static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int saf
 	if (snap.busy)
 		snap.failed = 1; /* the writer then keeps to what is consistent */
 	in.thread = t->index;
+	in.regions = mf_regions(&in.nregions);
 	mf_partial_site *sites = NULL;
 	if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
 		for (int k = 0; k < snap.nsites; k++) {
+			const mf_region *rg = mf_region_of(in.regions, in.nregions, snap.sites[k]);
+			const uint64_t addr = rg ? rg->caller : snap.sites[k];
 			Dl_info di;
-			if (!dladdr((void *)(uintptr_t)snap.sites[k], &di) || !di.dli_fname)
+			if (!dladdr((void *)(uintptr_t)addr, &di) || !di.dli_fname)
 				continue;
 			sites[k].obj = di.dli_fname[0] == '/' ? di.dli_fname : P.exe_path;
-			sites[k].off = snap.sites[k] - (uint64_t)(uintptr_t)di.dli_fbase;
+			sites[k].off = addr - (uint64_t)(uintptr_t)di.dli_fbase;
 		}
 	}
 	in.sites = sites;

@@ -235,6 +235,7 @@ void mf_finish(void)
 			.counters = mf_papi_names(),
 			.budget = G.budget,
 		};
+		ctx.regions = mf_regions(&ctx.nregions);
 		wrote = fn(&ctx) == 0;
 	} else {
 		for (int i = 0; i < G.nthr; i++)

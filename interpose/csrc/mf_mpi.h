@@ -8,6 +8,7 @@
 #define MPIFLOW_MF_MPI_H
 
 #include <mpi.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "recorder.h"
 #include "clock.h"
+#include "regions.h"
 
 #define MF_HIDDEN __attribute__((visibility("hidden")))
 #define MF_EXPORT __attribute__((visibility("default")))

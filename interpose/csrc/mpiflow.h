@@ -11,6 +11,7 @@
 #define MPIFLOW_H
 
 #include "recorder.h"
+#include "regions.h"
 
 /* Reduction operations of mf_ops.allreduce_i64. */
 enum { MF_SUM = 0, MF_MIN = 1, MF_MAX = 2 };
@@ -61,6 +62,8 @@ typedef struct mf_ctx {
 	int complete;            /* 1 when the rank reached MPI_Finalize */
 	const char *counters;    /* comma-separated counter names ("" for none) */
 	int64_t budget;          /* bytes of a graph's sequences and timing (MPIFLOW_BUDGET); 0: none */
+	const mf_region *regions; /* what the pseudo call sites of MPI_Pcontrol stand for */
+	int nregions;
 } mf_ctx;
 
 /* The Go part's entry point (exported by the Go library). It returns 0 on

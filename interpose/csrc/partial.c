@@ -339,9 +339,16 @@ static void write_graph(out *o, const mf_rec *r, const mf_partial_info *in, cons
 		mp_arr(o, (uint64_t)r->nsites);
 		for (int32_t i = 0; i < r->nsites; i++) {
 			const mf_partial_site *ps = in->sites && i < in->nsites ? &in->sites[i] : NULL;
-			mp_map(o, 6);
+			const mf_region *rg = mf_region_of(in->regions, in->nregions, r->sites[i]);
+			mp_map(o, rg ? 8 : 6);
 			mp_key(o, "addr");
-			mp_uint(o, r->sites[i]);
+			mp_uint(o, rg ? rg->caller : r->sites[i]);
+			if (rg) {
+				mp_key(o, "region");
+				mp_str(o, rg->name);
+				mp_key(o, "level");
+				mp_int(o, rg->level);
+			}
 			mp_key(o, "obj");
 			mp_str(o, ps ? ps->obj : NULL);
 			mp_key(o, "off");

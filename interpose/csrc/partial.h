@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "recorder.h"
+#include "regions.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +59,8 @@ typedef struct mf_partial_info {
 	int ncalls;
 	const mf_partial_site *sites; /* optional, nsites entries */
 	int nsites;
+	const mf_region *regions; /* optional: the pseudo call sites of MPI_Pcontrol */
+	int nregions;
 	int rusage; /* 1: fill UserTime, SysTime and MaxRSS with getrusage(RUSAGE_SELF) */
 	/* 1: a periodic checkpoint, written through its own temporary name so
 	 * that a crash path interrupting it writes the file independently */

@@ -206,6 +206,7 @@ const char *const mf_call_names[] = {
 	"MPI_Group_free",
 	"MPI_Type_commit",
 	"MPI_Type_free",
+	"MPI_Pcontrol",
 	"MPI_Isendrecv",
 	"MPI_Isendrecv_replace",
 	"MPI_Psend_init",
@@ -366,8 +367,8 @@ const char *const mf_call_names[] = {
 	"MPI_Comm_idup_with_info",
 	"MPI_Intercomm_create_from_groups",
 };
-const int mf_ncalls = 358;
-_Static_assert(358 <= INT16_MAX, "call ids fit in mf_rec's rep_call");
+const int mf_ncalls = 359;
+_Static_assert(359 <= INT16_MAX, "call ids fit in mf_rec's rep_call");
 
 static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 {
@@ -7670,6 +7671,42 @@ MF_EXPORT int MPI_Type_free(MPI_Datatype *datatype)
 	return mf_Type_free(mf_site, datatype);
 }
 
+static inline __attribute__((always_inline)) int mf_Pcontrol(uint64_t mf_site, const int level)
+{
+	mf_rec *mf_r = mf_tls_rec;
+	if (__builtin_expect(!mf_r, 0) && !(mf_r = mf_thread_rec()))
+		return PMPI_Pcontrol(level);
+	mf_ginfo *mf_g = &mf_null_info;
+	int64_t mf_bytes = 0;
+	int mf_rc, mf_u = mf_repeat(mf_r, 199, mf_site);
+	if (mf_u) {
+		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
+		mf_rc = PMPI_Pcontrol(level);
+		int64_t mf_t1 = mf_u == 2 ? 0 : mf_now();
+		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
+	} else {
+		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cin);
+		int64_t mf_t0 = mf_now();
+		mf_rc = PMPI_Pcontrol(level);
+		int64_t mf_t1 = mf_now();
+		if (mf_r->ncounters)
+			mf_counters_read(mf_cout);
+		mf_record_call(mf_r, 199, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+	}
+	return mf_rc;
+}
+
+MF_EXPORT int MPI_Pcontrol(const int level, ...)
+{
+	va_list mf_ap;
+	va_start(mf_ap, level);
+	const char *mf_name = va_arg(mf_ap, const char *);
+	va_end(mf_ap);
+	return mf_Pcontrol(mf_region_site((uint64_t)(uintptr_t)__builtin_return_address(0), level, mf_name), level);
+}
+
 #if MPI_VERSION >= 4
 
 static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
@@ -7679,7 +7716,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 199, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 200, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -7694,7 +7731,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 199, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 200, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7716,7 +7753,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 200, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 201, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -7731,7 +7768,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 200, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 201, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7753,7 +7790,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 201, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 202, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
@@ -7768,7 +7805,7 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 201, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 202, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7787,7 +7824,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB((MPI_Count)partitions*count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 202, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 203, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
@@ -7802,7 +7839,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 202, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 203, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -7824,7 +7861,7 @@ static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, 
 		return PMPI_Pready(partition, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 203, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 204, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready(partition, request);
@@ -7839,7 +7876,7 @@ static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 203, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7849,7 +7886,7 @@ MF_EXPORT int MPI_Pready(int partition, MPI_Request request)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 203, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 204, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready(partition, request);
 	}
@@ -7863,7 +7900,7 @@ static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int parti
 		return PMPI_Pready_range(partition_low, partition_high, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 204, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 205, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
@@ -7878,7 +7915,7 @@ static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int parti
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7888,7 +7925,7 @@ MF_EXPORT int MPI_Pready_range(int partition_low, int partition_high, MPI_Reques
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 204, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 205, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready_range(partition_low, partition_high, request);
 	}
@@ -7902,7 +7939,7 @@ static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length
 		return PMPI_Pready_list(length, array_of_partitions, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 205, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 206, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
@@ -7917,7 +7954,7 @@ static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7927,7 +7964,7 @@ MF_EXPORT int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 205, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 206, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Pready_list(length, array_of_partitions, request);
 	}
@@ -7941,7 +7978,7 @@ static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request r
 		return PMPI_Parrived(request, partition, flag);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 206, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 207, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Parrived(request, partition, flag);
@@ -7956,7 +7993,7 @@ static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request r
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -7966,7 +8003,7 @@ MF_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 206, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 207, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Parrived(request, partition, flag);
 	}
@@ -7980,7 +8017,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 207, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 208, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -7995,7 +8032,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8014,7 +8051,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 208, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 209, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -8029,7 +8066,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8048,7 +8085,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 209, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 210, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -8063,7 +8100,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 210, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8082,7 +8119,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 210, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 211, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -8097,7 +8134,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 210, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8116,7 +8153,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum(recvcounts,MF_N(mf_g),recvtype):mf_vsum(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 211, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 212, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -8131,7 +8168,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 212, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8150,7 +8187,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 212, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 213, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -8165,7 +8202,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 212, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 213, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8184,7 +8221,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		return PMPI_Barrier_init(comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 213, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 214, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Barrier_init(comm, info, request);
@@ -8199,7 +8236,7 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 213, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 214, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8218,7 +8255,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 214, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 215, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
@@ -8233,7 +8270,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 214, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 215, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8252,7 +8289,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 215, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 216, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -8267,7 +8304,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 215, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 216, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8286,7 +8323,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 216, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 217, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8301,7 +8338,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 216, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 217, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8320,7 +8357,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 217, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 218, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -8335,7 +8372,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 217, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 218, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8354,7 +8391,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 218, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 219, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -8369,7 +8406,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 218, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 219, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8388,7 +8425,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 219, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 220, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -8403,7 +8440,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 219, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8422,7 +8459,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 220, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 221, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -8437,7 +8474,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8456,7 +8493,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 221, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 222, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -8471,7 +8508,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8490,7 +8527,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 222, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 223, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -8505,7 +8542,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 223, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8524,7 +8561,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 223, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 224, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -8539,7 +8576,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 223, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 224, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8558,7 +8595,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 224, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 225, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -8573,7 +8610,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 224, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 225, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8592,7 +8629,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 225, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 226, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -8607,7 +8644,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 225, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 226, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8626,7 +8663,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 226, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 227, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -8641,7 +8678,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 226, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 227, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8660,7 +8697,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 227, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 228, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8675,7 +8712,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 227, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 228, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8694,7 +8731,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 228, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 229, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -8709,7 +8746,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 228, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 229, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8728,7 +8765,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 229, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 230, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
@@ -8743,7 +8780,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 229, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 230, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -8760,7 +8797,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 230, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 231, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -8775,7 +8812,7 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 230, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 231, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8794,7 +8831,7 @@ static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *
 		return PMPI_Buffer_attach_c(buffer, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 231, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 232, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Buffer_attach_c(buffer, size);
@@ -8809,7 +8846,7 @@ static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 231, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 232, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -8819,7 +8856,7 @@ MF_EXPORT int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 231, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 232, mf_site, 0)) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -8835,7 +8872,7 @@ static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *
 		return PMPI_Buffer_detach_c(buffer_addr, size);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 232, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 233, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
@@ -8850,7 +8887,7 @@ static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 232, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 233, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -8860,7 +8897,7 @@ MF_EXPORT int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 232, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 233, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Buffer_detach_c(buffer_addr, size);
 	}
@@ -8874,7 +8911,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 233, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 234, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8889,7 +8926,7 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 233, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 234, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -8908,7 +8945,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		return PMPI_Imrecv_c(buf, count, datatype, message, request);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 234, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 235, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
@@ -8923,7 +8960,7 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 234, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 235, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS)
 		mf_recv_track(mf_r, MF_H(*request), mf_bytes, &mf_world_info);
@@ -8942,7 +8979,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 235, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 236, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
@@ -8957,7 +8994,7 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 235, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 236, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))
 		mf_req_track(MF_H(*request), mf_g, -1);
@@ -8978,7 +9015,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 236, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 237, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -8993,7 +9030,7 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 236, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 237, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9012,7 +9049,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 237, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 238, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
@@ -9027,7 +9064,7 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 237, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9046,7 +9083,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 238, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 239, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
@@ -9061,7 +9098,7 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 239, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9085,7 +9122,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 	}
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 239, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 240, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
@@ -9102,7 +9139,7 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-		mf_record_call(mf_r, 239, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 240, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9119,7 +9156,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 240, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 241, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
@@ -9134,7 +9171,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 240, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 241, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9161,7 +9198,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 241, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 242, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
@@ -9178,7 +9215,7 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
-		mf_record_call(mf_r, 241, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 242, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9195,7 +9232,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 242, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 243, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
@@ -9210,7 +9247,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 242, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9227,7 +9264,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 243, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 244, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9242,7 +9279,7 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9261,7 +9298,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 244, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 245, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9276,7 +9313,7 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9295,7 +9332,7 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 245, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 246, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
@@ -9310,7 +9347,7 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9332,7 +9369,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 246, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 247, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -9349,7 +9386,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9371,7 +9408,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 	}
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes;
-	int mf_rc, mf_u = mf_repeat(mf_r, 247, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 248, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -9388,7 +9425,7 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
-		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 248, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9405,7 +9442,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 248, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 249, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -9420,7 +9457,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 248, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 249, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9439,7 +9476,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 249, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 250, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
@@ -9454,7 +9491,7 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 249, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 250, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9471,7 +9508,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 250, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 251, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -9486,7 +9523,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 250, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 251, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9508,7 +9545,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 2*MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 251, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 252, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -9523,7 +9560,7 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 251, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 252, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
 	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
@@ -9545,7 +9582,7 @@ static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void
 		return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 252, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 253, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -9560,7 +9597,7 @@ static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 252, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -9570,7 +9607,7 @@ MF_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 252, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 253, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = (MF_IP(sendbuf)?MF_CBK(&mf_miss, recvcount,recvtype):MF_CBK(&mf_miss, sendcount,sendtype));
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -9586,7 +9623,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 253, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 254, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -9601,7 +9638,7 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9620,7 +9657,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 254, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 255, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -9635,7 +9672,7 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9654,7 +9691,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 255, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 256, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -9669,7 +9706,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9686,7 +9723,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 256, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 257, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -9701,7 +9738,7 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9720,7 +9757,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 257, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 258, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -9735,7 +9772,7 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9754,7 +9791,7 @@ static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void
 		return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 258, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 259, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -9769,7 +9806,7 @@ static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -9779,7 +9816,7 @@ MF_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 258, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 259, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -9795,7 +9832,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 259, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 260, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -9810,7 +9847,7 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9829,7 +9866,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 260, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 261, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -9844,7 +9881,7 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9863,7 +9900,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 261, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 262, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -9878,7 +9915,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9895,7 +9932,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 262, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 263, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -9910,7 +9947,7 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9929,7 +9966,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype))*MF_N(mf_g);
-	int mf_rc, mf_u = mf_repeat(mf_r, 263, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 264, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -9944,7 +9981,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9963,7 +10000,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 264, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 265, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -9978,7 +10015,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -9995,7 +10032,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 265, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 266, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -10010,7 +10047,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 266, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10029,7 +10066,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_vsum_c(recvcounts,MF_N(mf_g),recvtype):mf_vsum_c(sendcounts,MF_N(mf_g),sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 266, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 267, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -10044,7 +10081,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 266, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 267, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10063,7 +10100,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 267, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 268, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -10078,7 +10115,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 267, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 268, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10095,7 +10132,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 268, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 269, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -10110,7 +10147,7 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 268, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10129,7 +10166,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_wsum_c(recvcounts,recvtypes,MF_N(mf_g)):mf_wsum_c(sendcounts,sendtypes,MF_N(mf_g)));
-	int mf_rc, mf_u = mf_repeat(mf_r, 269, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 270, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -10144,7 +10181,7 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 270, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10163,7 +10200,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		return PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 270, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 271, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
@@ -10178,7 +10215,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 270, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 271, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10195,7 +10232,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 271, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 272, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
@@ -10210,7 +10247,7 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 271, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10229,7 +10266,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 272, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 273, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
@@ -10244,7 +10281,7 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 273, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10263,7 +10300,7 @@ static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *s
 		return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 273, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 274, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -10278,7 +10315,7 @@ static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 273, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 274, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -10288,7 +10325,7 @@ MF_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 273, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 274, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -10304,7 +10341,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 274, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 275, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -10319,7 +10356,7 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 274, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 275, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10338,7 +10375,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 275, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 276, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -10353,7 +10390,7 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 275, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 276, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10372,7 +10409,7 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 276, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 277, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -10387,7 +10424,7 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 276, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10404,7 +10441,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 277, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 278, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -10419,7 +10456,7 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 278, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10438,7 +10475,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?MF_CB(recvcount,recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 278, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 279, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -10453,7 +10490,7 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 278, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 279, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10472,7 +10509,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 279, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 280, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -10487,7 +10524,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 279, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 280, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10504,7 +10541,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 280, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 281, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -10519,7 +10556,7 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 280, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 281, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10538,7 +10575,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(sendbuf)?mf_at_c(recvcounts,mf_g->rank)*mf_tsize(recvtype):MF_CB(sendcount,sendtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 281, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 282, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
@@ -10553,7 +10590,7 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 281, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 282, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10572,7 +10609,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 282, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 283, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -10587,7 +10624,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 282, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10604,7 +10641,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 283, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 284, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -10619,7 +10656,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10638,7 +10675,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 284, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 285, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -10653,7 +10690,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10672,7 +10709,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 285, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 286, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -10687,7 +10724,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10704,7 +10741,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 286, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 287, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -10719,7 +10756,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10738,7 +10775,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 287, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 288, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -10753,7 +10790,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10772,7 +10809,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 288, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 289, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -10787,7 +10824,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10804,7 +10841,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 289, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 290, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -10819,7 +10856,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10838,7 +10875,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(sendcount,sendtype)*mf_outdeg(mf_g,comm);
-	int mf_rc, mf_u = mf_repeat(mf_r, 290, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 291, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -10853,7 +10890,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10872,7 +10909,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 291, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 292, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -10887,7 +10924,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -10904,7 +10941,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 292, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 293, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -10919,7 +10956,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 293, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10938,7 +10975,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(sendcounts,mf_outdeg(mf_g,comm),sendtype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 293, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 294, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -10953,7 +10990,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 293, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 294, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -10972,7 +11009,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 294, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 295, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -10987,7 +11024,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 294, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 295, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11004,7 +11041,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 295, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 296, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -11019,7 +11056,7 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 295, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11038,7 +11075,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_wsum_c(sendcounts,sendtypes,mf_outdeg(mf_g,comm));
-	int mf_rc, mf_u = mf_repeat(mf_r, 296, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 297, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -11053,7 +11090,7 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 297, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11072,7 +11109,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 297, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 298, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -11087,7 +11124,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 297, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 298, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11104,7 +11141,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 298, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 299, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
@@ -11119,7 +11156,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 298, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 299, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11138,7 +11175,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 299, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 300, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -11153,7 +11190,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 299, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 300, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11172,7 +11209,7 @@ static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const v
 		return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 300, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 301, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
@@ -11187,7 +11224,7 @@ static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const v
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 300, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -11197,7 +11234,7 @@ MF_EXPORT int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 300, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 301, mf_site, 0)) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11213,7 +11250,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 301, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 302, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -11228,7 +11265,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11245,7 +11282,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 302, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 303, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
@@ -11260,7 +11297,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11279,7 +11316,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = mf_vsum_c(recvcounts,mf_g->size,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 303, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 304, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -11294,7 +11331,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11313,7 +11350,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 304, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 305, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
@@ -11328,7 +11365,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11345,7 +11382,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 305, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 306, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
@@ -11360,7 +11397,7 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 306, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11379,7 +11416,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(recvcount,datatype)*mf_g->size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 306, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 307, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -11394,7 +11431,7 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 306, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 307, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11413,7 +11450,7 @@ static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sen
 		return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 307, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 308, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -11428,7 +11465,7 @@ static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sen
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 307, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 308, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -11438,7 +11475,7 @@ MF_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 307, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 308, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -11454,7 +11491,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 308, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 309, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -11469,7 +11506,7 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 308, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 309, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11488,7 +11525,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 309, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 310, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -11503,7 +11540,7 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 309, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 310, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11522,7 +11559,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 310, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 311, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -11537,7 +11574,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 310, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11554,7 +11591,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 311, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 312, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -11569,7 +11606,7 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 312, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11588,7 +11625,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?MF_CB(sendcount,sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 312, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 313, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -11603,7 +11640,7 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 312, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 313, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11622,7 +11659,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 313, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 314, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -11637,7 +11674,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 313, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 314, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11654,7 +11691,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 314, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 315, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -11669,7 +11706,7 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 314, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 315, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11688,7 +11725,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = (MF_IP(recvbuf)?mf_at_c(sendcounts,mf_g->rank)*mf_tsize(sendtype):MF_CB(recvcount,recvtype));
-	int mf_rc, mf_u = mf_repeat(mf_r, 315, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 316, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -11703,7 +11740,7 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 315, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 316, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11722,7 +11759,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 316, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 317, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -11737,7 +11774,7 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 316, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11754,7 +11791,7 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 317, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 318, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -11769,7 +11806,7 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11786,7 +11823,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 318, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 319, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -11801,7 +11838,7 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11818,7 +11855,7 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 319, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 320, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -11833,7 +11870,7 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 320, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	return mf_rc;
 }
@@ -11850,7 +11887,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 320, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 321, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -11865,7 +11902,7 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 320, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 321, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11884,7 +11921,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 321, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 322, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -11899,7 +11936,7 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 321, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 322, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11918,7 +11955,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype)+MF_CB(result_count,result_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 322, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 323, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -11933,7 +11970,7 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 322, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 323, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11952,7 +11989,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	mf_ginfo *mf_g = mf_win(win);
 	int64_t mf_bytes = MF_CB(origin_count,origin_datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 323, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 324, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -11967,7 +12004,7 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 323, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 324, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -11986,7 +12023,7 @@ static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Ain
 		return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 324, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 325, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
@@ -12001,7 +12038,7 @@ static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Ain
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 324, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -12011,7 +12048,7 @@ MF_EXPORT int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 324, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 325, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12027,7 +12064,7 @@ static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, 
 		return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 325, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 326, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
@@ -12042,7 +12079,7 @@ static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -12052,7 +12089,7 @@ MF_EXPORT int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_I
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 325, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 326, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12068,7 +12105,7 @@ static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *bas
 		return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = size;
-	int mf_rc, mf_u = mf_repeat(mf_r, 326, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 327, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
@@ -12083,7 +12120,7 @@ static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *bas
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(comm);
 	return mf_rc;
@@ -12093,7 +12130,7 @@ MF_EXPORT int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 326, mf_site, MF_H(comm))) {
+	if (mf_r && mf_rep_quick(mf_r, 327, mf_site, MF_H(comm))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = size;
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12109,7 +12146,7 @@ static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_Fil
 		return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 327, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 328, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
@@ -12124,7 +12161,7 @@ static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_Fil
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12134,7 +12171,7 @@ MF_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 327, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 328, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12150,7 +12187,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI
 		return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 328, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 329, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
@@ -12165,7 +12202,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12175,7 +12212,7 @@ MF_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 328, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 329, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12191,7 +12228,7 @@ static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 329, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 330, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
@@ -12206,7 +12243,7 @@ static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12216,7 +12253,7 @@ MF_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *bu
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 329, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 330, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12232,7 +12269,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MP
 		return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 330, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 331, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
@@ -12247,7 +12284,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12257,7 +12294,7 @@ MF_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 330, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 331, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12273,7 +12310,7 @@ static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 331, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 332, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
@@ -12288,7 +12325,7 @@ static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12298,7 +12335,7 @@ MF_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 331, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 332, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12314,7 +12351,7 @@ static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_F
 		return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 332, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 333, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
@@ -12329,7 +12366,7 @@ static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_F
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12339,7 +12376,7 @@ MF_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *b
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 332, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 333, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12355,7 +12392,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 333, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 334, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
@@ -12370,7 +12407,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12389,7 +12426,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 334, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 335, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
@@ -12404,7 +12441,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12423,7 +12460,7 @@ static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File f
 		return PMPI_File_read_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 335, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 336, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
@@ -12438,7 +12475,7 @@ static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File f
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12448,7 +12485,7 @@ MF_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datat
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 335, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 336, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12464,7 +12501,7 @@ static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_Fi
 		return PMPI_File_read_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 336, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 337, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
@@ -12479,7 +12516,7 @@ static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_Fi
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12489,7 +12526,7 @@ MF_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_D
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 336, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 337, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12505,7 +12542,7 @@ static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File 
 		return PMPI_File_write_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 337, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 338, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
@@ -12520,7 +12557,7 @@ static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12530,7 +12567,7 @@ MF_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 337, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 338, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12546,7 +12583,7 @@ static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_F
 		return PMPI_File_write_all_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 338, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 339, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
@@ -12561,7 +12598,7 @@ static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_F
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12571,7 +12608,7 @@ MF_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 338, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 339, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12587,7 +12624,7 @@ static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File 
 		return PMPI_File_iread_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 339, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 340, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
@@ -12602,7 +12639,7 @@ static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12612,7 +12649,7 @@ MF_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 339, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 340, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12628,7 +12665,7 @@ static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File
 		return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 340, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 341, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
@@ -12643,7 +12680,7 @@ static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12653,7 +12690,7 @@ MF_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 340, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 341, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12669,7 +12706,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 341, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 342, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
@@ -12684,7 +12721,7 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12703,7 +12740,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 342, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 343, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
@@ -12718,7 +12755,7 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -12737,7 +12774,7 @@ static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI
 		return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 343, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 344, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
@@ -12752,7 +12789,7 @@ static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12762,7 +12799,7 @@ MF_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MP
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 343, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 344, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12778,7 +12815,7 @@ static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MP
 		return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 344, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 345, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
@@ -12793,7 +12830,7 @@ static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12803,7 +12840,7 @@ MF_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 344, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 345, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12819,7 +12856,7 @@ static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MP
 		return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 345, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 346, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
@@ -12834,7 +12871,7 @@ static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12844,7 +12881,7 @@ MF_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 345, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 346, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12860,7 +12897,7 @@ static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, M
 		return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 346, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 347, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
@@ -12875,7 +12912,7 @@ static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, M
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12885,7 +12922,7 @@ MF_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count c
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 346, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 347, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12901,7 +12938,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MP
 		return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 347, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 348, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
@@ -12916,7 +12953,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MP
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12926,7 +12963,7 @@ MF_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, M
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 347, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 348, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12942,7 +12979,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, M
 		return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 348, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 349, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
@@ -12957,7 +12994,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, M
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -12967,7 +13004,7 @@ MF_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count c
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 348, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 349, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -12983,7 +13020,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_sit
 		return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 349, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 350, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -12998,7 +13035,7 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_sit
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13008,7 +13045,7 @@ MF_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void 
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 349, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 350, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13024,7 +13061,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_si
 		return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 350, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 351, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -13039,7 +13076,7 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13049,7 +13086,7 @@ MF_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, cons
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 350, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 351, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13065,7 +13102,7 @@ static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, 
 		return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 351, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 352, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
@@ -13080,7 +13117,7 @@ static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, 
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13090,7 +13127,7 @@ MF_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 351, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 352, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13106,7 +13143,7 @@ static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site,
 		return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 352, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 353, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
@@ -13121,7 +13158,7 @@ static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13131,7 +13168,7 @@ MF_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 352, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 353, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13147,7 +13184,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_si
 		return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 353, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 354, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
@@ -13162,7 +13199,7 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_si
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 354, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13172,7 +13209,7 @@ MF_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count co
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 353, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 354, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13188,7 +13225,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_s
 		return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 	mf_ginfo *mf_g = mf_file(fh);
 	int64_t mf_bytes = MF_CB(count,datatype);
-	int mf_rc, mf_u = mf_repeat(mf_r, 354, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 355, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
@@ -13203,7 +13240,7 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_s
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 354, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 355, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = MF_H(fh);
 	return mf_rc;
@@ -13213,7 +13250,7 @@ MF_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_C
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 354, mf_site, MF_H(fh))) {
+	if (mf_r && mf_rep_quick(mf_r, 355, mf_site, MF_H(fh))) {
 		int mf_miss = 0;
 		const int64_t mf_bytes = MF_CBK(&mf_miss, count,datatype);
 		if (!mf_miss && mf_rep_count(mf_r, mf_bytes))
@@ -13229,7 +13266,7 @@ static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site,
 		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 355, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 356, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
@@ -13244,7 +13281,7 @@ static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site,
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 355, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 356, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -13254,7 +13291,7 @@ MF_EXPORT int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag,
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 355, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 356, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 	}
@@ -13268,7 +13305,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 356, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 357, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
@@ -13283,7 +13320,7 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 356, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 357, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -13302,7 +13339,7 @@ static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf
 		return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	mf_ginfo *mf_g = &mf_null_info;
 	int64_t mf_bytes = 0;
-	int mf_rc, mf_u = mf_repeat(mf_r, 357, mf_site);
+	int mf_rc, mf_u = mf_repeat(mf_r, 358, mf_site);
 	if (mf_u) {
 		int64_t mf_t0 = mf_u == 2 ? 0 : mf_now();
 		mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
@@ -13317,7 +13354,7 @@ static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf
 		int64_t mf_t1 = mf_now();
 		if (mf_r->ncounters)
 			mf_counters_read(mf_cout);
-		mf_record_call(mf_r, 357, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
+		mf_record_call(mf_r, 358, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	mf_r->rep_handle = 0;
 	return mf_rc;
@@ -13327,7 +13364,7 @@ MF_EXPORT int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_
 {
 	const uint64_t mf_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	mf_rec *mf_r = mf_tls_rec;
-	if (mf_r && mf_rep_quick(mf_r, 357, mf_site, 0)) {
+	if (mf_r && mf_rep_quick(mf_r, 358, mf_site, 0)) {
 		if (mf_rep_count(mf_r, 0))
 			return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 	}

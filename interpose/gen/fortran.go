@@ -164,6 +164,8 @@ func (s *Spec) fortranFuncs(fl flavor) ([]*Func, [][]farg) {
 		switch f.Name {
 		case "Buffer_detach":
 			ok = false // the buffer argument is an address returned, not a buffer
+		case "Pcontrol":
+			ok = false // Fortran's MPI_PCONTROL takes no region name
 		case "Init":
 			as = []farg{{arg: "NULL"}, {arg: "NULL"}}
 		case "Init_thread":

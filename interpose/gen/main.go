@@ -22,7 +22,10 @@ type Func struct {
 	Name   string // without the MPI_ prefix
 	Group  string
 	Params []Param
-	Dir    map[string]string // directives
+	// Variadic tells that the C parameter list ends with "..." (not in
+	// Params).
+	Variadic bool
+	Dir      map[string]string // directives
 	// Since is the MPI version that introduced the function ("4.0"), from
 	// its group's or its own since= directive; empty for MPI-3.1 and
 	// older. Its wrappers (C and Fortran) are compiled only against an
@@ -101,7 +104,11 @@ func Parse(r io.Reader) (*Spec, error) {
 			return nil, fmt.Errorf("line %d: %s listed twice", ln, f.Name)
 		}
 		seen[f.Name] = true
-		params, err := parseParams(name[open+1 : len(name)-1])
+		list := name[open+1 : len(name)-1]
+		if l, ok := strings.CutSuffix(strings.TrimSpace(list), "..."); ok {
+			list, f.Variadic = strings.TrimSuffix(strings.TrimSpace(l), ","), true
+		}
+		params, err := parseParams(list)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s: %w", ln, f.Name, err)
 		}
@@ -189,6 +196,8 @@ func (s *Spec) C() []byte {
 			s.cInit(&b, i, &f)
 		case "Finalize":
 			s.cFinalize(&b, i, &f)
+		case "Pcontrol":
+			s.cPcontrol(&b, i, &f)
 		default:
 			s.cWrapper(&b, i, &f)
 		}
@@ -367,7 +376,9 @@ func (s *Spec) cWrapper(b *bytes.Buffer, id int, f *Func) {
 		return
 	}
 	fmt.Fprintf(b, "\treturn mf_rc;\n}\n")
-	s.cEntry(b, f)
+	if !f.Variadic { // whose entry is written by its special case
+		s.cEntry(b, f)
+	}
 }
 
 // statusesArray is the statuses array of a completion call on an array
@@ -393,6 +404,9 @@ func (f *Func) statusesArray() string {
 // need nothing done after them: no status, request or handle to follow.
 func (f *Func) quickHandle() string {
 	d := f.Dir
+	if f.Variadic {
+		return ""
+	}
 	for _, k := range []string{"status", "got", "forget", "track", "recv", "recvd", "recvall", "req", "reqs", "peer"} {
 		if d[k] != "" {
 			return ""
@@ -496,6 +510,20 @@ func (s *Spec) cFinalize(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);\n\t\tmf_finish();\n\t}\n", id)
 	fmt.Fprintf(b, "\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
 	s.cEntry(b, f)
+}
+
+// cPcontrol writes MPI_Pcontrol: recorded as any call, at the pseudo call
+// site of its caller, level and name (regions.h), so that each region's
+// entry and exit are nodes of their own. The name is not passed on: MPI
+// libraries ignore MPI_Pcontrol's arguments.
+func (s *Spec) cPcontrol(b *bytes.Buffer, id int, f *Func) {
+	if len(f.Params) != 1 || !f.Variadic {
+		panic("MPI_Pcontrol(const int level, ...) expected")
+	}
+	s.cWrapper(b, id, f)
+	fmt.Fprintf(b, "\nMF_EXPORT int MPI_%s(%s, ...)\n{\n", f.Name, f.decl())
+	fmt.Fprintf(b, "\tva_list mf_ap;\n\tva_start(mf_ap, %[1]s);\n\tconst char *mf_name = va_arg(mf_ap, const char *);\n\tva_end(mf_ap);\n", f.Params[0].Name)
+	fmt.Fprintf(b, "\treturn mf_%s(mf_region_site((uint64_t)(uintptr_t)__builtin_return_address(0), %s, mf_name), %s);\n}\n", f.Name, f.Params[0].Name, f.args())
 }
 
 // wrapText fills s into lines of at most 80 columns, ending with a newline.
