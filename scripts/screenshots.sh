@@ -1,6 +1,6 @@
 #!/bin/sh
 # Screenshots of every section of the report at 4 and 64 ranks of the halo
-# app, and of real programs where they are installed (Debian lammps: LJ
+# app, of the regions app (4 ranks), and of real programs where they are installed (Debian lammps: LJ
 # melt 3000 steps on 2 ranks; hpcc: N=1000 on 2 ranks, N=1500 on 16), for
 # the README (docs/screenshots). Not part of test or CI (minutes):
 #   make screenshots
@@ -20,6 +20,10 @@ for np in 4 64; do
 	bin/mpiflow report -o "$work/$np.html" "$work/$np"/*.mpiflow 2>/dev/null
 	args="$args halo-$np=$work/$np.html"
 done
+# The regions of MPI_Pcontrol (testdata/apps/regions.c), 4 ranks.
+MPIFLOW_QUIET=1 bin/mpiflow run --no-report --dir "$work/regions" -- "$MPIRUN" $MPIRUN_FLAGS -np 4 build/apps/regions >/dev/null
+bin/mpiflow report -o "$work/regions.html" "$work/regions"/*.mpiflow 2>/dev/null
+args="$args regions-4=$work/regions.html"
 # report NAME DIR -- COMMAND... profiles COMMAND in DIR and adds its
 # report's sections as NAME.
 report() {

@@ -16,8 +16,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// sections are the report's sections with stable ids, in page order.
-var sections = []string{"job", "calls", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
+// sections are the report's sections with stable ids, in page order;
+// "regions" is there only for programs that call MPI_Pcontrol.
+var sections = []string{"job", "calls", "regions", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
 
 func main() {
 	if len(os.Args) < 3 {
@@ -56,6 +57,15 @@ func run(out string, reports []string) error {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		for _, id := range sections {
+			if id == "regions" {
+				has, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("regions") !== null`))
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if !has {
+					continue
+				}
+			}
 			err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs+"#"+id), chromedp.WaitVisible(chromedp.CSS("#"+id)))
 			var png []byte
 			if err == nil {
