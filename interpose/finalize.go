@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/units"
 )
 
 func getenv(k string) string { return os.Getenv(k) }
@@ -41,6 +43,7 @@ const nameLen = 4096
 // final name. Only rank 0 returns errors about the job file, so the
 // message is printed once; every rank returns those of its own traces.
 func finalize(j *job) (written bool, err error) {
+	began := time.Now()
 	c := j.comm
 	me := c.Rank()
 
@@ -108,7 +111,7 @@ func finalize(j *job) (written bool, err error) {
 	name := make([]byte, nameLen)
 	var nameErr error
 	if me == 0 {
-		final, nameErr = jobPath(j.env, c.Size())
+		final, nameErr = jobPath(j.dir, j.env)
 		if nameErr == nil && len(final) >= nameLen-1 {
 			nameErr = fmt.Errorf("output path %s... is longer than %d bytes", final[:64], nameLen-2)
 		}
@@ -175,7 +178,12 @@ func finalize(j *job) (written bool, err error) {
 		if tot > 0 {
 			pct = 100 * float64(mpi) / float64(tot)
 		}
-		fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s\n", c.Size(), float64(wall)/1e9, pct, final)
+		// What the profile cost: its bytes and the time of writing it.
+		cost := ""
+		if st, err := os.Stat(final); err == nil {
+			cost = fmt.Sprintf(" (%s in %.2f s)", units.Bytes(float64(st.Size())), time.Since(began).Seconds())
+		}
+		fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s%s\n", c.Size(), float64(wall)/1e9, pct, final, cost)
 	}
 	return true, traceErr
 }
@@ -358,12 +366,11 @@ func (j *job) moveTraces(final string) error {
 	return errors.Join(errs...)
 }
 
-// jobPath chooses the job file's name: <exe>.<job id>.mpiflow in
-// MPIFLOW_DIR (default: the working directory), with a numeric suffix if
-// that name is taken.
-func jobPath(env func(string) string, nranks int) (string, error) {
-	dir := env("MPIFLOW_DIR")
-	if dir == "" {
+// jobPath chooses the job file's name: <exe>.<job id>.mpiflow in dir
+// (MPIFLOW_DIR expanded; "" or "." for the working directory), with a
+// numeric suffix if that name is taken.
+func jobPath(dir string, env func(string) string) (string, error) {
+	if dir == "" || dir == "." {
 		wd, err := os.Getwd()
 		if err != nil {
 			return "", fmt.Errorf("no output directory: %w", err)

@@ -54,7 +54,7 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Barrier", Site: site, Partner: -1, Comm: -1}, Enter: 100 * i, Exit: 100*i + 10, Partner: -1})
 	}
 	g := b.Graph()
-	env := map[string]string{"MPIFLOW_DIR": dir, "MPIFLOW_QUIET": "1", "SLURM_JOB_ID": "42"}
+	env := map[string]string{"MPIFLOW_QUIET": "1", "SLURM_JOB_ID": "42"}
 	return &job{
 		comm:      c,
 		traces:    map[int]string{},
@@ -64,6 +64,7 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 		wall:      1000,
 		keyFields: []string{"call", "site"},
 		env:       func(k string) string { return env[k] },
+		dir:       dir,
 	}
 }
 

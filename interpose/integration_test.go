@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -937,12 +938,15 @@ func TestExitCodeAndUnwritableDir(t *testing.T) {
 
 func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 	out, tmp := t.TempDir(), t.TempDir()
-	missing := filepath.Join(out, "does-not-exist")
+	// A directory that cannot be made: under a file.
+	require.NoError(t, os.WriteFile(filepath.Join(out, "file"), nil, 0o644))
+	missing := filepath.Join(out, "file", "sub")
 	res := mpirun(t, m, out, []string{"TMPDIR=" + tmp}, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + missing,
 		"-x", "MPIFLOW_CHECKPOINT=0.000001", "-x", "TMPDIR=" + tmp},
 		filepath.Join(dir, "halo"), "3", "fail")
 	assert.Equal(t, 3, res.code)
 	assert.Contains(t, res.stdout, "halo:")
+	assert.Contains(t, res.stderr, "mpiflow: cannot create the output directory "+missing+": Not a directory")
 	assert.Contains(t, res.stderr, "mpiflow: output directory")
 	assert.Equal(t, 1, strings.Count(res.stderr, "cannot write a checkpoint"), "checkpoints warn once: %s", res.stderr)
 	files, _ := filepath.Glob(filepath.Join(out, "*.mpiflow"))
@@ -951,6 +955,44 @@ func testExitCodeAndUnwritableDir(t *testing.T, m mpiImpl, dir, lib string) {
 	assert.Contains(t, res.stderr, "4 partial profile(s) kept in "+tmp)
 	files, _ = filepath.Glob(filepath.Join(tmp, "halo.*.rank*.partial.mpiflow"))
 	assert.Len(t, files, 4)
+}
+
+// TestDirPlaceholders: MPIFLOW_DIR's placeholders (user, job id, date)
+// are expanded once for the job, its missing directories made readable by
+// the group, and every file of the job (job file, full traces, partial
+// files) lands there.
+func TestDirPlaceholders(t *testing.T) {
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		out := t.TempDir()
+		u, err := user.Current()
+		require.NoError(t, err)
+		// SLURM_JOB_ID stands for any scheduler's job id.
+		now := time.Now()
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out + "/logs/%u/%Y/%m/%d/%j-100%%",
+			"-x", "SLURM_JOB_ID=777", "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1"}, filepath.Join(dir, "ring"))
+		require.Equal(t, 0, res.code, res.stderr)
+		day := filepath.Join(out, "logs", u.Username, now.Format("2006"), now.Format("01"), now.Format("02"))
+		want := filepath.Join(day, "777-100%")
+		jobs, _ := filepath.Glob(filepath.Join(want, "ring.777.mpiflow"))
+		require.Len(t, jobs, 1, "%s\n%s", res.stderr, dirTree(t, out))
+		traces, _ := filepath.Glob(filepath.Join(want, "ring.777.rank*.mftrace"))
+		assert.Len(t, traces, 4)
+		for _, d := range []string{filepath.Join(out, "logs"), filepath.Join(out, "logs", u.Username), day, want} {
+			st, err := os.Stat(d)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o750), st.Mode().Perm(), d)
+		}
+	})
+}
+
+// dirTree lists the files under dir, for messages.
+func dirTree(t *testing.T, dir string) string {
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		fmt.Fprintln(&b, p)
+		return nil
+	})
+	return b.String()
 }
 
 // TestFullFileSystem: when the job file cannot be written (a full file

@@ -161,6 +161,9 @@ type job struct {
 	traces    map[int]string // full trace so far per thread
 	traceErrs map[int]error  // why a thread's full trace failed
 	env       func(string) string
+	// dir is the output directory: MPIFLOW_DIR with its placeholders
+	// expanded at MPI_Init (core.c), "" for the working directory
+	dir string
 	// budget bounds the bytes of each graph's sequences and timing
 	// (MPIFLOW_BUDGET; flowgraph.Graph.FitBudget), 0: none
 	budget int64
@@ -180,6 +183,7 @@ func newJob(ctx *C.mf_ctx) *job {
 		traces:    map[int]string{},
 		traceErrs: map[int]error{},
 		env:       getenv,
+		dir:       C.GoString(ctx.output_dir),
 		budget:    int64(ctx.budget),
 	}
 	if len(threads) > 0 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,6 +97,29 @@ func TestOutputDir(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 			assert.DirExists(t, got)
+		})
+	}
+}
+
+func TestExpandDir(t *testing.T) {
+	u, err := user.Current()
+	require.NoError(t, err)
+	day := time.Date(2026, 3, 7, 23, 59, 0, 0, time.Local)
+	pid := fmt.Sprintf("run%d", os.Getpid())
+	for _, tc := range []struct {
+		tmpl string
+		env  map[string]string
+		want string
+	}{
+		{"/logs/%u/%Y/%m/%d", nil, "/logs/" + u.Username + "/2026/03/07"},
+		{"/logs/%j", map[string]string{"SLURM_JOB_ID": "12", "SLURM_STEP_ID": "3"}, "/logs/12.3"},
+		{"/logs/%j", map[string]string{"PBS_JOBID": "4.server"}, "/logs/4.server"},
+		{"/logs/%j", nil, "/logs/" + pid},
+		{"/a%%b/%x/%", nil, "/a%b/%x/%"},
+		{"/plain", nil, "/plain"},
+	} {
+		t.Run(tc.tmpl, func(t *testing.T) {
+			assert.Equal(t, tc.want, expandDir(tc.tmpl, day, func(k string) string { return tc.env[k] }))
 		})
 	}
 }

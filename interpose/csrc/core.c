@@ -1,7 +1,7 @@
 /*
  * core.c: the start of recording at MPI_Init (mf_start) with the settings
  * it reads (MPIFLOW_DISABLE, _KEY, _ANCHORS, _TIMING, _TRACE, _CHECKPOINT,
- * _DIR), and the recording threads (mf_thread_rec; each one's full trace).
+ * _DIR with its placeholders), the job id, and the recording threads (mf_thread_rec; each one's full trace).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -18,10 +21,126 @@ __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec")));
 
 mf_state G = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-const char *mf_output_dir(void)
+/* job_id is the job's id as finalize.go's jobID makes it: from the
+ * launcher's environment, else rank 0's pid (broadcast: every rank's
+ * partial file must carry the same id). */
+static void job_id(char *out, size_t n)
+{
+	const char *keys[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
+			      "OMPI_MCA_ess_base_jobid", "PMI_JOBID"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *v = getenv(keys[i]);
+		if (!v || !*v)
+			continue;
+		const char *step = getenv("SLURM_STEP_ID");
+		if (i == 0 && step && *step)
+			snprintf(out, n, "%s.%s", v, step);
+		else
+			snprintf(out, n, "%s", v);
+		for (char *c = out; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+				*c = '_';
+		return;
+	}
+	int pid = (int)getpid();
+	PMPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	snprintf(out, n, "%d", pid);
+}
+
+
+/* The output directory: MPIFLOW_DIR with its placeholders expanded, or
+ * "." (set_output_dir). */
+static char outdir[PATH_MAX];
+
+const char *mf_output_dir(void) { return outdir[0] ? outdir : "."; }
+
+/* expand_dir writes the directory template t into out (n bytes) with its
+ * placeholders expanded, the way sites file logs (Darshan's
+ * <user>/<year>/<month>/<day>): %u the user's name, %j the job id, %Y, %m
+ * and %d the date of the job's start (local time at real time t0, ns), %%
+ * a percent sign; any other % stays. It returns 0, or -1 if the result
+ * does not fit. */
+static int expand_dir(const char *t, char *out, size_t n, int64_t t0)
+{
+	char user[256] = "";
+	struct passwd pw, *pp = NULL;
+	char pwbuf[4096];
+	if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &pp) == 0 && pp && pp->pw_name)
+		snprintf(user, sizeof user, "%s", pp->pw_name);
+	else if (getenv("USER") && *getenv("USER"))
+		snprintf(user, sizeof user, "%s", getenv("USER"));
+	else
+		snprintf(user, sizeof user, "%u", (unsigned)getuid());
+	time_t secs = (time_t)(t0 / 1000000000);
+	struct tm tm;
+	localtime_r(&secs, &tm);
+	size_t k = 0;
+	for (const char *c = t; *c; c++) {
+		char part[256];
+		part[0] = *c;
+		part[1] = 0;
+		if (*c == '%' && c[1]) {
+			switch (c[1]) {
+			case 'u': snprintf(part, sizeof part, "%s", user); c++; break;
+			case 'j': snprintf(part, sizeof part, "%s", G.job); c++; break;
+			case 'Y': snprintf(part, sizeof part, "%04d", tm.tm_year + 1900); c++; break;
+			case 'm': snprintf(part, sizeof part, "%02d", tm.tm_mon + 1); c++; break;
+			case 'd': snprintf(part, sizeof part, "%02d", tm.tm_mday); c++; break;
+			case '%': c++; break;
+			}
+		}
+		size_t l = strlen(part);
+		if (k + l >= n)
+			return -1;
+		memcpy(out + k, part, l + 1);
+		k += l;
+	}
+	return 0;
+}
+
+/* make_dirs creates the missing directories of path, readable by the
+ * group (0750 whatever the umask: a site's administrators read the logs
+ * of its users through their group); it returns 0 or an errno. */
+static int make_dirs(const char *path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s", path);
+	for (char *c = p + 1;; c++) {
+		if (*c != '/' && *c != 0)
+			continue;
+		const char end = *c;
+		*c = 0;
+		if (mkdir(p, 0750) == 0)
+			chmod(p, 0750);
+		else if (errno != EEXIST)
+			return errno;
+		if (!end)
+			return 0;
+		*c = '/';
+	}
+}
+
+/* set_output_dir sets the output directory at MPI_Init (collective): rank
+ * 0 expands MPIFLOW_DIR (a template with placeholders: expand_dir) and
+ * creates what is missing of it, and every rank takes its result. */
+static void set_output_dir(int64_t init_real)
 {
 	const char *d = getenv("MPIFLOW_DIR");
-	return d && *d ? d : ".";
+	if (!d || !*d)
+		return;
+	if (G.rank == 0) {
+		if (expand_dir(d, outdir, sizeof outdir, init_real)) {
+			fprintf(stderr, "mpiflow: MPIFLOW_DIR=%s: longer than %d bytes once expanded; using it as it is\n", d, PATH_MAX);
+			snprintf(outdir, sizeof outdir, "%s", d);
+		}
+		int err = make_dirs(outdir);
+		if (err)
+			fprintf(stderr, "mpiflow: cannot create the output directory %s: %s\n", outdir, strerror(err));
+	}
+	if (strchr(d, '%'))
+		PMPI_Bcast(outdir, sizeof outdir, MPI_CHAR, 0, MPI_COMM_WORLD);
+	else
+		snprintf(outdir, sizeof outdir, "%s", d);
 }
 
 /* open_trace starts the full trace of thread t, if asked for. */
@@ -233,6 +352,8 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	}
 	G.main.rec.sample_mask = G.sample_mask;
 	G.main.rec.tight_ok = G.tight_ok;
+	job_id(G.job, sizeof G.job);
+	set_output_dir(init_real);
 	G.trace = mf_flag("MPIFLOW_TRACE", 0);
 	open_trace(&G.main);
 	G.main.rec.ncounters = mf_papi_start();

@@ -46,10 +46,12 @@ typedef struct mf_state {
 	int started; /* mf_start was called (MPI_Init passed through the library) */
 	int rank, size;
 	int64_t init_mono, init_real;
+	char job[128]; /* the job id, as finalize.go's jobID makes it (the same on every rank) */
 } mf_state;
 extern mf_state G MF_HIDDEN;
 
-/* core.c: the output directory, MPIFLOW_DIR or the working directory. */
+/* core.c: the output directory, MPIFLOW_DIR with its placeholders
+ * expanded, or the working directory. */
 MF_HIDDEN const char *mf_output_dir(void);
 /* mf_flag is the boolean setting name: 0 or 1, def when unset or empty,
  * and def with a warning on rank 0 for anything else. */

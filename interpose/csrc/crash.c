@@ -39,32 +39,6 @@ static struct {
 
 static const int crash_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
-/* job_id is the job's id as finalize.go's jobID makes it: from the
- * launcher's environment, else rank 0's pid (broadcast: every rank's
- * partial file must carry the same id). */
-static void job_id(char *out, size_t n)
-{
-	const char *keys[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
-			      "OMPI_MCA_ess_base_jobid", "PMI_JOBID"};
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		const char *v = getenv(keys[i]);
-		if (!v || !*v)
-			continue;
-		const char *step = getenv("SLURM_STEP_ID");
-		if (i == 0 && step && *step)
-			snprintf(out, n, "%s.%s", v, step);
-		else
-			snprintf(out, n, "%s", v);
-		for (char *c = out; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-				*c = '_';
-		return;
-	}
-	int pid = (int)getpid();
-	PMPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	snprintf(out, n, "%d", pid);
-}
-
 /* write_partial writes the partial file of thread t in dir and returns 0
  * or a negative errno. safe: outside a signal handler, so dladdr and malloc
  * may be used to locate call sites. */
@@ -236,7 +210,7 @@ void mf_partial_setup(void)
 	if (!mf_flag("MPIFLOW_PARTIAL", 1))
 		return;
 	gethostname(P.host, sizeof P.host - 1);
-	job_id(P.job, sizeof P.job);
+	snprintf(P.job, sizeof P.job, "%s", G.job);
 	int n = 0, ver = 0, sub = 0;
 	PMPI_Get_library_version(P.lib, &n);
 	for (char *c = P.lib; *c; c++)

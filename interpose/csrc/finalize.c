@@ -236,6 +236,7 @@ void mf_finish(void)
 			.budget = G.budget,
 		};
 		ctx.regions = mf_regions(&ctx.nregions);
+		ctx.output_dir = mf_output_dir();
 		wrote = fn(&ctx) == 0;
 	} else {
 		for (int i = 0; i < G.nthr; i++)

@@ -64,6 +64,7 @@ typedef struct mf_ctx {
 	int64_t budget;          /* bytes of a graph's sequences and timing (MPIFLOW_BUDGET); 0: none */
 	const mf_region *regions; /* what the pseudo call sites of MPI_Pcontrol stand for */
 	int nregions;
+	const char *output_dir; /* MPIFLOW_DIR with its placeholders expanded, or "." */
 } mf_ctx;
 
 /* The Go part's entry point (exported by the Go library). It returns 0 on
