@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,14 +17,11 @@ import (
 // PajeOptions tune ReadPaje.
 type PajeOptions struct {
 	// StateType selects the state type (alias or name) whose states are
-	// imported. Empty: the trace's only state type with states; a trace
-	// with several is an error that lists them.
+	// imported. Empty: all of them; a container with states of several
+	// types then has a resource per type (named by the type, below it),
+	// and a value name that several types use is named "type: value".
 	StateType string
 }
-
-// ErrStateTypes is returned when a trace has states of several types and
-// PajeOptions.StateType names none of them.
-var ErrStateTypes = errors.New("choose one")
 
 // pajeKind is the meaning of a Pajé event definition.
 type pajeKind int
@@ -595,10 +591,10 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 			used[k.typ] = true
 		}
 	}
-	ti := -1
+	var types []int // the state types imported, in order of definition
 	if opt.StateType != "" {
-		var err error
-		if ti, err = p.stateType(opt.StateType); err != nil {
+		ti, err := p.stateType(opt.StateType)
+		if err != nil {
 			// Not an identifier: the option may name the type.
 			for i, t := range p.typeL {
 				if t.isState() && t.name == opt.StateType {
@@ -609,48 +605,81 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 				return err
 			}
 		}
-	} else {
-		var names []string
-		for t := range used {
-			ti = t
-			names = append(names, strconv.Quote(p.typeL[t].name))
+		if used[ti] {
+			types = []int{ti}
 		}
-		if len(used) > 1 {
-			slices.Sort(names)
-			return fmt.Errorf("the trace has states of several types (%s): %w", strings.Join(names, ", "), ErrStateTypes)
+	} else {
+		for ti := range p.typeL {
+			if used[ti] {
+				types = append(types, ti)
+			}
 		}
 	}
-	if ti < 0 || !used[ti] {
+	if len(types) == 0 {
 		return errors.New("the trace has no states")
 	}
-	pt := p.typeL[ti]
-	p.tr.StateNames = append([]string(nil), pt.names...)
-	// Resources in container creation order.
-	resOf := make([]int, len(p.tr.Containers))
-	for i := range resOf {
-		resOf[i] = -1
+	// One table of state names: a value name of several types is named
+	// by its type.
+	uses := map[string]int{}
+	for _, ti := range types {
+		for _, n := range p.typeL[ti].names {
+			uses[n]++
+		}
 	}
+	stateOf := make(map[int][]int, len(types)) // per type, its value -> the trace's state
+	byName := map[string]int{}
+	for _, ti := range types {
+		pt := p.typeL[ti]
+		m := make([]int, len(pt.names))
+		for v, n := range pt.names {
+			if uses[n] > 1 {
+				n = pt.name + ": " + n
+			}
+			x, ok := byName[n]
+			if !ok {
+				x = len(p.tr.StateNames)
+				byName[n] = x
+				p.tr.StateNames = append(p.tr.StateNames, n)
+			}
+			m[v] = x
+		}
+		stateOf[ti] = m
+	}
+	// Resources in container creation order; a container with states of
+	// several types gets a child container per type.
 	first := true
-	for c := range p.tr.Containers {
-		st := p.stacks[stateKey{c, ti}]
-		if st == nil || len(st.evs) == 0 {
-			continue
+	ncont := len(p.tr.Containers)
+	for c := 0; c < ncont; c++ {
+		var mine []int
+		for _, ti := range types {
+			if st := p.stacks[stateKey{c, ti}]; st != nil && len(st.evs) > 0 {
+				mine = append(mine, ti)
+			}
 		}
-		r := len(p.tr.Res)
-		resOf[c] = r
-		p.tr.Containers[c].Resource = r
-		p.tr.Res = append(p.tr.Res, aggregate.Resource{Name: p.tr.Containers[c].Name})
-		for i := range st.evs {
-			st.evs[i].Resource = r
+		for _, ti := range mine {
+			st := p.stacks[stateKey{c, ti}]
+			r := len(p.tr.Res)
+			name, holder := p.tr.Containers[c].Name, c
+			if len(mine) > 1 {
+				name = p.typeL[ti].name
+				holder = len(p.tr.Containers)
+				p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: c, Resource: -1})
+			}
+			p.tr.Containers[holder].Resource = r
+			p.tr.Res = append(p.tr.Res, aggregate.Resource{Name: name})
+			for i := range st.evs {
+				st.evs[i].Resource = r
+				st.evs[i].State = stateOf[ti][st.evs[i].State]
+			}
+			if first || st.evs[0].Start < p.tr.Start {
+				p.tr.Start = st.evs[0].Start
+			}
+			if e := st.evs[len(st.evs)-1].End; first || e > p.tr.End {
+				p.tr.End = e
+			}
+			first = false
+			p.tr.Events = append(p.tr.Events, st.evs)
 		}
-		if first || st.evs[0].Start < p.tr.Start {
-			p.tr.Start = st.evs[0].Start
-		}
-		if e := st.evs[len(st.evs)-1].End; first || e > p.tr.End {
-			p.tr.End = e
-		}
-		first = false
-		p.tr.Events = append(p.tr.Events, st.evs)
 	}
 	SetRanks(&p.tr)
 	return nil

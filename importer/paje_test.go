@@ -203,14 +203,28 @@ func TestParsePajeIdentifiers(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c"}, tr.StateNames)
 }
 
+// A container with states of two types: by default a resource per type,
+// below the container, and a value name that both use named by type.
 func TestParsePajeStateTypes(t *testing.T) {
-	body := pajeDefs + "0 P 0\n1 A P\n1 B P\n3 0 p P 0 p\n5 1 A p x y\n5 1 B p z y\n5 2 A p x y\n5 2 B p z y\n"
-	_, err := ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `several types ("A", "B")`)
-	tr, err := ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{StateType: "B"})
+	body := pajeDefs + "0 P 0\n1 A P\n1 B P\n3 0 p P 0 p\n5 1 A p x y\n5 1 B p z y\n5 2 A p w y\n5 2 B p x y\n5 3 A p x y\n"
+	tr, err := ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"z"}, tr.StateNames)
+	assert.Equal(t, []string{"A: x", "w", "z", "B: x"}, tr.StateNames)
+	require.Len(t, tr.Res, 2)
+	assert.Equal(t, []string{"A", "B"}, []string{tr.Res[0].Name, tr.Res[1].Name})
+	assert.Equal(t, []Container{{Name: "p", Parent: -1, Resource: -1}, {Name: "A", Parent: 0, Resource: 0}, {Name: "B", Parent: 0, Resource: 1}},
+		tr.Containers)
+	const s = int64(1e9)
+	assert.Equal(t, [][]aggregate.StateEvent{
+		{{Resource: 0, State: 0, Start: 1 * s, End: 2 * s}, {Resource: 0, State: 1, Start: 2 * s, End: 3 * s}},
+		{{Resource: 1, State: 2, Start: 1 * s, End: 2 * s}, {Resource: 1, State: 3, Start: 2 * s, End: 3 * s}},
+	}, tr.Events)
+
+	tr, err = ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{StateType: "B"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"z", "x"}, tr.StateNames, "one type: no names by type")
+	require.Len(t, tr.Res, 1)
+	assert.Equal(t, "p", tr.Res[0].Name)
 	_, err = ParsePaje(strings.NewReader(body), "t.paje", PajeOptions{StateType: "P"})
 	require.Error(t, err)
 }

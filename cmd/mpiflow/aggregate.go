@@ -38,9 +38,6 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 		return src, &job.Header, nil
 	case importer.FormatPaje:
 		tr, err = importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
-		if errors.Is(err, importer.ErrStateTypes) {
-			err = fmt.Errorf("%w with --state-type", err)
-		}
 	case importer.FormatOTF2:
 		tr, err = otf2in.Read(path)
 	default:
@@ -166,7 +163,7 @@ other tools can be aggregated too.`,
 	fl.BoolVar(&group, "group", false, "group calls into p2p, collective, wait, io and other")
 	fl.StringVar(&mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
 	fl.IntVar(&top, "top", 20, "number of aggregates listed in the summary")
-	fl.StringVar(&stateType, "state-type", "", "Pajé input: the state type to aggregate (default: the only one)")
+	fl.StringVar(&stateType, "state-type", "", "Pajé input: the state type to aggregate (default: all, a resource per container and type)")
 	fl.Float64Var(&threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
 	return cmd
 }

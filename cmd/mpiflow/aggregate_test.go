@@ -84,12 +84,17 @@ func TestAggregateForeignTraces(t *testing.T) {
 }
 
 // TestAggregatePajeStateTypes: a Pajé trace of two state types
-// (testdata/two-state-types.paje) asks for one with the flag that chooses it.
+// (testdata/two-state-types.paje) aggregates both by default, a resource
+// per type; --state-type chooses one.
 func TestAggregatePajeStateTypes(t *testing.T) {
 	path := filepath.Join("testdata", "two-state-types.paje")
-	_, _, err := run(t, "aggregate", path)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `several types ("A", "B"): choose one with --state-type`)
-	_, _, err = run(t, "aggregate", path, "--state-type", "B", "--slices", "2")
-	assert.NoError(t, err)
+	all, _, err := run(t, "aggregate", path, "--slices", "2", "--json")
+	require.NoError(t, err)
+	one, _, err := run(t, "aggregate", path, "--state-type", "B", "--slices", "2", "--json")
+	require.NoError(t, err)
+	for _, v := range []string{`"x"`, `"y"`, `"z"`, `"w"`} {
+		assert.Contains(t, all, v)
+	}
+	assert.NotContains(t, one, `"x"`)
+	assert.Contains(t, one, `"z"`)
 }
