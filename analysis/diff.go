@@ -1,0 +1,597 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mpiflow/flowgraph"
+	"mpiflow/loops"
+)
+
+// JobDiff is what changed from job A to job B, aligned by program structure:
+// the groups of ranks of similar structure, the loops of each pair of
+// matched groups (by the nesting path of their headers' call sites) and
+// the calls at each call site.
+type JobDiff struct {
+	A DiffJob `json:"a"`
+	B DiffJob `json:"b"`
+	// Change compares the jobs' banners.
+	Change JobChange `json:"change"`
+	// PerRank tells that the jobs have different numbers of ranks (of
+	// blocks: ranks, and their threads when recorded): the items' times,
+	// iterations, calls and bytes are then means per rank (of the group
+	// for loops, of the job for calls) instead of sums over the ranks, so
+	// that runs at 2 and 4 ranks compare.
+	PerRank bool `json:"per_rank"`
+	// Groups pair the groups of ranks of A with those of B.
+	Groups []GroupMatch `json:"groups"`
+	// Items are the aligned loops and call sites by descending absolute
+	// change of time (Change.Time).
+	Items []DiffItem `json:"items"`
+}
+
+// DiffJob is one job's banner as the diff compares it.
+type DiffJob struct {
+	Path    string   `json:"path"`
+	Command []string `json:"command"`
+	// Ranks is the job's number of ranks, Blocks the blocks analysed
+	// (the selected ranks, and their threads when recorded).
+	Ranks      int      `json:"ranks"`
+	Blocks     int      `json:"blocks"`
+	Hosts      []string `json:"hosts"`
+	MPILibrary string   `json:"mpi_library"`
+	MPIVersion string   `json:"mpi_version"`
+	// Wallclock is the job's (MPI_Init to MPI_Finalize of the slowest
+	// rank); MPITime and WallTime are summed over the ranks from the end
+	// of MPI_Init, and MPIPct is their ratio in %, as mpiflow stats
+	// gives them.
+	Wallclock int64   `json:"wallclock_ns"`
+	MPITime   int64   `json:"mpi_ns"`
+	WallTime  int64   `json:"wall_ns_sum"`
+	MPIPct    float64 `json:"mpi_percent"`
+	// Incomplete tells a partial run: some rank did not reach
+	// MPI_Finalize.
+	Incomplete bool `json:"incomplete"`
+	// Groups is the number of groups of ranks; 0 when the job's loops
+	// were not found (Options.NoLoops), so that no loop is compared.
+	Groups int `json:"groups"`
+}
+
+// JobChange compares the banners of two jobs.
+type JobChange struct {
+	SameCommand bool `json:"same_command"`
+	SameHosts   bool `json:"same_hosts"`
+	SameMPI     bool `json:"same_mpi"`
+	// Ranks and Wallclock are B minus A, WallclockRatio B over A (0
+	// when A's is 0), MPIPct the change of the MPI share in points.
+	Ranks          int     `json:"ranks"`
+	Wallclock      int64   `json:"wallclock_ns"`
+	WallclockRatio float64 `json:"wallclock_ratio"`
+	MPIPct         float64 `json:"mpi_percent"`
+	// Partial tells that either run is incomplete.
+	Partial bool `json:"partial"`
+}
+
+// Status of an aligned group or item.
+const (
+	StatusMatched = "matched" // in both jobs
+	StatusNew     = "new"     // only in B
+	StatusGone    = "gone"    // only in A
+)
+
+// Kinds of items.
+const (
+	ItemLoop = "loop"
+	ItemCall = "call"
+)
+
+// How two groups were matched (GroupMatch.By).
+const (
+	MatchSignature = "signature" // their representatives have the same structure
+	MatchLoops     = "loops"     // their loop trees share the most loops
+	MatchOrder     = "order"     // what was left, in the order of the groups
+)
+
+// GroupMatch pairs a group of ranks of A with one of B.
+type GroupMatch struct {
+	// A and B index the jobs' Groups; -1 when the group is only in the
+	// other job.
+	A int `json:"a"`
+	B int `json:"b"`
+	// AMembers and BMembers list the groups' ranks ("0-3,8"), ARanks and
+	// BRanks count them.
+	AMembers string `json:"a_members,omitempty"`
+	BMembers string `json:"b_members,omitempty"`
+	ARanks   int    `json:"a_ranks"`
+	BRanks   int    `json:"b_ranks"`
+	// By tells how they were matched (MatchSignature, MatchLoops,
+	// MatchOrder); empty when they were not.
+	By     string `json:"by,omitempty"`
+	Status string `json:"status"`
+}
+
+// DiffItem is one loop or call site aligned between the jobs.
+type DiffItem struct {
+	Kind   string `json:"kind"`   // ItemLoop or ItemCall
+	Status string `json:"status"` // StatusMatched, StatusNew or StatusGone
+	// Group indexes JobDiff.Groups for a loop; -1 for a call site, which is
+	// compared over the whole job.
+	Group int `json:"group"`
+	// Name names the item for people: a loop's Path joined by " > ", a
+	// call site's call " at " its site.
+	Name string `json:"name"`
+	// Path is a loop's headers (call " at " call site, as loops.TreeRow
+	// names them), outermost first; a self-loop's ends in " [self]".
+	Path []string `json:"path,omitempty"`
+	// Call and Site are a call site's call and label.
+	Call string `json:"call,omitempty"`
+	Site string `json:"site,omitempty"`
+	// A and B are the item in each job, nil where it is not.
+	A *DiffSide `json:"a"`
+	B *DiffSide `json:"b"`
+	// Change is B minus A, a missing side counting as zero.
+	Change DiffValues `json:"change"`
+	// Ratio is B's time over A's, IterationRatio that of a loop's time
+	// per iteration; 0 unless both are above 0.
+	Ratio          float64 `json:"ratio"`
+	IterationRatio float64 `json:"iteration_ratio,omitempty"`
+	// Noise is the larger of the item's spreads over the ranks that have
+	// it (the largest minus the least time on one rank, in A and in B),
+	// in ns. WithinNoise marks a matched item whose mean time per rank
+	// that has it changed by at most Noise: a change the ranks' own
+	// variation can explain.
+	Noise       float64 `json:"noise_ns"`
+	WithinNoise bool    `json:"within_noise"`
+}
+
+// DiffValues are the quantities an item is compared by; times in ns.
+type DiffValues struct {
+	Time float64 `json:"time_ns"`
+	// TimePerIteration and Iterations are a loop's.
+	TimePerIteration float64 `json:"time_per_iteration_ns,omitempty"`
+	Iterations       float64 `json:"iterations,omitempty"`
+	Calls            float64 `json:"calls"`
+	Bytes            float64 `json:"bytes"`
+	// MPIPct is, for a loop, the share of its time inside MPI calls; for
+	// a call site, its share of the job's MPI time (as the %mpi of
+	// mpiflow stats; 0 for MPI_Init, outside the measured span).
+	MPIPct float64 `json:"mpi_percent"`
+}
+
+// DiffSide is an item in one job.
+type DiffSide struct {
+	DiffValues
+	// Loop is a loop's name in that job ("Loop 3").
+	Loop string `json:"loop,omitempty"`
+	// Ranks counts the ranks that have the item, RankList lists them.
+	Ranks    int    `json:"ranks"`
+	RankList string `json:"rank_list"`
+	// MinTime and MaxTime are the least and largest time of the item on
+	// one rank, in ns, MinRank and MaxRank those ranks.
+	MinTime float64 `json:"min_time_ns"`
+	MaxTime float64 `json:"max_time_ns"`
+	MinRank int     `json:"min_rank"`
+	MaxRank int     `json:"max_rank"`
+}
+
+// Diff returns what changed from job a to job b. Its call sites are those
+// of Job.CallSites (none with Options.NoSiteTable) and its loops those of
+// the groups' trees (none with Options.NoLoops): load both jobs alike.
+func Diff(a, b *Job) *JobDiff {
+	d := &JobDiff{A: diffJob(a), B: diffJob(b), PerRank: len(a.Ranks) != len(b.Ranks)}
+	d.Change = JobChange{
+		SameCommand: slices.Equal(d.A.Command, d.B.Command),
+		SameHosts:   slices.Equal(d.A.Hosts, d.B.Hosts),
+		SameMPI:     d.A.MPILibrary == d.B.MPILibrary && d.A.MPIVersion == d.B.MPIVersion,
+		Ranks:       d.B.Ranks - d.A.Ranks,
+		Wallclock:   d.B.Wallclock - d.A.Wallclock,
+		MPIPct:      d.B.MPIPct - d.A.MPIPct,
+		Partial:     d.A.Incomplete || d.B.Incomplete,
+	}
+	if d.A.Wallclock > 0 {
+		d.Change.WallclockRatio = float64(d.B.Wallclock) / float64(d.A.Wallclock)
+	}
+	d.Groups = matchGroups(a, b)
+	for gi, m := range d.Groups {
+		d.Items = append(d.Items, d.loopItems(a, b, gi, m)...)
+	}
+	d.Items = append(d.Items, d.callItems(a, b)...)
+	slices.SortStableFunc(d.Items, func(x, y DiffItem) int {
+		if c := cmp.Compare(math.Abs(y.Change.Time), math.Abs(x.Change.Time)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Kind, y.Kind); c != 0 {
+			return -c // loops first
+		}
+		return cmp.Compare(x.Name, y.Name)
+	})
+	return d
+}
+
+// diffJob is the banner of j.
+func diffJob(j *Job) DiffJob {
+	h := &j.Header
+	mpi, wall, _ := j.Summary.Totals()
+	return DiffJob{Path: j.Path, Command: h.Command, Ranks: h.NumRanks, Blocks: len(j.Ranks), Hosts: h.DistinctHosts(),
+		MPILibrary: h.MPILibrary, MPIVersion: h.MPIVersion, Wallclock: h.Wallclock, MPITime: mpi, WallTime: wall,
+		MPIPct: Percent(mpi, wall), Incomplete: h.Incomplete, Groups: len(j.Groups)}
+}
+
+// matchGroups pairs the groups of a and b: by signature, then by the loops
+// their trees share, then in order; the groups left are gone or new.
+func matchGroups(a, b *Job) []GroupMatch {
+	toB := make([]int, len(a.Groups))
+	by := make([]string, len(a.Groups))
+	usedB := make([]bool, len(b.Groups))
+	for i := range toB {
+		toB[i] = -1
+	}
+	for i, ga := range a.Groups {
+		for k, gb := range b.Groups {
+			if !usedB[k] && ga.Signature == gb.Signature {
+				toB[i], by[i], usedB[k] = k, MatchSignature, true
+				break
+			}
+		}
+	}
+	pathsA := make([]map[string]bool, len(a.Groups))
+	for i := range a.Groups {
+		pathsA[i] = treePathSet(a.Groups[i].Tree)
+	}
+	pathsB := make([]map[string]bool, len(b.Groups))
+	for k := range b.Groups {
+		pathsB[k] = treePathSet(b.Groups[k].Tree)
+	}
+	for i := range a.Groups {
+		if toB[i] >= 0 {
+			continue
+		}
+		best, bestSim := -1, 0.0
+		for k := range b.Groups {
+			if usedB[k] {
+				continue
+			}
+			if s := jaccard(pathsA[i], pathsB[k]); s > bestSim {
+				best, bestSim = k, s
+			}
+		}
+		if best >= 0 {
+			toB[i], by[i], usedB[best] = best, MatchLoops, true
+		}
+	}
+	k := 0
+	for i := range a.Groups {
+		if toB[i] >= 0 {
+			continue
+		}
+		for k < len(b.Groups) && usedB[k] {
+			k++
+		}
+		if k < len(b.Groups) {
+			toB[i], by[i], usedB[k] = k, MatchOrder, true
+		}
+	}
+	var out []GroupMatch
+	for i, ga := range a.Groups {
+		m := GroupMatch{A: i, B: toB[i], AMembers: a.Members(i), ARanks: len(ga.Members), By: by[i], Status: StatusGone}
+		if m.B >= 0 {
+			m.BMembers, m.BRanks, m.Status = b.Members(m.B), len(b.Groups[m.B].Members), StatusMatched
+		}
+		out = append(out, m)
+	}
+	for k := range b.Groups {
+		if !usedB[k] {
+			out = append(out, GroupMatch{A: -1, B: k, BMembers: b.Members(k), BRanks: len(b.Groups[k].Members), Status: StatusNew})
+		}
+	}
+	return out
+}
+
+// treePathSet is the set of the loop paths of a group's tree.
+func treePathSet(tree []loops.TreeRow) map[string]bool {
+	set := make(map[string]bool, len(tree))
+	for _, p := range treePaths(tree) {
+		set[strings.Join(p, "\n")] = true
+	}
+	return set
+}
+
+// jaccard is the share of the elements of a and b that both have.
+func jaccard(a, b map[string]bool) float64 {
+	both := 0
+	for k := range a {
+		if b[k] {
+			both++
+		}
+	}
+	if all := len(a) + len(b) - both; all > 0 {
+		return float64(both) / float64(all)
+	}
+	return 0
+}
+
+// treePaths returns the path of every row of a loop tree (in pre-order):
+// the headers of its enclosing loops and its own, outermost first, a
+// self-loop's marked " [self]" and the second and later loops of one path
+// numbered (" #2"), as loops of one rank with otherwise equal keys are.
+func treePaths(tree []loops.TreeRow) [][]string {
+	byID := make(map[int][]string, len(tree))
+	seen := make(map[string]int, len(tree))
+	out := make([][]string, len(tree))
+	for i, r := range tree {
+		label := r.Header
+		if r.SelfLoop {
+			label += " [self]"
+		}
+		parent := byID[r.Parent]
+		key := strings.Join(append(slices.Clone(parent), label), "\n")
+		seen[key]++
+		if n := seen[key]; n > 1 {
+			label += " #" + strconv.Itoa(n)
+		}
+		p := append(slices.Clone(parent), label)
+		byID[r.ID] = p
+		out[i] = p
+	}
+	return out
+}
+
+// rankSums sums one item's quantities over ranks, with its least and
+// largest time on one rank.
+type rankSums struct {
+	time, iter, calls, bytes, mpi float64
+	ranks                         []int
+	min, max                      float64
+	minRank, maxRank              int
+}
+
+func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi float64) {
+	if len(s.ranks) == 0 || time < s.min {
+		s.min, s.minRank = time, rank
+	}
+	if len(s.ranks) == 0 || time > s.max {
+		s.max, s.maxRank = time, rank
+	}
+	s.ranks = append(s.ranks, rank)
+	s.time += time
+	s.iter += iter
+	s.calls += calls
+	s.bytes += bytes
+	s.mpi += mpi
+}
+
+// side presents the sums as one job's side of an item, divided by div
+// (the ranks the means are over, 1 for sums).
+func (s *rankSums) side(div float64, loop bool) *DiffSide {
+	rs := slices.Clone(s.ranks)
+	slices.Sort(rs)
+	rs = slices.Compact(rs)
+	d := &DiffSide{Ranks: len(rs), RankList: RankRanges(rs), MinTime: s.min, MaxTime: s.max, MinRank: s.minRank, MaxRank: s.maxRank}
+	d.Time, d.Calls, d.Bytes = s.time/div, s.calls/div, s.bytes/div
+	if loop {
+		d.Iterations = s.iter / div
+		if s.iter > 0 {
+			d.TimePerIteration = s.time / s.iter
+		}
+		if s.time > 0 {
+			d.MPIPct = 100 * s.mpi / s.time
+		}
+	}
+	return d
+}
+
+// meanPerRank is the mean time of the item on the ranks that have it.
+func (s *rankSums) meanPerRank() float64 {
+	if s == nil || len(s.ranks) == 0 {
+		return 0
+	}
+	return s.time / float64(len(s.ranks))
+}
+
+// spread is the item's largest minus its least time on one rank.
+func (s *rankSums) spread() float64 {
+	if s == nil || len(s.ranks) == 0 {
+		return 0
+	}
+	return s.max - s.min
+}
+
+// groupLoops sums the loops of group gi of j over its members, keyed by
+// their paths (treePaths); order lists the keys in the tree's order.
+func groupLoops(j *Job, gi int) (order []string, paths map[string][]string, names map[string]string, sums map[string]*rankSums) {
+	g := &j.Groups[gi]
+	rowPaths := treePaths(g.Tree)
+	byKey := make(map[loops.LoopKey]string, len(g.Tree))
+	paths = make(map[string][]string, len(g.Tree))
+	names = make(map[string]string, len(g.Tree))
+	sums = make(map[string]*rankSums, len(g.Tree))
+	for i, r := range g.Tree {
+		k := strings.Join(rowPaths[i], "\n")
+		byKey[r.Key] = k
+		paths[k], names[k], sums[k] = rowPaths[i], r.Name, &rankSums{}
+		order = append(order, k)
+	}
+	for _, m := range g.Members {
+		r := j.Ranks[m]
+		if r.Collapsed == nil {
+			continue
+		}
+		for i, lk := range loops.LoopKeys(&r.Graph, r.Collapsed) {
+			s := sums[byKey[lk]]
+			if s == nil {
+				continue
+			}
+			st := &r.Collapsed.Loops[i].Stats
+			s.add(r.Rank.Rank, float64(st.Time), float64(st.Iterations), float64(st.Calls), float64(st.Bytes), float64(st.NodeTime))
+		}
+	}
+	return order, paths, names, sums
+}
+
+// loopItems aligns the loops of the groups of match m (index gi).
+func (d *JobDiff) loopItems(a, b *Job, gi int, m GroupMatch) []DiffItem {
+	type sideLoops struct {
+		order []string
+		paths map[string][]string
+		names map[string]string
+		sums  map[string]*rankSums
+		div   float64
+	}
+	get := func(j *Job, g int) *sideLoops {
+		if g < 0 {
+			return &sideLoops{}
+		}
+		s := &sideLoops{div: 1}
+		s.order, s.paths, s.names, s.sums = groupLoops(j, g)
+		if d.PerRank {
+			s.div = float64(len(j.Groups[g].Members))
+		}
+		return s
+	}
+	sa, sb := get(a, m.A), get(b, m.B)
+	keys := slices.Clone(sa.order)
+	for _, k := range sb.order {
+		if sa.sums[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	items := make([]DiffItem, 0, len(keys))
+	for _, k := range keys {
+		it := DiffItem{Kind: ItemLoop, Group: gi}
+		var xa, xb *rankSums
+		if x := sa.sums[k]; x != nil && len(x.ranks) > 0 {
+			xa, it.A = x, x.side(sa.div, true)
+			it.A.Loop, it.Path = sa.names[k], sa.paths[k]
+		}
+		if x := sb.sums[k]; x != nil && len(x.ranks) > 0 {
+			xb, it.B = x, x.side(sb.div, true)
+			it.B.Loop, it.Path = sb.names[k], sb.paths[k]
+		}
+		if it.A == nil && it.B == nil {
+			continue
+		}
+		it.Name = strings.Join(it.Path, " > ")
+		it.compare(xa, xb)
+		items = append(items, it)
+	}
+	return items
+}
+
+// callItems aligns the call sites of the jobs by call and site label.
+func (d *JobDiff) callItems(a, b *Job) []DiffItem {
+	type key struct{ call, site string }
+	sums := func(j *Job) (map[key]*rankSums, []key) {
+		out := make(map[key]*rankSums, len(j.CallSites))
+		var order []key
+		for _, s := range j.CallSites {
+			k := key{s.Call, s.Site}
+			out[k] = &rankSums{}
+			order = append(order, k)
+		}
+		for _, r := range j.Ranks {
+			type sum struct{ time, calls, bytes float64 }
+			per := map[key]*sum{}
+			g := &r.Graph
+			for i := range g.Nodes {
+				n := &g.Nodes[i]
+				var label string
+				if s := n.Key.Site; s >= 0 && s < len(g.Sites) {
+					label = g.Sites[s].Label()
+				}
+				k := key{n.Key.Call, label}
+				if out[k] == nil {
+					continue
+				}
+				x := per[k]
+				if x == nil {
+					x = &sum{}
+					per[k] = x
+				}
+				x.time += float64(n.Time.Total)
+				x.calls += float64(n.Count)
+				x.bytes += float64(n.Bytes.Total)
+			}
+			for k, x := range per {
+				out[k].add(r.Rank.Rank, x.time, 0, x.calls, x.bytes, 0)
+			}
+		}
+		return out, order
+	}
+	suma, ordA := sums(a)
+	sumb, ordB := sums(b)
+	keys := slices.Clone(ordA)
+	for _, k := range ordB {
+		if suma[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	divA, divB := 1.0, 1.0
+	if d.PerRank {
+		divA, divB = float64(len(a.Ranks)), float64(len(b.Ranks))
+	}
+	mpiA, _, _ := a.Summary.Totals()
+	mpiB, _, _ := b.Summary.Totals()
+	items := make([]DiffItem, 0, len(keys))
+	for _, k := range keys {
+		it := DiffItem{Kind: ItemCall, Group: -1, Call: k.call, Site: k.site, Name: k.call}
+		if k.site != "" {
+			it.Name += " at " + k.site
+		}
+		xa, xb := suma[k], sumb[k]
+		if xa != nil && len(xa.ranks) > 0 {
+			it.A = xa.side(divA, false)
+			if !flowgraph.IsInit(k.call) {
+				it.A.MPIPct = 100 * xa.time / math.Max(float64(mpiA), 1)
+			}
+		} else {
+			xa = nil
+		}
+		if xb != nil && len(xb.ranks) > 0 {
+			it.B = xb.side(divB, false)
+			if !flowgraph.IsInit(k.call) {
+				it.B.MPIPct = 100 * xb.time / math.Max(float64(mpiB), 1)
+			}
+		} else {
+			xb = nil
+		}
+		if it.A == nil && it.B == nil {
+			continue
+		}
+		it.compare(xa, xb)
+		items = append(items, it)
+	}
+	return items
+}
+
+// compare sets the item's status, change, ratios and noise from its sides
+// and their sums over the ranks (nil where the item is not).
+func (it *DiffItem) compare(xa, xb *rankSums) {
+	var va, vb DiffValues
+	switch {
+	case it.A != nil && it.B != nil:
+		it.Status = StatusMatched
+		va, vb = it.A.DiffValues, it.B.DiffValues
+	case it.A != nil:
+		it.Status = StatusGone
+		va = it.A.DiffValues
+	default:
+		it.Status = StatusNew
+		vb = it.B.DiffValues
+	}
+	it.Change = DiffValues{
+		Time: vb.Time - va.Time, TimePerIteration: vb.TimePerIteration - va.TimePerIteration,
+		Iterations: vb.Iterations - va.Iterations, Calls: vb.Calls - va.Calls, Bytes: vb.Bytes - va.Bytes,
+		MPIPct: vb.MPIPct - va.MPIPct,
+	}
+	if va.Time > 0 && vb.Time > 0 {
+		it.Ratio = vb.Time / va.Time
+	}
+	if va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
+		it.IterationRatio = vb.TimePerIteration / va.TimePerIteration
+	}
+	it.Noise = max(xa.spread(), xb.spread())
+	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise
+}

@@ -1,0 +1,299 @@
+package analysis
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpiflow/flowgraph"
+	"mpiflow/loops"
+)
+
+// testLoop is a loop of a test program: iters iterations of its calls,
+// the k-th at line line+k of app.c; every call and every compute phase
+// after one takes ns, times slow, plus jitter times the rank.
+type testLoop struct {
+	line  int
+	calls []string
+	iters int
+	ns    int64
+	slow  int64 // 0: 1
+}
+
+// testProgram is what every rank of a test job runs: MPI_Init, the loops
+// one after the other, MPI_Finalize.
+type testProgram struct {
+	ranks  int
+	loops  []testLoop
+	jitter int64 // ns added per rank to each call and phase
+	// roles, if set, gives each rank its loops instead (indexes into
+	// loops).
+	roles      func(rank int) []int
+	command    string
+	incomplete bool
+}
+
+// loadProgram writes p as a job file and loads it as mpiflow diff does.
+func loadProgram(t *testing.T, p testProgram) *Job {
+	t.Helper()
+	h := flowgraph.Header{NumRanks: p.ranks, KeyFields: []string{"call", "site"}, Command: []string{"./app", p.command},
+		MPILibrary: "Open MPI", MPIVersion: "4.1.4", Incomplete: p.incomplete}
+	var ranks []*flowgraph.Rank
+	for r := range p.ranks {
+		b := flowgraph.NewBuilder(0, 0)
+		var now int64
+		add := func(call string, line int, ns int64) {
+			site := b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + line), Function: "main", File: "/src/app.c", Line: line})
+			b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: call, Site: site, Partner: -1, Comm: -1}, Enter: now, Exit: now + ns, Partner: -1, Bytes: 8})
+			now += 2 * ns // the call, then as long a compute phase
+		}
+		add("MPI_Init", 1, 1000)
+		which := make([]int, len(p.loops))
+		for i := range which {
+			which[i] = i
+		}
+		if p.roles != nil {
+			which = p.roles(r)
+		}
+		for _, i := range which {
+			l := p.loops[i]
+			ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
+			for range l.iters {
+				for k, c := range l.calls {
+					add(c, l.line+k, ns)
+				}
+			}
+		}
+		add("MPI_Finalize", 999, 100)
+		h.Hosts = append(h.Hosts, "node1")
+		h.Wallclock = max(h.Wallclock, now)
+		ranks = append(ranks, &flowgraph.Rank{Rank: r, Complete: !p.incomplete, Graph: b.Graph()})
+	}
+	path := filepath.Join(t.TempDir(), "job.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+	job, err := Load(path, Options{NoSequences: true})
+	require.NoError(t, err)
+	return job
+}
+
+var (
+	exchange = testLoop{line: 10, calls: []string{"MPI_Irecv", "MPI_Send", "MPI_Wait"}, iters: 40, ns: 100}
+	reduce   = testLoop{line: 20, calls: []string{"MPI_Allreduce", "MPI_Bcast"}, iters: 30, ns: 200}
+	extra    = testLoop{line: 30, calls: []string{"MPI_Barrier", "MPI_Reduce"}, iters: 10, ns: 50}
+)
+
+// slowed returns l with its calls and phases slow times as long.
+func slowed(l testLoop, slow int64) testLoop { l.slow = slow; return l }
+
+// findItem returns the item of kind whose name contains s.
+func findItem(t *testing.T, d *JobDiff, kind, s string) *DiffItem {
+	t.Helper()
+	for i := range d.Items {
+		if it := &d.Items[i]; it.Kind == kind && strings.Contains(it.Name, s) {
+			return it
+		}
+	}
+	require.Failf(t, "no item", "no %s item named %q", kind, s)
+	return nil
+}
+
+func TestDiff(t *testing.T) {
+	tests := []struct {
+		name  string
+		a, b  testProgram
+		check func(t *testing.T, d *JobDiff)
+	}{
+		{"one loop 2x slower comes first with ratio 2",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{slowed(exchange, 2), reduce}},
+			func(t *testing.T, d *JobDiff) {
+				assert.False(t, d.PerRank)
+				first := d.Items[0]
+				assert.Equal(t, ItemLoop, first.Kind)
+				assert.Contains(t, first.Name, "app.c:1", "the exchange loop (lines 10-12)")
+				assert.Equal(t, StatusMatched, first.Status)
+				assert.InDelta(t, 2, first.Ratio, 1e-9)
+				assert.InDelta(t, 2, first.IterationRatio, 1e-9)
+				assert.False(t, first.WithinNoise)
+				require.NotNil(t, first.A)
+				require.NotNil(t, first.B)
+				assert.InDelta(t, first.B.Time-first.A.Time, first.Change.Time, 1e-6)
+				assert.InDelta(t, 4*40, first.A.Iterations, 1e-9, "summed over the 4 ranks")
+				assert.Equal(t, "0-3", first.A.RankList)
+				assert.Equal(t, 3, first.A.MaxRank, "the rank of most jitter")
+				assert.InDelta(t, 50, first.A.MPIPct, 0.5, "calls and phases take as long (but the phase leaving the loop)")
+				// The unchanged loop: no change, within noise.
+				r := findItem(t, d, ItemLoop, "app.c:2")
+				assert.Zero(t, r.Change.Time)
+				assert.InDelta(t, 1, r.Ratio, 1e-12)
+				assert.True(t, r.WithinNoise)
+				// The calls of the slowed loop got 2x slower too.
+				s := findItem(t, d, ItemCall, "MPI_Send")
+				assert.InDelta(t, 2, s.Ratio, 1e-9)
+				assert.Equal(t, "main app.c:11", s.Site)
+				// Sorted by absolute change of time.
+				for i := 1; i < len(d.Items); i++ {
+					assert.GreaterOrEqual(t, abs(d.Items[i-1].Change.Time), abs(d.Items[i].Change.Time), "item %d", i)
+				}
+			}},
+		{"identical jobs: every change within noise",
+			testProgram{ranks: 3, jitter: 5, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 3, jitter: 5, loops: []testLoop{exchange, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				require.NotEmpty(t, d.Items)
+				for _, it := range d.Items {
+					assert.Equal(t, StatusMatched, it.Status, it.Name)
+					assert.True(t, it.WithinNoise, it.Name)
+					assert.Zero(t, it.Change.Time, it.Name)
+				}
+				require.Len(t, d.Groups, 1)
+				assert.Equal(t, MatchSignature, d.Groups[0].By)
+				assert.True(t, d.Change.SameCommand)
+				assert.True(t, d.Change.SameMPI)
+				assert.InDelta(t, 1, d.Change.WallclockRatio, 1e-12)
+			}},
+		{"a small change within the ranks' spread is noise",
+			testProgram{ranks: 4, jitter: 20, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 4, jitter: 20, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 101}, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				it := d.Items[0]
+				assert.Contains(t, it.Name, "app.c:1")
+				assert.Greater(t, it.Change.Time, 0.0)
+				assert.Greater(t, it.Noise, it.Change.Time/4, "the mean per rank changed less than the spread")
+				assert.True(t, it.WithinNoise)
+			}},
+		{"a loop only in B is new, its calls too",
+			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 2, loops: []testLoop{exchange, reduce, extra}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:3")
+				assert.Equal(t, StatusNew, it.Status)
+				assert.Nil(t, it.A)
+				require.NotNil(t, it.B)
+				assert.Equal(t, it.B.Time, it.Change.Time)
+				assert.Zero(t, it.Ratio)
+				assert.False(t, it.WithinNoise)
+				assert.Equal(t, StatusNew, findItem(t, d, ItemCall, "MPI_Barrier").Status)
+				assert.Equal(t, StatusMatched, findItem(t, d, ItemLoop, "app.c:2").Status)
+			}},
+		{"a loop only in A is gone",
+			testProgram{ranks: 2, loops: []testLoop{exchange, reduce, extra}},
+			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:3")
+				assert.Equal(t, StatusGone, it.Status)
+				assert.Nil(t, it.B)
+				assert.Equal(t, -it.A.Time, it.Change.Time)
+			}},
+		{"2 and 4 ranks doing the same per rank: per-rank means, no change",
+			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 4, loops: []testLoop{exchange, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				assert.True(t, d.PerRank)
+				assert.Equal(t, 2, d.Change.Ranks)
+				for _, it := range d.Items {
+					assert.Equal(t, StatusMatched, it.Status, it.Name)
+					assert.InDelta(t, 1, it.Ratio, 1e-12, it.Name)
+					assert.True(t, it.WithinNoise, it.Name)
+				}
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 40, it.A.Iterations, 1e-9, "per rank")
+				assert.InDelta(t, 40, it.B.Iterations, 1e-9, "per rank")
+				assert.Equal(t, 4, it.B.Ranks)
+			}},
+		{"2 and 4 ranks, each rank 2x slower: ratio 2, not 4",
+			testProgram{ranks: 2, loops: []testLoop{exchange}},
+			testProgram{ranks: 4, loops: []testLoop{slowed(exchange, 2)}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 2, it.Ratio, 1e-9)
+				assert.InDelta(t, 2, findItem(t, d, ItemCall, "MPI_Wait").Ratio, 1e-9)
+			}},
+		{"a group that changed its loops is matched by them",
+			testProgram{ranks: 4, loops: []testLoop{exchange, reduce, extra}, roles: func(r int) []int {
+				if r < 2 {
+					return []int{0}
+				}
+				return []int{1}
+			}},
+			testProgram{ranks: 4, loops: []testLoop{exchange, reduce, extra}, command: "-v", incomplete: true, roles: func(r int) []int {
+				if r < 2 {
+					return []int{0}
+				}
+				return []int{1, 2}
+			}},
+			func(t *testing.T, d *JobDiff) {
+				require.Len(t, d.Groups, 2)
+				assert.Equal(t, GroupMatch{A: 0, B: 0, AMembers: "0-1", BMembers: "0-1", ARanks: 2, BRanks: 2, By: MatchSignature, Status: StatusMatched}, d.Groups[0])
+				assert.Equal(t, GroupMatch{A: 1, B: 1, AMembers: "2-3", BMembers: "2-3", ARanks: 2, BRanks: 2, By: MatchLoops, Status: StatusMatched}, d.Groups[1])
+				it := findItem(t, d, ItemLoop, "app.c:2")
+				assert.Equal(t, StatusMatched, it.Status)
+				assert.Equal(t, 1, it.Group)
+				assert.Equal(t, StatusNew, findItem(t, d, ItemLoop, "app.c:3").Status)
+				assert.False(t, d.Change.SameCommand)
+				assert.True(t, d.Change.Partial)
+				assert.True(t, d.B.Incomplete)
+				assert.False(t, d.A.Incomplete)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Diff(loadProgram(t, tt.a), loadProgram(t, tt.b))
+			// Every item once; JSON without NaN or infinities.
+			names := map[string]bool{}
+			for _, it := range d.Items {
+				k := it.Kind + string(rune('0'+it.Group)) + it.Name
+				assert.False(t, names[k], "%s twice", it.Name)
+				names[k] = true
+			}
+			_, err := json.Marshal(d)
+			require.NoError(t, err)
+			tt.check(t, d)
+		})
+	}
+}
+
+// TestDiffGroupsUnmatched: a group only in B is new, with its loops.
+func TestDiffGroupsUnmatched(t *testing.T) {
+	a := loadProgram(t, testProgram{ranks: 2, loops: []testLoop{exchange}})
+	b := loadProgram(t, testProgram{ranks: 2, loops: []testLoop{exchange, reduce}, roles: func(r int) []int { return []int{r} }})
+	d := Diff(a, b)
+	require.Len(t, d.Groups, 2)
+	assert.Equal(t, StatusMatched, d.Groups[0].Status)
+	assert.Equal(t, GroupMatch{A: -1, B: 1, BMembers: "1", BRanks: 1, Status: StatusNew}, d.Groups[1])
+	it := findItem(t, d, ItemLoop, "app.c:2")
+	assert.Equal(t, StatusNew, it.Status)
+	assert.Equal(t, 1, it.Group)
+	assert.False(t, d.PerRank)
+}
+
+// TestTreePaths: loops are named by the headers of their enclosing loops
+// and their own; equal paths are numbered, self-loops marked.
+func TestTreePaths(t *testing.T) {
+	row := func(id, parent int, header string, self bool) loops.TreeRow {
+		return loops.TreeRow{ID: id, Parent: parent, Header: header, SelfLoop: self}
+	}
+	tree := []loops.TreeRow{
+		row(1, 0, "MPI_Send at a.c:1", false),
+		row(2, 1, "MPI_Recv at a.c:2", false),
+		row(4, 2, "MPI_Test at a.c:3", true),
+		row(3, 1, "MPI_Recv at a.c:2", false),
+	}
+	assert.Equal(t, [][]string{
+		{"MPI_Send at a.c:1"},
+		{"MPI_Send at a.c:1", "MPI_Recv at a.c:2"},
+		{"MPI_Send at a.c:1", "MPI_Recv at a.c:2", "MPI_Test at a.c:3 [self]"},
+		{"MPI_Send at a.c:1", "MPI_Recv at a.c:2 #2"},
+	}, treePaths(tree))
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
