@@ -91,6 +91,11 @@ and records, so the two can be compared in any tool.`,
 				if out == "" || out == "-" {
 					return fmt.Errorf("--format otf2 writes an archive (several files): give it with -o DIR/NAME.otf2")
 				}
+				// Before reading the input: the library is loaded when
+				// needed, and may be missing.
+				if err := otf2.Available(); err != nil {
+					return fmt.Errorf("--format otf2: %w", err)
+				}
 			default:
 				return fmt.Errorf("unknown format %q (known: %s)", format, traceFormats)
 			}

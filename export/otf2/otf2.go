@@ -1,8 +1,10 @@
 //go:build cgo && !nootf2
 
 // Package otf2 writes reconstructed mpiflow traces as OTF2 archives through
-// the OTF2 C library (cgo; Debian package libotf2-trace-dev), so Vampir,
-// Score-P's tools and otf2-print read them.
+// the OTF2 C library (cgo; built with Debian package libotf2-trace-dev), so
+// Vampir, Score-P's tools and otf2-print read them. The library is loaded
+// with dlopen on first use (internal/otf2dl): mpiflow runs without it, and
+// Write says which package to install when it is missing.
 //
 // What the archive holds:
 //   - system tree: one root "machine" node, one "node" per host; one
@@ -28,9 +30,9 @@
 package otf2
 
 /*
-#cgo LDFLAGS: -lopen-trace-format2
+#cgo CFLAGS: -I${SRCDIR}/../../internal/otf2dl
 #include <stdlib.h>
-#include <otf2/otf2.h>
+#include "otf2dl.h"
 
 static OTF2_FlushType mf_pre_flush(void* userData, OTF2_FileType fileType, OTF2_LocationRef location, void* callerData, bool final) {
 	return OTF2_FLUSH;
@@ -43,7 +45,7 @@ static OTF2_TimeStamp mf_post_flush(void* userData, OTF2_FileType fileType, OTF2
 static OTF2_FlushCallbacks mf_flush = { .otf2_pre_flush = mf_pre_flush, .otf2_post_flush = mf_post_flush };
 
 static OTF2_ErrorCode mf_set_flush(OTF2_Archive* a) {
-	return OTF2_Archive_SetFlushCallbacks(a, &mf_flush, NULL);
+	return mf_OTF2_Archive_SetFlushCallbacks(a, &mf_flush, NULL);
 }
 
 enum { MF_ENTER, MF_LEAVE, MF_SEND, MF_RECV, MF_CBEGIN, MF_CEND };
@@ -61,12 +63,12 @@ static OTF2_ErrorCode mf_write(OTF2_EvtWriter* w, const mf_rec* r, size_t n) {
 	OTF2_ErrorCode err = OTF2_SUCCESS;
 	for (size_t i = 0; i < n && err == OTF2_SUCCESS; i++) {
 		switch (r[i].kind) {
-		case MF_ENTER: err = OTF2_EvtWriter_Enter(w, NULL, r[i].t, r[i].a); break;
-		case MF_LEAVE: err = OTF2_EvtWriter_Leave(w, NULL, r[i].t, r[i].a); break;
-		case MF_SEND: err = OTF2_EvtWriter_MpiSend(w, NULL, r[i].t, r[i].a, 0, 0, r[i].b); break;
-		case MF_RECV: err = OTF2_EvtWriter_MpiRecv(w, NULL, r[i].t, r[i].a, 0, 0, r[i].b); break;
-		case MF_CBEGIN: err = OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, r[i].t); break;
-		case MF_CEND: err = OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, r[i].t, (OTF2_CollectiveOp)r[i].a, 0, OTF2_UNDEFINED_UINT32, r[i].b, r[i].b); break;
+		case MF_ENTER: err = mf_OTF2_EvtWriter_Enter(w, NULL, r[i].t, r[i].a); break;
+		case MF_LEAVE: err = mf_OTF2_EvtWriter_Leave(w, NULL, r[i].t, r[i].a); break;
+		case MF_SEND: err = mf_OTF2_EvtWriter_MpiSend(w, NULL, r[i].t, r[i].a, 0, 0, r[i].b); break;
+		case MF_RECV: err = mf_OTF2_EvtWriter_MpiRecv(w, NULL, r[i].t, r[i].a, 0, 0, r[i].b); break;
+		case MF_CBEGIN: err = mf_OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, r[i].t); break;
+		case MF_CEND: err = mf_OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, r[i].t, (OTF2_CollectiveOp)r[i].a, 0, OTF2_UNDEFINED_UINT32, r[i].b, r[i].b); break;
 		}
 	}
 	return err;
@@ -84,17 +86,23 @@ import (
 
 	"mpiflow/export"
 	"mpiflow/flowgraph"
+	"mpiflow/internal/otf2dl"
 )
 
 // Supported tells whether this build can handle OTF2 (it can: cgo build).
+// Whether the OTF2 library is there is Available's question.
 const Supported = true
+
+// Available loads the OTF2 library unless it is loaded already; its error
+// names the library and the package that installs it (see otf2dl.Load).
+func Available() error { return otf2dl.Load() }
 
 // otf2Err turns an OTF2 error code into an error naming what failed.
 func otf2Err(what string, code C.OTF2_ErrorCode) error {
 	if code == C.OTF2_SUCCESS {
 		return nil
 	}
-	return fmt.Errorf("otf2: %s: %s (%s)", what, C.GoString(C.OTF2_Error_GetName(code)), C.GoString(C.OTF2_Error_GetDescription(code)))
+	return fmt.Errorf("otf2: %s: %s (%s)", what, C.GoString(C.mf_OTF2_Error_GetName(code)), C.GoString(C.mf_OTF2_Error_GetDescription(code)))
 }
 
 // ArchivePaths splits an output path into the archive directory and name:
@@ -201,6 +209,9 @@ type location struct {
 func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats, err error) {
 	dir, name := ArchivePaths(path)
 	anchor := filepath.Join(dir, name+".otf2")
+	if err := Available(); err != nil {
+		return st, fmt.Errorf("write %s: %w", anchor, err)
+	}
 	if _, err := os.Stat(anchor); err == nil {
 		return st, fmt.Errorf("write %s: archive exists (remove it first)", anchor)
 	}
@@ -227,14 +238,14 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 	cdir, cname := C.CString(dir), C.CString(name)
 	defer C.free(unsafe.Pointer(cdir))
 	defer C.free(unsafe.Pointer(cname))
-	ar := C.OTF2_Archive_Open(cdir, cname, C.OTF2_FILEMODE_WRITE, 1<<20, 4<<20, C.OTF2_SUBSTRATE_POSIX, C.OTF2_COMPRESSION_NONE)
+	ar := C.mf_OTF2_Archive_Open(cdir, cname, C.OTF2_FILEMODE_WRITE, 1<<20, 4<<20, C.OTF2_SUBSTRATE_POSIX, C.OTF2_COMPRESSION_NONE)
 	if ar == nil {
 		return st, fmt.Errorf("write %s: otf2: cannot create the archive", anchor)
 	}
 	closed := false
 	defer func() {
 		if !closed {
-			C.OTF2_Archive_Close(ar)
+			C.mf_OTF2_Archive_Close(ar)
 		}
 		if err != nil {
 			// Do not leave a partial archive behind.
@@ -247,13 +258,13 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 	if err := otf2Err("set flush callbacks", C.mf_set_flush(ar)); err != nil {
 		return st, err
 	}
-	if err := otf2Err("set collective callbacks", C.OTF2_Archive_SetSerialCollectiveCallbacks(ar)); err != nil {
+	if err := otf2Err("set collective callbacks", C.mf_OTF2_Archive_SetSerialCollectiveCallbacks(ar)); err != nil {
 		return st, err
 	}
 	creator := C.CString("mpiflow")
 	defer C.free(unsafe.Pointer(creator))
-	C.OTF2_Archive_SetCreator(ar, creator)
-	if err := otf2Err("open event files", C.OTF2_Archive_OpenEvtFiles(ar)); err != nil {
+	C.mf_OTF2_Archive_SetCreator(ar, creator)
+	if err := otf2Err("open event files", C.mf_OTF2_Archive_OpenEvtFiles(ar)); err != nil {
 		return st, err
 	}
 
@@ -307,7 +318,7 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 			}
 			nodes[k] = ni
 		}
-		w := C.OTF2_Archive_GetEvtWriter(ar, C.OTF2_LocationRef(li))
+		w := C.mf_OTF2_Archive_GetEvtWriter(ar, C.OTF2_LocationRef(li))
 		if w == nil {
 			return st, fmt.Errorf("otf2: no event writer for location %d", li)
 		}
@@ -377,36 +388,36 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 		if err := flush(); err != nil {
 			return st, err
 		}
-		if err := otf2Err("close event writer", C.OTF2_Archive_CloseEvtWriter(ar, w)); err != nil {
+		if err := otf2Err("close event writer", C.mf_OTF2_Archive_CloseEvtWriter(ar, w)); err != nil {
 			return st, err
 		}
 		locs = append(locs, loc)
 		st.Ranks++
 	}
-	if err := otf2Err("close event files", C.OTF2_Archive_CloseEvtFiles(ar)); err != nil {
+	if err := otf2Err("close event files", C.mf_OTF2_Archive_CloseEvtFiles(ar)); err != nil {
 		return st, err
 	}
 	// Local definition files: empty, but readers expect one per location.
-	if err := otf2Err("open definition files", C.OTF2_Archive_OpenDefFiles(ar)); err != nil {
+	if err := otf2Err("open definition files", C.mf_OTF2_Archive_OpenDefFiles(ar)); err != nil {
 		return st, err
 	}
 	for li := range locs {
-		dw := C.OTF2_Archive_GetDefWriter(ar, C.OTF2_LocationRef(li))
+		dw := C.mf_OTF2_Archive_GetDefWriter(ar, C.OTF2_LocationRef(li))
 		if dw == nil {
 			return st, fmt.Errorf("otf2: no definition writer for location %d", li)
 		}
-		if err := otf2Err("close definition writer", C.OTF2_Archive_CloseDefWriter(ar, dw)); err != nil {
+		if err := otf2Err("close definition writer", C.mf_OTF2_Archive_CloseDefWriter(ar, dw)); err != nil {
 			return st, err
 		}
 	}
-	if err := otf2Err("close definition files", C.OTF2_Archive_CloseDefFiles(ar)); err != nil {
+	if err := otf2Err("close definition files", C.mf_OTF2_Archive_CloseDefFiles(ar)); err != nil {
 		return st, err
 	}
 	if err := writeGlobalDefs(ar, f, locs, worldRanks, regionNames, regionRoles, traceEnd); err != nil {
 		return st, err
 	}
 	closed = true
-	if err := otf2Err("close archive", C.OTF2_Archive_Close(ar)); err != nil {
+	if err := otf2Err("close archive", C.mf_OTF2_Archive_Close(ar)); err != nil {
 		return st, err
 	}
 	if opt.Progress != nil {
@@ -436,20 +447,20 @@ func (d *defs) str(s string) C.OTF2_StringRef {
 	d.strings[s] = ref
 	cs := C.CString(s)
 	defer C.free(unsafe.Pointer(cs))
-	d.check("write string", C.OTF2_GlobalDefWriter_WriteString(d.w, ref, cs))
+	d.check("write string", C.mf_OTF2_GlobalDefWriter_WriteString(d.w, ref, cs))
 	return ref
 }
 
 func writeGlobalDefs(ar *C.OTF2_Archive, f *flowgraph.File, locs []location, worldRanks []int,
 	regionNames []string, roles []C.OTF2_RegionRole, traceEnd int64) error {
-	gw := C.OTF2_Archive_GetGlobalDefWriter(ar)
+	gw := C.mf_OTF2_Archive_GetGlobalDefWriter(ar)
 	if gw == nil {
 		return errors.New("otf2: no global definition writer")
 	}
 	d := &defs{w: gw, strings: map[string]C.OTF2_StringRef{}}
 	// Timestamps are ns since the job start; the realtime of time 0 is the
 	// job's start.
-	d.check("write clock properties", C.OTF2_GlobalDefWriter_WriteClockProperties(gw, 1_000_000_000, 0,
+	d.check("write clock properties", C.mf_OTF2_GlobalDefWriter_WriteClockProperties(gw, 1_000_000_000, 0,
 		C.uint64_t(max(traceEnd, 0)+1), C.uint64_t(max(f.Header.StartUnixNano, 0))))
 	empty := d.str("")
 	for i, name := range regionNames {
@@ -458,11 +469,11 @@ func writeGlobalDefs(ar *C.OTF2_Archive, f *flowgraph.File, locs []location, wor
 			paradigm = C.OTF2_PARADIGM_USER
 		}
 		n := d.str(name)
-		d.check("write region", C.OTF2_GlobalDefWriter_WriteRegion(gw, C.OTF2_RegionRef(i), n, n, empty,
+		d.check("write region", C.mf_OTF2_GlobalDefWriter_WriteRegion(gw, C.OTF2_RegionRef(i), n, n, empty,
 			roles[i], paradigm, C.OTF2_REGION_FLAG_NONE, empty, 0, 0))
 	}
 	machine := d.str("machine")
-	d.check("write system tree", C.OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, machine, machine, C.OTF2_UNDEFINED_SYSTEM_TREE_NODE))
+	d.check("write system tree", C.mf_OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, 0, machine, machine, C.OTF2_UNDEFINED_SYSTEM_TREE_NODE))
 	nodeClass := d.str("node")
 	hostNode := map[string]C.OTF2_SystemTreeNodeRef{}
 	groupOf := map[int]C.OTF2_LocationGroupRef{}
@@ -471,12 +482,12 @@ func writeGlobalDefs(ar *C.OTF2_Archive, f *flowgraph.File, locs []location, wor
 		if !ok {
 			hn = C.OTF2_SystemTreeNodeRef(len(hostNode) + 1)
 			hostNode[l.host] = hn
-			d.check("write system tree", C.OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, hn, d.str(l.host), nodeClass, 0))
+			d.check("write system tree", C.mf_OTF2_GlobalDefWriter_WriteSystemTreeNode(gw, hn, d.str(l.host), nodeClass, 0))
 		}
 		if _, ok := groupOf[l.rank]; !ok {
 			g := C.OTF2_LocationGroupRef(len(groupOf))
 			groupOf[l.rank] = g
-			d.check("write location group", C.OTF2_GlobalDefWriter_WriteLocationGroup(gw, g, d.str(fmt.Sprintf("MPI Rank %d", l.rank)),
+			d.check("write location group", C.mf_OTF2_GlobalDefWriter_WriteLocationGroup(gw, g, d.str(fmt.Sprintf("MPI Rank %d", l.rank)),
 				C.OTF2_LOCATION_GROUP_TYPE_PROCESS, hn, C.OTF2_UNDEFINED_LOCATION_GROUP))
 		}
 	}
@@ -489,7 +500,7 @@ func writeGlobalDefs(ar *C.OTF2_Archive, f *flowgraph.File, locs []location, wor
 		}
 	}
 	for li, l := range locs {
-		d.check("write location", C.OTF2_GlobalDefWriter_WriteLocation(gw, C.OTF2_LocationRef(li), d.str(l.name),
+		d.check("write location", C.mf_OTF2_GlobalDefWriter_WriteLocation(gw, C.OTF2_LocationRef(li), d.str(l.name),
 			C.OTF2_LOCATION_TYPE_CPU_THREAD, C.uint64_t(l.events), groupOf[l.rank]))
 	}
 	members := make([]C.uint64_t, len(worldRanks))
@@ -498,10 +509,10 @@ func writeGlobalDefs(ar *C.OTF2_Archive, f *flowgraph.File, locs []location, wor
 		members[i] = C.uint64_t(first[r])
 		ranks[i] = C.uint64_t(i)
 	}
-	d.check("write group", C.OTF2_GlobalDefWriter_WriteGroup(gw, 0, d.str("MPI_COMM_WORLD locations"), C.OTF2_GROUP_TYPE_COMM_LOCATIONS,
+	d.check("write group", C.mf_OTF2_GlobalDefWriter_WriteGroup(gw, 0, d.str("MPI_COMM_WORLD locations"), C.OTF2_GROUP_TYPE_COMM_LOCATIONS,
 		C.OTF2_PARADIGM_MPI, C.OTF2_GROUP_FLAG_NONE, C.uint32_t(len(members)), &members[0]))
-	d.check("write group", C.OTF2_GlobalDefWriter_WriteGroup(gw, 1, d.str("MPI_COMM_WORLD group"), C.OTF2_GROUP_TYPE_COMM_GROUP,
+	d.check("write group", C.mf_OTF2_GlobalDefWriter_WriteGroup(gw, 1, d.str("MPI_COMM_WORLD group"), C.OTF2_GROUP_TYPE_COMM_GROUP,
 		C.OTF2_PARADIGM_MPI, C.OTF2_GROUP_FLAG_NONE, C.uint32_t(len(ranks)), &ranks[0]))
-	d.check("write communicator", C.OTF2_GlobalDefWriter_WriteComm(gw, 0, d.str("MPI_COMM_WORLD"), 1, C.OTF2_UNDEFINED_COMM, C.OTF2_COMM_FLAG_NONE))
+	d.check("write communicator", C.mf_OTF2_GlobalDefWriter_WriteComm(gw, 0, d.str("MPI_COMM_WORLD"), 1, C.OTF2_UNDEFINED_COMM, C.OTF2_COMM_FLAG_NONE))
 	return d.err
 }

@@ -3,6 +3,8 @@
 package otf2
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -175,4 +177,38 @@ func BenchmarkExportOTF2(b *testing.B) {
 		events += st.Events
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// writeEnv makes TestWriteChild write a generated job to the archive it
+// names and print the error, in a process of its own.
+const writeEnv = "MPIFLOW_TEST_OTF2_WRITE"
+
+func TestWriteChild(t *testing.T) {
+	out := os.Getenv(writeEnv)
+	if out == "" {
+		t.Skip("run by TestWriteWithoutLibrary")
+	}
+	f, _ := genFile(t, 2, 100)
+	_, err := Write(out, f, export.Options{})
+	fmt.Printf("error: %v\n", err)
+}
+
+// TestWriteWithoutLibrary: where the OTF2 library cannot be loaded, Write
+// fails naming it and its package, and writes nothing; in a process of its
+// own, as a loaded library stays loaded.
+func TestWriteWithoutLibrary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "arch")
+	out := filepath.Join(dir, "trace.otf2")
+	write := func(lib string) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWriteChild$")
+		cmd.Env = append(os.Environ(), writeEnv+"="+out, "MPIFLOW_OTF2_LIB="+lib)
+		raw, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", raw)
+		return string(raw)
+	}
+	assert.Contains(t, write("/nonexistent"), "error: write "+out+": cannot load the OTF2 library (libopen-trace-format2.so.10, "+
+		"Debian package libopen-trace-format2-10) from MPIFLOW_OTF2_LIB=/nonexistent: /nonexistent: cannot open shared object file")
+	assert.NoDirExists(t, dir, "nothing written")
+	assert.Contains(t, write(""), "error: <nil>", "the installed library")
+	assert.FileExists(t, out)
 }

@@ -29,7 +29,13 @@ func ArchivePaths(path string) (dir, name string) {
 	return path, "traces"
 }
 
+// errNotBuilt is the error of every function of this build.
+var errNotBuilt = errors.New("this mpiflow was built without OTF2 support (rebuild with cgo and libotf2-trace-dev installed)")
+
+// Available fails: this build has no OTF2 support.
+func Available() error { return errNotBuilt }
+
 // Write fails: this build has no OTF2 support.
 func Write(path string, f *flowgraph.File, opt export.Options) (export.Stats, error) {
-	return export.Stats{}, errors.New("this mpiflow was built without OTF2 support (rebuild with cgo and libotf2-trace-dev installed)")
+	return export.Stats{}, errNotBuilt
 }

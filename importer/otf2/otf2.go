@@ -1,8 +1,9 @@
 //go:build cgo && !nootf2
 
 // Package otf2 imports OTF2 archives (Score-P and other tools) as state
-// traces for the aggregator, through the OTF2 C library (cgo; Debian
-// package libotf2-trace-dev).
+// traces for the aggregator, through the OTF2 C library (cgo; built with
+// Debian package libotf2-trace-dev), loaded with dlopen on first use
+// (internal/otf2dl): Read says which package to install when it is missing.
 //
 // Each location is a resource; its state at any time is the innermost
 // region it is in (Enter/Leave), so nested regions are flattened: time in
@@ -13,10 +14,10 @@
 package otf2
 
 /*
-#cgo LDFLAGS: -lopen-trace-format2
+#cgo CFLAGS: -I${SRCDIR}/../../internal/otf2dl
 #include <stdlib.h>
 #include <string.h>
-#include <otf2/otf2.h>
+#include "otf2dl.h"
 
 // mf_def is one definition of a system tree node, location group,
 // location or region.
@@ -122,23 +123,23 @@ static OTF2_CallbackCode mf_leave(OTF2_LocationRef loc, OTF2_TimeStamp t, void* 
 }
 
 static OTF2_ErrorCode mf_read_defs(OTF2_Reader* r, mf_data* d) {
-	OTF2_ErrorCode err = OTF2_Reader_SetSerialCollectiveCallbacks(r);
+	OTF2_ErrorCode err = mf_OTF2_Reader_SetSerialCollectiveCallbacks(r);
 	if (err != OTF2_SUCCESS) return err;
-	OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(r);
+	OTF2_GlobalDefReader* gdr = mf_OTF2_Reader_GetGlobalDefReader(r);
 	if (!gdr) return OTF2_ERROR_INVALID;
-	OTF2_GlobalDefReaderCallbacks* cb = OTF2_GlobalDefReaderCallbacks_New();
-	OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, mf_string);
-	OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, mf_clock);
-	OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, mf_stn);
-	OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cb, mf_lg);
-	OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, mf_loc);
-	OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, mf_region);
-	err = OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, d);
-	OTF2_GlobalDefReaderCallbacks_Delete(cb);
+	OTF2_GlobalDefReaderCallbacks* cb = mf_OTF2_GlobalDefReaderCallbacks_New();
+	mf_OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, mf_string);
+	mf_OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, mf_clock);
+	mf_OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, mf_stn);
+	mf_OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cb, mf_lg);
+	mf_OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, mf_loc);
+	mf_OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, mf_region);
+	err = mf_OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, d);
+	mf_OTF2_GlobalDefReaderCallbacks_Delete(cb);
 	if (err != OTF2_SUCCESS) return err;
 	uint64_t n;
-	err = OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, &n);
-	OTF2_Reader_CloseGlobalDefReader(r, gdr);
+	err = mf_OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, &n);
+	mf_OTF2_Reader_CloseGlobalDefReader(r, gdr);
 	return err;
 }
 
@@ -152,37 +153,37 @@ static OTF2_ErrorCode mf_open_events(OTF2_Reader* r, mf_data* d, OTF2_GlobalEvtR
 	*bad = -1;
 	*bad_evt = 0;
 	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
-		if ((err = OTF2_Reader_SelectLocation(r, d->defs[2][i].self)) != OTF2_SUCCESS) return err;
+		if ((err = mf_OTF2_Reader_SelectLocation(r, d->defs[2][i].self)) != OTF2_SUCCESS) return err;
 	}
 	d->evtr = calloc(d->ndefs[2] ? d->ndefs[2] : 1, sizeof(OTF2_EvtReader*));
 	if (!d->evtr) return OTF2_ERROR_MEM_ALLOC_FAILED;
 	// Local definition files are optional (OTF2_Reader.h); an archive
 	// without them has nothing to map.
-	int have_defs = OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
-	if ((err = OTF2_Reader_OpenEvtFiles(r)) != OTF2_SUCCESS) return err;
+	int have_defs = mf_OTF2_Reader_OpenDefFiles(r) == OTF2_SUCCESS;
+	if ((err = mf_OTF2_Reader_OpenEvtFiles(r)) != OTF2_SUCCESS) return err;
 	for (uint64_t i = 0; i < d->ndefs[2]; i++) {
 		if (have_defs) {
 			// NULL when the location has no local definition file.
-			OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, d->defs[2][i].self);
+			OTF2_DefReader* dr = mf_OTF2_Reader_GetDefReader(r, d->defs[2][i].self);
 			if (dr) {
 				uint64_t n;
-				err = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
-				OTF2_ErrorCode cerr = OTF2_Reader_CloseDefReader(r, dr);
+				err = mf_OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+				OTF2_ErrorCode cerr = mf_OTF2_Reader_CloseDefReader(r, dr);
 				if (err == OTF2_SUCCESS) err = cerr;
 				if (err != OTF2_SUCCESS) { *bad = i; return err; }
 			}
 		}
-		d->evtr[i] = OTF2_Reader_GetEvtReader(r, d->defs[2][i].self);
+		d->evtr[i] = mf_OTF2_Reader_GetEvtReader(r, d->defs[2][i].self);
 		if (!d->evtr[i]) { *bad = i; *bad_evt = 1; return OTF2_ERROR_INVALID; }
 	}
-	if (have_defs && (err = OTF2_Reader_CloseDefFiles(r)) != OTF2_SUCCESS) return err;
-	OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(r);
+	if (have_defs && (err = mf_OTF2_Reader_CloseDefFiles(r)) != OTF2_SUCCESS) return err;
+	OTF2_GlobalEvtReader* ger = mf_OTF2_Reader_GetGlobalEvtReader(r);
 	if (!ger) return OTF2_ERROR_INVALID;
-	OTF2_GlobalEvtReaderCallbacks* cb = OTF2_GlobalEvtReaderCallbacks_New();
-	OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(cb, mf_enter);
-	OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(cb, mf_leave);
-	err = OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, d);
-	OTF2_GlobalEvtReaderCallbacks_Delete(cb);
+	OTF2_GlobalEvtReaderCallbacks* cb = mf_OTF2_GlobalEvtReaderCallbacks_New();
+	mf_OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(cb, mf_enter);
+	mf_OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(cb, mf_leave);
+	err = mf_OTF2_Reader_RegisterGlobalEvtCallbacks(r, ger, cb, d);
+	mf_OTF2_GlobalEvtReaderCallbacks_Delete(cb);
 	*out = ger;
 	return err;
 }
@@ -199,7 +200,7 @@ static void mf_free(mf_data* d) {
 // *n: OTF2's global reader drops a location whose event file cannot be
 // read, logging the error but returning success.
 static OTF2_ErrorCode mf_events_read(mf_data* d, uint64_t i, uint64_t* n) {
-	return OTF2_EvtReader_GetPos(d->evtr[i], n);
+	return mf_OTF2_EvtReader_GetPos(d->evtr[i], n);
 }
 
 // mf_read_location reads the events of location loc alone, with a reader
@@ -207,16 +208,16 @@ static OTF2_ErrorCode mf_events_read(mf_data* d, uint64_t i, uint64_t* n) {
 // reader only says that one is.
 static OTF2_ErrorCode mf_read_location(const char* path, uint64_t loc, uint64_t* n) {
 	*n = 0;
-	OTF2_Reader* r = OTF2_Reader_Open(path);
+	OTF2_Reader* r = mf_OTF2_Reader_Open(path);
 	if (!r) return OTF2_ERROR_INVALID;
-	OTF2_ErrorCode err = OTF2_Reader_SetSerialCollectiveCallbacks(r);
-	if (err == OTF2_SUCCESS) err = OTF2_Reader_SelectLocation(r, loc);
-	if (err == OTF2_SUCCESS) err = OTF2_Reader_OpenEvtFiles(r);
+	OTF2_ErrorCode err = mf_OTF2_Reader_SetSerialCollectiveCallbacks(r);
+	if (err == OTF2_SUCCESS) err = mf_OTF2_Reader_SelectLocation(r, loc);
+	if (err == OTF2_SUCCESS) err = mf_OTF2_Reader_OpenEvtFiles(r);
 	if (err == OTF2_SUCCESS) {
-		OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
-		err = er ? OTF2_Reader_ReadAllLocalEvents(r, er, n) : OTF2_ERROR_INVALID;
+		OTF2_EvtReader* er = mf_OTF2_Reader_GetEvtReader(r, loc);
+		err = er ? mf_OTF2_Reader_ReadAllLocalEvents(r, er, n) : OTF2_ERROR_INVALID;
 	}
-	OTF2_ErrorCode cerr = OTF2_Reader_Close(r);
+	OTF2_ErrorCode cerr = mf_OTF2_Reader_Close(r);
 	return err != OTF2_SUCCESS ? err : cerr;
 }
 
@@ -237,6 +238,7 @@ import (
 
 	"mpiflow/aggregate"
 	"mpiflow/importer"
+	"mpiflow/internal/otf2dl"
 )
 
 // Supported tells whether this build can handle OTF2 (it can: cgo build).
@@ -250,7 +252,7 @@ func otf2Err(what string, code C.OTF2_ErrorCode) error {
 	if code == C.OTF2_SUCCESS {
 		return nil
 	}
-	return fmt.Errorf("%s: %s (%s)", what, C.GoString(C.OTF2_Error_GetName(code)), C.GoString(C.OTF2_Error_GetDescription(code)))
+	return fmt.Errorf("%s: %s (%s)", what, C.GoString(C.mf_OTF2_Error_GetName(code)), C.GoString(C.mf_OTF2_Error_GetDescription(code)))
 }
 
 // locationFile is the file of location loc with extension ext (.evt,
@@ -275,13 +277,16 @@ func read(path string) (*importer.Trace, error) {
 	} else if st.IsDir() {
 		return nil, errors.New("is a directory; give the archive's .otf2 anchor file")
 	}
+	if err := otf2dl.Load(); err != nil {
+		return nil, err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	r := C.OTF2_Reader_Open(cpath)
+	r := C.mf_OTF2_Reader_Open(cpath)
 	if r == nil {
 		return nil, errors.New("otf2: cannot open the archive")
 	}
-	defer C.OTF2_Reader_Close(r)
+	defer C.mf_OTF2_Reader_Close(r)
 	d := (*C.mf_data)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mf_data{}))))
 	if d == nil {
 		return nil, errors.New("out of memory")
@@ -383,7 +388,7 @@ func read(path string) (*importer.Trace, error) {
 		}
 		return nil, err
 	}
-	defer C.OTF2_Reader_CloseGlobalEvtReader(r, ger)
+	defer C.mf_OTF2_Reader_CloseGlobalEvtReader(r, ger)
 	d.evs = (*C.mf_ev)(C.malloc(C.size_t(chunk * unsafe.Sizeof(C.mf_ev{}))))
 	if d.evs == nil {
 		return nil, errors.New("out of memory")
@@ -419,7 +424,7 @@ func read(path string) (*importer.Trace, error) {
 	for {
 		d.nevs = 0
 		var n C.uint64_t
-		code := C.OTF2_Reader_ReadGlobalEvents(r, ger, chunk, &n)
+		code := C.mf_OTF2_Reader_ReadGlobalEvents(r, ger, chunk, &n)
 		if code != C.OTF2_SUCCESS {
 			err := otf2Err("otf2: read events", code)
 			// Reading stopped for every location: read each alone to

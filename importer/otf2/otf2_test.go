@@ -150,3 +150,20 @@ func TestReadErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), p)
 	}
 }
+
+// TestReadWithoutLibrary: where the OTF2 library cannot be loaded, Read
+// fails naming it and its package; in a process of its own, as a loaded
+// library stays loaded.
+func TestReadWithoutLibrary(t *testing.T) {
+	arch, _, _ := writeArchive(t, t.TempDir(), 2, 2, 100)
+	read := func(lib string) string {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), readEnv+"="+arch, "MPIFLOW_OTF2_LIB="+lib)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		return string(out)
+	}
+	assert.Equal(t, "read "+arch+": cannot load the OTF2 library (libopen-trace-format2.so.10, Debian package libopen-trace-format2-10) "+
+		"from MPIFLOW_OTF2_LIB=/nonexistent: /nonexistent: cannot open shared object file: No such file or directory", read("/nonexistent"))
+	assert.Equal(t, "<nil>", read(""), "the installed library")
+}
