@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what mpiflow needs on Debian 12 (run as root): Open MPI and MPICH
-# with their compilers, PAPI, Graphviz, OTF2, PajeNG and Chromium for tests.
+# with their compilers, PAPI, Graphviz, OTF2, PajeNG, and Chromium and pandas
+# (the Caliper export read as Hatchet reads it) for tests.
 # Go must be on the machine already (/usr/local/go or on PATH).
 set -euo pipefail
 pkgs=(
@@ -12,6 +13,7 @@ pkgs=(
 	libotf2-trace-dev otf2-tools pajeng
 	chromium
 	jq
+	python3-pandas
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -55,6 +55,7 @@ sequence from it and reports where time goes.`,
 		newReportCmd(),
 		newGraphCmd(),
 		newFidelityCmd(),
+		newExportCmd(),
 	)
 	return root
 }
