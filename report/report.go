@@ -67,6 +67,10 @@ type Options struct {
 	Workers int
 	// NoOcelotl skips the spatiotemporal overview.
 	NoOcelotl bool
+	// Compare, if set, is the analysis of another run of the program (a
+	// baseline, loaded with its loops): the report then has a section of
+	// what changed from it to this run (analysis.Diff).
+	Compare *analysis.Job
 	// Progress, if set, is called as the report is built with the stage
 	// ("drawing graphs", "timeline", "overview"; reading the ranks and
 	// finding loops are the analysis's) and how much of it is done, so
@@ -260,9 +264,11 @@ type page struct {
 	LoopsNote    string
 	OcelotlNote  string
 	TimelineNote string
-	Data         jsData
-	CSS          template.CSS
-	JS           template.JS
+	// Compare is the comparison with a baseline run (Options.Compare).
+	Compare *compareView
+	Data    jsData
+	CSS     template.CSS
+	JS      template.JS
 }
 
 // Write writes the report of the analyzed job to w. A job loaded without
@@ -450,6 +456,9 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	if len(job.Groups) == 0 {
 		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
+	}
+	if opt.Compare != nil {
+		p.Compare = newCompareView(analysis.Diff(opt.Compare, job))
 	}
 	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
 		return nil, err

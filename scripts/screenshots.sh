@@ -20,6 +20,10 @@ for np in 4 64; do
 	bin/mpiflow report -o "$work/$np.html" "$work/$np"/*.mpiflow 2>/dev/null
 	args="$args halo-$np=$work/$np.html"
 done
+# The halo at 4 ranks compared with a baseline of half its iterations.
+MPIFLOW_QUIET=1 bin/mpiflow run --no-report --dir "$work/base4" -- "$MPIRUN" $MPIRUN_FLAGS -np 4 build/apps/halo 250 >/dev/null
+bin/mpiflow report -o "$work/compare.html" --compare "$work/base4"/*.mpiflow "$work/4"/*.mpiflow 2>/dev/null
+args="$args halo-4-compare=$work/compare.html"
 # The regions of MPI_Pcontrol (testdata/apps/regions.c), 4 ranks.
 MPIFLOW_QUIET=1 bin/mpiflow run --no-report --dir "$work/regions" -- "$MPIRUN" $MPIRUN_FLAGS -np 4 build/apps/regions >/dev/null
 bin/mpiflow report -o "$work/regions.html" "$work/regions"/*.mpiflow 2>/dev/null

@@ -18,7 +18,7 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var out, dotPath, win string
+	var out, dotPath, win, baseline string
 	var slices, maxGroups int
 	var noOcelotl bool
 	var similarity float64
@@ -32,6 +32,8 @@ loop-collapsed event flow graphs per rank group (laid out by Graphviz dot), a
 two-rank comparison, the Ocelotl spatiotemporal overview and a timeline of the
 reconstructed events. Sections have stable ids (#calls, #callsites,
 #comm-matrix, #load-balance, #graphs, #overview, #timeline) to link to.
+With --compare BASELINE a section (#compare-runs) says what changed from
+that run to this one, as mpiflow diff BASELINE FILE does.
 
 The overview opens on the run after MPI_Init, cut into --slices slices, and
 offers the whole run and finer cuts; --window START:END opens it on that
@@ -62,6 +64,13 @@ durations "1500ms"; END past the run's end stops at the end).`,
 					return err
 				}
 			}
+			if baseline != "" {
+				base, err := load(baseline, "", analysis.Options{Similarity: similarity, NoSequences: true})
+				if err != nil {
+					return err
+				}
+				opt.Compare = base
+			}
 			if err := writeReport(cmd.Context(), out, args[0], similarity, opt); err != nil {
 				return err
 			}
@@ -75,6 +84,7 @@ durations "1500ms"; END past the run's end stops at the end).`,
 	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
 	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
 	cmd.Flags().StringVar(&win, "window", "", "START:END: the overview's first window (times since the start of the run)")
+	cmd.Flags().StringVar(&baseline, "compare", "", "BASELINE.mpiflow: add a section of what changed from that run to this one (as mpiflow diff BASELINE FILE)")
 	similarityFlag(cmd, &similarity)
 	return cmd
 }

@@ -72,6 +72,19 @@ func TestReportCmd(t *testing.T) {
 
 	_, _, err = run(t, "report", "/nonexistent.mpiflow")
 	require.Error(t, err)
+
+	// --compare adds the comparison with a baseline; a missing one is
+	// an error naming it, and no report is written.
+	cmp := filepath.Join(t.TempDir(), "c.html")
+	_, _, err = run(t, "report", path, "-o", cmp, "--compare", path)
+	require.NoError(t, err)
+	b, err = os.ReadFile(cmp)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `id="compare-runs"`)
+	missing := filepath.Join(t.TempDir(), "missing.mpiflow")
+	_, _, err = run(t, "report", path, "-o", filepath.Join(t.TempDir(), "m.html"), "--compare", missing)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
 }
 
 // assertCallTable checks that the report html has the numbers of stats

@@ -17,8 +17,11 @@ import (
 )
 
 // sections are the report's sections with stable ids, in page order;
-// "regions" is there only for programs that call MPI_Pcontrol.
-var sections = []string{"job", "calls", "regions", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
+// optional ones are there only in some reports: "compare-runs" with
+// --compare, "regions" for programs that call MPI_Pcontrol.
+var sections = []string{"job", "compare-runs", "calls", "regions", "callsites", "comm-matrix", "load-balance", "graphs", "overview", "timeline"}
+
+var optional = map[string]bool{"compare-runs": true, "regions": true}
 
 func main() {
 	if len(os.Args) < 3 {
@@ -57,8 +60,8 @@ func run(out string, reports []string) error {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		for _, id := range sections {
-			if id == "regions" {
-				has, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("regions") !== null`))
+			if optional[id] {
+				has, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("`+id+`") !== null`))
 				if err != nil {
 					return fmt.Errorf("%s: %w", path, err)
 				}

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"mpiflow/analysis"
+	"mpiflow/internal/units"
+)
+
+// maxCompareRows bounds the rows of the comparison table; `mpiflow diff
+// --json` has them all.
+const maxCompareRows = 200
+
+// compareView is the section that compares the report's run (B) with a
+// baseline (A): the banners side by side and the aligned loops and call
+// sites by change, as `mpiflow diff A B` prints them.
+type compareView struct {
+	Banner []compareRow
+	Notes  []string
+	Table  sortTable
+}
+
+// compareRow is one line of the banners: a quantity in A and in B and how
+// it changed.
+type compareRow struct {
+	Name, A, B, Change string
+}
+
+func newCompareView(d *analysis.JobDiff) *compareView {
+	a, b, c := &d.A, &d.B, &d.Change
+	same := func(eq bool) string {
+		if eq {
+			return "same"
+		}
+		return "changed"
+	}
+	ranks := func(j *analysis.DiffJob) string { return fmt.Sprintf("%d on %d host(s)", j.Ranks, len(j.Hosts)) }
+	rankChange := same(c.SameHosts && c.Ranks == 0)
+	if c.Ranks != 0 {
+		rankChange = fmt.Sprintf("%+d rank(s)", c.Ranks)
+	}
+	ratio := "-"
+	if c.WallclockRatio > 0 {
+		ratio = fmt.Sprintf("x%.2f", c.WallclockRatio)
+	}
+	v := &compareView{Banner: []compareRow{
+		{"file", a.Path, b.Path, ""},
+		{"command", strings.Join(a.Command, " "), strings.Join(b.Command, " "), same(c.SameCommand)},
+		{"ranks", ranks(a), ranks(b), rankChange},
+		{"MPI library", a.MPILibrary + " " + a.MPIVersion, b.MPILibrary + " " + b.MPIVersion, same(c.SameMPI)},
+		{"wallclock (s)", units.NS(a.Wallclock), units.NS(b.Wallclock), ratio},
+		{"% MPI", fmt.Sprintf("%.2f", a.MPIPct), fmt.Sprintf("%.2f", b.MPIPct), fmt.Sprintf("%+.2f points", c.MPIPct)},
+	}}
+	for _, j := range []struct {
+		name string
+		job  *analysis.DiffJob
+	}{{"The baseline", a}, {"This run", b}} {
+		if j.job.Incomplete {
+			v.Notes = append(v.Notes, j.name+" is incomplete: some ranks did not reach MPI_Finalize.")
+		}
+	}
+	if d.PerRank {
+		v.Notes = append(v.Notes, fmt.Sprintf("The runs have %d and %d rank blocks: times, iterations, calls and bytes are means per rank.", a.Blocks, b.Blocks))
+	}
+	t := sortTable{ID: "compare-table", Head: []tableHead{{Label: "item"},
+		{Label: "status", Title: "matched items are 'changed', or 'noise' when the change is within the item's spread over the ranks"}, {Label: "time A (s)", Num: true}, {Label: "time B (s)", Num: true}, {Label: "change (s)", Num: true},
+		{Label: "ratio", Num: true, Title: "B / A"}, {Label: "time/iter A (s)", Num: true}, {Label: "time/iter B (s)", Num: true},
+		{Label: "calls A", Num: true}, {Label: "calls B", Num: true}, {Label: "% MPI A", Num: true}, {Label: "% MPI B", Num: true}}}
+	items := d.Items
+	if len(items) > maxCompareRows {
+		v.Notes = append(v.Notes, fmt.Sprintf("The %d items of largest change of %d; `mpiflow diff --json` lists them all.", maxCompareRows, len(items)))
+		items = items[:maxCompareRows]
+	}
+	side := func(s *analysis.DiffSide, loop bool) []tableCell {
+		if s == nil {
+			return []tableCell{{Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}}
+		}
+		per := tableCell{Text: "-"}
+		if loop {
+			per = tableCell{Text: units.Seconds(s.TimePerIteration / 1e9), Key: num(s.TimePerIteration)}
+		}
+		return []tableCell{{Text: units.Seconds(s.Time / 1e9), Key: num(s.Time)}, per, {Text: units.Count(s.Calls), Key: num(s.Calls)},
+			{Text: fmt.Sprintf("%.2f", s.MPIPct), Key: num(s.MPIPct)}}
+	}
+	for _, it := range items {
+		status := it.Status
+		if status == analysis.StatusMatched {
+			status = "changed"
+			if it.WithinNoise {
+				status = "noise"
+			}
+		}
+		name := it.Name
+		if it.Kind == analysis.ItemLoop {
+			name = "loop " + name
+		}
+		sa, sb := side(it.A, it.Kind == analysis.ItemLoop), side(it.B, it.Kind == analysis.ItemLoop)
+		r := tableCell{Text: "-"}
+		if it.Ratio > 0 {
+			r = tableCell{Text: "x" + strconv.FormatFloat(it.Ratio, 'f', 2, 64), Key: num(it.Ratio)}
+		}
+		t.Rows = append(t.Rows, []tableCell{{Text: name}, {Text: status}, sa[0], sb[0],
+			{Text: units.Seconds(it.Change.Time / 1e9), Key: num(it.Change.Time)}, r, sa[1], sb[1], sa[2], sb[2], sa[3], sb[3]})
+	}
+	v.Table = t
+	return v
+}
