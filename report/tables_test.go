@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -369,4 +370,33 @@ func TestCompareSection(t *testing.T) {
 
 	_, page = writeReport(t, halo4, "halo-no-compare.html", Options{NoOcelotl: true})
 	assert.NotContains(t, page, `id="compare-runs"`)
+}
+
+// The scaling page has each run, the efficiency charts and the tables of
+// mpiflow scaling; names from the files are escaped.
+func TestScalingPage(t *testing.T) {
+	a, b := loadJob(t, halo4), loadJob(t, halo4)
+	s := analysis.NewScaling([]*analysis.Job{a, b}, true)
+	s.Calls = append(s.Calls, analysis.ScalingItem{Name: "<script>x</script>", Points: make([]analysis.ScalingPoint, 2)})
+	out := filepath.Join(artifacts(t), "scaling.html")
+	require.NoError(t, WriteScaling(out, s))
+	b2, err := os.ReadFile(out)
+	require.NoError(t, err)
+	page := string(b2)
+	assert.Contains(t, page, `id="scaling-loops"`)
+	assert.Contains(t, page, `id="scaling-calls"`)
+	assert.NotContains(t, page, "<script>x</script>")
+	assert.NotContains(t, page, "https://", "offline")
+	runs := rowTexts(t, page, "scaling-runs")
+	require.Len(t, runs, 2)
+	assert.Equal(t, "1.00", runs[1][4], "the same run twice: weak efficiency 1")
+	loopsRows := rowTexts(t, page, "scaling-loops-table")
+	require.Len(t, loopsRows, len(s.Loops))
+	for i, it := range s.Loops {
+		assert.Equal(t, it.Name, loopsRows[i][0])
+		assert.Equal(t, "1.00", loopsRows[i][5], it.Name)
+	}
+	calls := rowTexts(t, page, "scaling-calls-table")
+	require.Len(t, calls, len(s.Calls))
+	assert.Equal(t, "<script>x</script>", calls[len(calls)-1][0], "escaped in the page, itself in the text")
 }

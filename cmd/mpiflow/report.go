@@ -20,10 +20,10 @@ import (
 func newReportCmd() *cobra.Command {
 	var out, dotPath, win, baseline string
 	var slices, maxGroups int
-	var noOcelotl bool
+	var noOcelotl, scaling, weak bool
 	var similarity float64
 	cmd := &cobra.Command{
-		Use:   "report FILE",
+		Use:   "report FILE | report --scaling FILE FILE...",
 		Short: "Write the self-contained HTML report of a recording",
 		Long: `report writes one HTML file that opens offline in any browser: the job
 banner, sortable tables of the MPI calls and call sites (the numbers of stats
@@ -35,6 +35,11 @@ reconstructed events. Sections have stable ids (#calls, #callsites,
 With --compare BASELINE a section (#compare-runs) says what changed from
 that run to this one, as mpiflow diff BASELINE FILE does.
 
+With --scaling, FILE... are runs of one program at several rank counts, and
+the page is their scaling (as mpiflow scaling prints it, --weak for weak
+scaling): each run's efficiency, the efficiency curves of the loops and MPI
+calls that lose the most time, and their tables (default -o scaling.html).
+
 The overview opens on the run after MPI_Init, cut into --slices slices, and
 offers the whole run and finer cuts; --window START:END opens it on that
 window instead (times since the start of the run, as seconds "1.5" or
@@ -42,8 +47,14 @@ durations "1500ms"; END past the run's end stops at the end).`,
 		Example: `  mpiflow report halo.1234.mpiflow
   mpiflow report halo.1234.mpiflow -o halo.html --slices 50
   mpiflow report halo.1234.mpiflow --window 0.5:2.5`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if scaling {
+				return writeScalingPage(cmd, args, out, weak)
+			}
+			if len(args) > 1 {
+				return fmt.Errorf("one profile at a time (%d given); --scaling takes several runs", len(args))
+			}
 			if err := errors.Join(checkInt("slices", slices, 1, aggregate.MaxSlices), checkInt("max-groups", maxGroups, 1, -1),
 				checkSimilarity(similarity)); err != nil {
 				return err
@@ -84,9 +95,38 @@ durations "1500ms"; END past the run's end stops at the end).`,
 	cmd.Flags().IntVar(&maxGroups, "max-groups", 24, "rank groups whose graphs are embedded")
 	cmd.Flags().BoolVar(&noOcelotl, "no-overview", false, "skip the spatiotemporal overview")
 	cmd.Flags().StringVar(&win, "window", "", "START:END: the overview's first window (times since the start of the run)")
+	cmd.Flags().BoolVar(&scaling, "scaling", false, "FILE... are runs at several rank counts: write their scaling page")
+	cmd.Flags().BoolVar(&weak, "weak", false, "with --scaling: weak scaling (work growing with the ranks)")
 	cmd.Flags().StringVar(&baseline, "compare", "", "BASELINE.mpiflow: add a section of what changed from that run to this one (as mpiflow diff BASELINE FILE)")
 	similarityFlag(cmd, &similarity)
 	return cmd
+}
+
+// writeScalingPage writes the scaling page of the runs in paths to out
+// (default scaling.html).
+func writeScalingPage(cmd *cobra.Command, paths []string, out string, weak bool) error {
+	if len(paths) < 2 {
+		return fmt.Errorf("--scaling compares runs: give two or more profiles (%d given)", len(paths))
+	}
+	if out == "" {
+		out = "scaling.html"
+	}
+	var jobs []*analysis.Job
+	for _, p := range paths {
+		if err := atomicfile.NotInput(out, p); err != nil {
+			return err
+		}
+		job, err := load(p, "", analysis.Options{NoSequences: true, NoSiteTable: true})
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, job)
+	}
+	if err := report.WriteScaling(out, analysis.NewScaling(jobs, weak)); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "scaling page written to %s\n", out)
+	return nil
 }
 
 // checkDot fails when --dot names a program that is not there; without

@@ -102,7 +102,11 @@ func printScaling(w io.Writer, s *analysis.Scaling, top int) error {
 					row = append(row, "-")
 					continue
 				}
-				row = append(row, fmt.Sprintf("%s (%.2f)", units.Seconds(p.TimePerRank/1e9), p.Efficiency))
+				eff := "-" // the reference has no such item
+				if it.Points[0].Present {
+					eff = fmt.Sprintf("%.2f", p.Efficiency)
+				}
+				row = append(row, fmt.Sprintf("%s (%s)", units.Seconds(p.TimePerRank/1e9), eff))
 			}
 			fmt.Fprintln(tw, strings.Join(append(row, oneLine(it.Name)), "\t"))
 		}

@@ -51,3 +51,20 @@ func TestScalingCommand(t *testing.T) {
 		}
 	}
 }
+
+// report --scaling writes the scaling page of several runs; one run is an
+// error, as several runs without --scaling.
+func TestReportScaling(t *testing.T) {
+	two, four := haloJob(t, []int{50, 50}), haloJob(t, []int{50, 50, 50, 50})
+	out := filepath.Join(t.TempDir(), "s.html")
+	_, stderr, err := run(t, "report", "--scaling", "--weak", two, four, "-o", out)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, out)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `id="scaling-loops-table"`)
+	_, _, err = run(t, "report", "--scaling", two, "-o", out)
+	assert.ErrorContains(t, err, "two or more")
+	_, _, err = run(t, "report", two, four)
+	assert.ErrorContains(t, err, "--scaling")
+}
