@@ -55,6 +55,9 @@ type Header struct {
 	// older versions.
 	Executable string   `msgpack:"exe,omitempty" json:"executable,omitempty"`
 	Env        []string `msgpack:"env,omitempty" json:"env,omitempty"`
+	// User is the name of the user who ran the job (rank 0's), as sites
+	// file their jobs' logs; empty in files of older versions.
+	User string `msgpack:"user,omitempty" json:"user,omitempty"`
 }
 
 // Rank is the data recorded by one thread of one MPI process.

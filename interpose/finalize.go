@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -204,6 +205,7 @@ func rank0Parts(j *job, infos []rankInfo, blocks [][]blockInfo, start, wall int6
 		Env:           runEnv(os.Environ()),
 	}
 	h.Executable, _ = os.Executable()
+	h.User = userName(j.env)
 	idx := make([]flowgraph.IndexEntry, 0, len(infos))
 	off := int64(flowgraph.PreambleSize)
 	var missing []string
@@ -407,6 +409,18 @@ func jobPath(dir string, env func(string) string) (string, error) {
 		}
 		p = fmt.Sprintf("%s.%d.mpiflow", base, i)
 	}
+}
+
+// userName is the name of the user running the process: from the user
+// database, else $USER, else the numeric uid.
+func userName(env func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := env("USER"); u != "" {
+		return u
+	}
+	return strconv.Itoa(os.Getuid())
 }
 
 // jobID is the scheduler's job id when there is one (the name sites file

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -77,6 +78,9 @@ func TestFinalizeWritesJobFile(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	assert.Equal(t, "42", f.Header.JobID)
+	u, err := user.Current()
+	require.NoError(t, err)
+	assert.Equal(t, u.Username, f.Header.User)
 	assert.Equal(t, 1, f.Header.NumRanks)
 	assert.Equal(t, []string{"h"}, f.Header.Hosts)
 	r, err := f.ReadRank(0)

@@ -57,6 +57,7 @@ sequence from it and reports where time goes.`,
 		newGraphCmd(),
 		newFidelityCmd(),
 		newExportCmd(),
+		newDBCmd(),
 	)
 	return root
 }
