@@ -145,6 +145,12 @@ type DiffItem struct {
 	// variation can explain.
 	Noise       float64 `json:"noise_ns"`
 	WithinNoise bool    `json:"within_noise"`
+	// IterationNoise and IterationWithinNoise are the same for a loop's
+	// time per iteration: the larger spread of a rank's time per
+	// iteration over the ranks, and whether the time per iteration
+	// changed by no more (runs of different lengths compare there).
+	IterationNoise       float64 `json:"iteration_noise_ns,omitempty"`
+	IterationWithinNoise bool    `json:"iteration_within_noise,omitempty"`
 }
 
 // DiffValues are the quantities an item is compared by; times in ns.
@@ -340,12 +346,15 @@ func treePaths(tree []loops.TreeRow) [][]string {
 }
 
 // rankSums sums one item's quantities over ranks, with its least and
-// largest time on one rank.
+// largest time on one rank, and for loops its least and largest time per
+// iteration on one rank.
 type rankSums struct {
 	time, iter, calls, bytes, mpi float64
 	ranks                         []int
 	min, max                      float64
 	minRank, maxRank              int
+	minPer, maxPer                float64
+	iterRanks                     int
 }
 
 func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi float64) {
@@ -354,6 +363,16 @@ func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi float64) {
 	}
 	if len(s.ranks) == 0 || time > s.max {
 		s.max, s.maxRank = time, rank
+	}
+	if iter > 0 {
+		per := time / iter
+		if s.iterRanks == 0 || per < s.minPer {
+			s.minPer = per
+		}
+		if s.iterRanks == 0 || per > s.maxPer {
+			s.maxPer = per
+		}
+		s.iterRanks++
 	}
 	s.ranks = append(s.ranks, rank)
 	s.time += time
@@ -594,4 +613,8 @@ func (it *DiffItem) compare(xa, xb *rankSums) {
 	}
 	it.Noise = max(xa.spread(), xb.spread())
 	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise
+	if it.Status == StatusMatched && va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
+		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer)
+		it.IterationWithinNoise = math.Abs(vb.TimePerIteration-va.TimePerIteration) <= it.IterationNoise
+	}
 }

@@ -119,6 +119,7 @@ func TestDiff(t *testing.T) {
 				assert.InDelta(t, 2, first.Ratio, 1e-9)
 				assert.InDelta(t, 2, first.IterationRatio, 1e-9)
 				assert.False(t, first.WithinNoise)
+				assert.False(t, first.IterationWithinNoise, "each iteration got slower")
 				require.NotNil(t, first.A)
 				require.NotNil(t, first.B)
 				assert.InDelta(t, first.B.Time-first.A.Time, first.Change.Time, 1e-6)
@@ -139,6 +140,17 @@ func TestDiff(t *testing.T) {
 				for i := 1; i < len(d.Items); i++ {
 					assert.GreaterOrEqual(t, abs(d.Items[i-1].Change.Time), abs(d.Items[i].Change.Time), "item %d", i)
 				}
+			}},
+		{"a run twice as long: the loop's time doubles, its time per iteration within noise",
+			testProgram{ranks: 4, jitter: 5, loops: []testLoop{exchange, reduce}},
+			testProgram{ranks: 4, jitter: 5, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 80, ns: 100}, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 2, it.Ratio, 0.05)
+				assert.False(t, it.WithinNoise)
+				assert.InDelta(t, 1, it.IterationRatio, 0.05)
+				assert.Positive(t, it.IterationNoise, "the ranks' jitter")
+				assert.True(t, it.IterationWithinNoise)
 			}},
 		{"identical jobs: every change within noise",
 			testProgram{ranks: 3, jitter: 5, loops: []testLoop{exchange, reduce}},

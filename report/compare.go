@@ -87,9 +87,13 @@ func newCompareView(d *analysis.JobDiff) *compareView {
 	for _, it := range items {
 		status := it.Status
 		if status == analysis.StatusMatched {
-			status = "changed"
-			if it.WithinNoise {
+			switch {
+			case it.WithinNoise:
 				status = "noise"
+			case it.IterationWithinNoise:
+				status = "changed, per iteration noise"
+			default:
+				status = "changed"
 			}
 		}
 		name := it.Name

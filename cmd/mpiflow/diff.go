@@ -167,13 +167,17 @@ func printDiff(w io.Writer, d *analysis.JobDiff, top int) error {
 }
 
 // itemStatus is an item's status for the table: new, gone, changed, or
-// noise for a change within the item's spread over the ranks.
+// noise for a change within the item's spread over the ranks; a loop
+// whose time changed but not its time per iteration (a longer run) says
+// so.
 func itemStatus(it *analysis.DiffItem) string {
 	switch {
 	case it.Status != analysis.StatusMatched:
 		return it.Status
 	case it.WithinNoise:
 		return "noise"
+	case it.IterationWithinNoise:
+		return "changed, per iteration noise"
 	}
 	return "changed"
 }
