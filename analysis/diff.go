@@ -585,6 +585,22 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 	return items
 }
 
+// Verdict names the item's change for people: "new", "gone", "noise" (a
+// change within its spread over the ranks), "changed, per iteration
+// noise" (a loop whose time changed but not its time per iteration: a
+// longer run) or "changed". The CLI and the report show it alike.
+func (it *DiffItem) Verdict() string {
+	switch {
+	case it.Status != StatusMatched:
+		return it.Status
+	case it.WithinNoise:
+		return "noise"
+	case it.IterationWithinNoise:
+		return "changed, per iteration noise"
+	}
+	return "changed"
+}
+
 // compare sets the item's status, change, ratios and noise from its sides
 // and their sums over the ranks (nil where the item is not).
 func (it *DiffItem) compare(xa, xb *rankSums) {

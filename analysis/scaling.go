@@ -56,6 +56,10 @@ type ScalingItem struct {
 	Lost float64 `json:"lost_ns"`
 }
 
+// HasReference tells whether the reference run has the item, so that its
+// points have efficiencies.
+func (it *ScalingItem) HasReference() bool { return len(it.Points) > 0 && it.Points[0].Present }
+
 // ScalingPoint is an item in one run.
 type ScalingPoint struct {
 	Present bool `json:"present"`

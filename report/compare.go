@@ -85,17 +85,6 @@ func newCompareView(d *analysis.JobDiff) *compareView {
 			{Text: fmt.Sprintf("%.2f", s.MPIPct), Key: num(s.MPIPct)}}
 	}
 	for _, it := range items {
-		status := it.Status
-		if status == analysis.StatusMatched {
-			switch {
-			case it.WithinNoise:
-				status = "noise"
-			case it.IterationWithinNoise:
-				status = "changed, per iteration noise"
-			default:
-				status = "changed"
-			}
-		}
 		name := it.Name
 		if it.Kind == analysis.ItemLoop {
 			name = "loop " + name
@@ -105,7 +94,7 @@ func newCompareView(d *analysis.JobDiff) *compareView {
 		if it.Ratio > 0 {
 			r = tableCell{Text: "x" + strconv.FormatFloat(it.Ratio, 'f', 2, 64), Key: num(it.Ratio)}
 		}
-		t.Rows = append(t.Rows, []tableCell{{Text: name}, {Text: status}, sa[0], sb[0],
+		t.Rows = append(t.Rows, []tableCell{{Text: name}, {Text: it.Verdict()}, sa[0], sb[0],
 			{Text: units.Seconds(it.Change.Time / 1e9), Key: num(it.Change.Time)}, r, sa[1], sb[1], sa[2], sb[2], sa[3], sb[3]})
 	}
 	v.Table = t

@@ -141,7 +141,7 @@ func scalingTable(s *analysis.Scaling, items []analysis.ScalingItem, id, what st
 				continue
 			}
 			eff := tableCell{Text: "-"} // the reference has no such item
-			if it.Points[0].Present {
+			if it.HasReference() {
 				eff = tableCell{Text: fmt.Sprintf("%.2f", pt.Efficiency), Key: num(pt.Efficiency)}
 			}
 			row = append(row, tableCell{Text: units.Seconds(pt.TimePerRank / 1e9), Key: num(pt.TimePerRank)}, eff)

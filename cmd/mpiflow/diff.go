@@ -153,7 +153,7 @@ func printDiff(w io.Writer, d *analysis.JobDiff, top int) error {
 		if it.Kind == analysis.ItemLoop {
 			name = "loop " + name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", itemStatus(&it), group,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Verdict(), group,
 			f[0][0], f[1][0], units.Seconds(it.Change.Time/1e9), ratio(it.Ratio), f[0][1], f[1][1], f[0][2], f[1][2],
 			f[0][3], f[1][3], f[0][4], f[1][4], f[0][5], f[1][5], name)
 	}
@@ -164,22 +164,6 @@ func printDiff(w io.Writer, d *analysis.JobDiff, top int) error {
 		fmt.Fprintf(w, "# %d more item(s): --top 0 or --json for all\n", len(d.Items)-len(items))
 	}
 	return nil
-}
-
-// itemStatus is an item's status for the table: new, gone, changed, or
-// noise for a change within the item's spread over the ranks; a loop
-// whose time changed but not its time per iteration (a longer run) says
-// so.
-func itemStatus(it *analysis.DiffItem) string {
-	switch {
-	case it.Status != analysis.StatusMatched:
-		return it.Status
-	case it.WithinNoise:
-		return "noise"
-	case it.IterationWithinNoise:
-		return "changed, per iteration noise"
-	}
-	return "changed"
 }
 
 // ratio formats a ratio B/A as "x2.00", "-" when there is none.

@@ -103,7 +103,7 @@ func printScaling(w io.Writer, s *analysis.Scaling, top int) error {
 					continue
 				}
 				eff := "-" // the reference has no such item
-				if it.Points[0].Present {
+				if it.HasReference() {
 					eff = fmt.Sprintf("%.2f", p.Efficiency)
 				}
 				row = append(row, fmt.Sprintf("%s (%s)", units.Seconds(p.TimePerRank/1e9), eff))
