@@ -29,7 +29,7 @@ type JobDiff struct {
 	// Groups pair the groups of ranks of A with those of B.
 	Groups []GroupMatch `json:"groups"`
 	// Items are the aligned loops and call sites by descending absolute
-	// change of time (Change.Time).
+	// change of time (Change.Time; a loop's shift when larger: weight).
 	Items []DiffItem `json:"items"`
 }
 
@@ -151,6 +151,29 @@ type DiffItem struct {
 	// changed by no more (runs of different lengths compare there).
 	IterationNoise       float64 `json:"iteration_noise_ns,omitempty"`
 	IterationWithinNoise bool    `json:"iteration_within_noise,omitempty"`
+	// Shift is the rank whose own part of a matched item changed most,
+	// paired rank by rank (nil when the jobs' ranks differ in number).
+	// A change that moved between ranks (one rank computes longer now,
+	// another less) leaves the means, and so WithinNoise, as they were:
+	// the paired changes show it.
+	Shift *RankShift `json:"shift,omitempty"`
+}
+
+// RankShift is the largest change of an item on one rank between two jobs
+// of the same ranks: of a loop's compute (its time outside MPI calls:
+// where a rank's own work changed, while the others' waits for it are
+// consequences), of a call site's time.
+type RankShift struct {
+	Rank int `json:"rank"`
+	// Change is B minus A on that rank, in ns; Before is A's value.
+	Change float64 `json:"change_ns"`
+	Before float64 `json:"before_ns"`
+	// Stands tells that the change stands out: above a tenth of the
+	// rank's value, and above twice the third largest change on a rank
+	// (two ranks change when work moves from one to another; ranks that
+	// all changed alike did so by a change of the program, not of a
+	// rank).
+	Stands bool `json:"stands"`
 }
 
 // DiffValues are the quantities an item is compared by; times in ns.
@@ -206,7 +229,7 @@ func Diff(a, b *Job) *JobDiff {
 	}
 	d.Items = append(d.Items, d.callItems(a, b)...)
 	slices.SortStableFunc(d.Items, func(x, y DiffItem) int {
-		if c := cmp.Compare(math.Abs(y.Change.Time), math.Abs(x.Change.Time)); c != 0 {
+		if c := cmp.Compare(y.weight(), x.weight()); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(x.Kind, y.Kind); c != 0 {
@@ -215,6 +238,19 @@ func Diff(a, b *Job) *JobDiff {
 		return cmp.Compare(x.Name, y.Name)
 	})
 	return d
+}
+
+// weight orders the items of a diff: by their absolute change of time,
+// a loop by the change of its compute on one rank when that stands out and
+// is larger (work moved between ranks leaves the loop's total as it was).
+// Not a call's: the wait that grew on one rank because another computes
+// longer is the consequence, the loop whose compute moved the cause.
+func (it *DiffItem) weight() float64 {
+	w := math.Abs(it.Change.Time)
+	if it.Kind == ItemLoop && it.Shift != nil && it.Shift.Stands {
+		w = max(w, math.Abs(it.Shift.Change))
+	}
+	return w
 }
 
 // diffJob is the banner of j.
@@ -346,8 +382,8 @@ func treePaths(tree []loops.TreeRow) [][]string {
 }
 
 // rankSums sums one item's quantities over ranks, with its least and
-// largest time on one rank, and for loops its least and largest time per
-// iteration on one rank.
+// largest time on one rank, for loops its least and largest time per
+// iteration on one rank, and each rank's own part (RankShift).
 type rankSums struct {
 	time, iter, calls, bytes, mpi float64
 	ranks                         []int
@@ -355,9 +391,12 @@ type rankSums struct {
 	minRank, maxRank              int
 	minPer, maxPer                float64
 	iterRanks                     int
+	// own is each rank's own part of the item (RankShift): a loop's
+	// compute, a call site's time.
+	own map[int]float64
 }
 
-func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi float64) {
+func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi, own float64) {
 	if len(s.ranks) == 0 || time < s.min {
 		s.min, s.minRank = time, rank
 	}
@@ -374,6 +413,10 @@ func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi float64) {
 		}
 		s.iterRanks++
 	}
+	if s.own == nil {
+		s.own = make(map[int]float64)
+	}
+	s.own[rank] += own
 	s.ranks = append(s.ranks, rank)
 	s.time += time
 	s.iter += iter
@@ -444,7 +487,8 @@ func groupLoops(j *Job, gi int) (order []string, paths map[string][]string, name
 				continue
 			}
 			st := &r.Collapsed.Loops[i].Stats
-			s.add(r.Rank.Rank, float64(st.Time), float64(st.Iterations), float64(st.Calls), float64(st.Bytes), float64(st.NodeTime))
+			s.add(r.Rank.Rank, float64(st.Time), float64(st.Iterations), float64(st.Calls), float64(st.Bytes), float64(st.NodeTime),
+				float64(st.Time-st.NodeTime))
 		}
 	}
 	return order, paths, names, sums
@@ -493,7 +537,7 @@ func (d *JobDiff) loopItems(a, b *Job, gi int, m GroupMatch) []DiffItem {
 			continue
 		}
 		it.Name = strings.Join(it.Path, " > ")
-		it.compare(xa, xb)
+		it.compare(xa, xb, !d.PerRank)
 		items = append(items, it)
 	}
 	return items
@@ -534,7 +578,7 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 				x.bytes += float64(n.Bytes.Total)
 			}
 			for k, x := range per {
-				out[k].add(r.Rank.Rank, x.time, 0, x.calls, x.bytes, 0)
+				out[k].add(r.Rank.Rank, x.time, 0, x.calls, x.bytes, 0, x.time)
 			}
 		}
 		return out, order
@@ -579,7 +623,7 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 		if it.A == nil && it.B == nil {
 			continue
 		}
-		it.compare(xa, xb)
+		it.compare(xa, xb, !d.PerRank)
 		items = append(items, it)
 	}
 	return items
@@ -593,17 +637,52 @@ func (it *DiffItem) Verdict() string {
 	switch {
 	case it.Status != StatusMatched:
 		return it.Status
+	case it.Shift != nil && it.Shift.Stands && it.WithinNoise:
+		return "changed on rank " + strconv.Itoa(it.Shift.Rank)
 	case it.WithinNoise:
 		return "noise"
 	case it.IterationWithinNoise:
 		return "changed, per iteration noise"
+	case it.Shift != nil && it.Shift.Stands:
+		return "changed, most on rank " + strconv.Itoa(it.Shift.Rank)
 	}
 	return "changed"
 }
 
-// compare sets the item's status, change, ratios and noise from its sides
-// and their sums over the ranks (nil where the item is not).
-func (it *DiffItem) compare(xa, xb *rankSums) {
+// shift pairs the own parts of an item on the ranks that have it in both
+// sums and returns the largest change; nil unless two ranks pair.
+func shift(xa, xb *rankSums) *RankShift {
+	if xa == nil || xb == nil {
+		return nil
+	}
+	var changes []RankShift
+	for r, a := range xa.own {
+		if b, ok := xb.own[r]; ok {
+			changes = append(changes, RankShift{Rank: r, Change: b - a, Before: a})
+		}
+	}
+	if len(changes) < 2 {
+		return nil
+	}
+	slices.SortFunc(changes, func(x, y RankShift) int {
+		if c := cmp.Compare(math.Abs(y.Change), math.Abs(x.Change)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Rank, y.Rank)
+	})
+	top := changes[0]
+	third := 0.0
+	if len(changes) > 2 {
+		third = math.Abs(changes[2].Change)
+	}
+	top.Stands = math.Abs(top.Change) > 0.1*max(top.Before, top.Before+top.Change) && math.Abs(top.Change) > 2*third
+	return &top
+}
+
+// compare sets the item's status, change, ratios, noise and (paired: the
+// jobs have the same ranks) shift from its sides and their sums over the
+// ranks (nil where the item is not).
+func (it *DiffItem) compare(xa, xb *rankSums, paired bool) {
 	var va, vb DiffValues
 	switch {
 	case it.A != nil && it.B != nil:
@@ -626,6 +705,9 @@ func (it *DiffItem) compare(xa, xb *rankSums) {
 	}
 	if va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
 		it.IterationRatio = vb.TimePerIteration / va.TimePerIteration
+	}
+	if paired {
+		it.Shift = shift(xa, xb)
 	}
 	it.Noise = max(xa.spread(), xb.spread())
 	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise

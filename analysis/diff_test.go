@@ -22,6 +22,12 @@ type testLoop struct {
 	iters int
 	ns    int64
 	slow  int64 // 0: 1
+	// heavy, when above 0, is 1 + the rank whose compute phase after the
+	// loop's last call takes heavyNs more in every iteration; the last
+	// call of every other rank waits as much longer for it (the
+	// imbalance a collective absorbs).
+	heavy   int
+	heavyNs int64
 }
 
 // testProgram is what every rank of a test job runs: MPI_Init, the loops
@@ -46,11 +52,12 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 	for r := range p.ranks {
 		b := flowgraph.NewBuilder(0, 0)
 		var now int64
-		add := func(call string, line int, ns int64) {
+		call := func(call string, line int, ns, gap int64) {
 			site := b.Site(flowgraph.CallSite{Addr: uint64(0x1000 + line), Function: "main", File: "/src/app.c", Line: line})
 			b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: call, Site: site, Partner: -1, Comm: -1}, Enter: now, Exit: now + ns, Partner: -1, Bytes: 8})
-			now += 2 * ns // the call, then as long a compute phase
+			now += ns + gap
 		}
+		add := func(c string, line int, ns int64) { call(c, line, ns, ns) } // the call, then as long a compute phase
 		add("MPI_Init", 1, 1000)
 		which := make([]int, len(p.loops))
 		for i := range which {
@@ -64,7 +71,14 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 			ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
 			for range l.iters {
 				for k, c := range l.calls {
-					add(c, l.line+k, ns)
+					switch {
+					case l.heavy == 0 || k < len(l.calls)-1:
+						add(c, l.line+k, ns)
+					case l.heavy == r+1:
+						call(c, l.line+k, ns, ns+l.heavyNs)
+					default:
+						call(c, l.line+k, ns+l.heavyNs, ns)
+					}
 				}
 			}
 		}
@@ -85,6 +99,9 @@ var (
 	reduce   = testLoop{line: 20, calls: []string{"MPI_Allreduce", "MPI_Bcast"}, iters: 30, ns: 200}
 	extra    = testLoop{line: 30, calls: []string{"MPI_Barrier", "MPI_Reduce"}, iters: 10, ns: 50}
 )
+
+// heavyOn returns l with rank computing ns more per iteration.
+func heavyOn(l testLoop, rank int, ns int64) testLoop { l.heavy, l.heavyNs = rank+1, ns; return l }
 
 // slowed returns l with its calls and phases slow times as long.
 func slowed(l testLoop, slow int64) testLoop { l.slow = slow; return l }
@@ -161,6 +178,7 @@ func TestDiff(t *testing.T) {
 					assert.Equal(t, StatusMatched, it.Status, it.Name)
 					assert.True(t, it.WithinNoise, it.Name)
 					assert.Zero(t, it.Change.Time, it.Name)
+					assert.Equal(t, "noise", it.Verdict(), it.Name)
 				}
 				require.Len(t, d.Groups, 1)
 				assert.Equal(t, MatchSignature, d.Groups[0].By)
@@ -177,6 +195,39 @@ func TestDiff(t *testing.T) {
 				assert.Greater(t, it.Change.Time, 0.0)
 				assert.Greater(t, it.Noise, it.Change.Time/4, "the mean per rank changed less than the spread")
 				assert.True(t, it.WithinNoise)
+			}},
+		{"the heavy rank moved: the loop's compute shifted from rank 1 to rank 2, loop first, rank 1 named",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 300), reduce}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 2, 300), reduce}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Equal(t, ItemLoop, first.Kind)
+				assert.Contains(t, first.Name, "app.c:1")
+				assert.True(t, first.WithinNoise, "every rank still takes as long in the loop")
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Contains(t, []int{1, 2}, first.Shift.Rank)
+				assert.InDelta(t, 300*39, abs(first.Shift.Change), 1, "the heavy phase of 40 iterations, the last leaving the loop")
+				assert.Contains(t, first.Verdict(), "changed on rank ")
+				// The waits moved too (rank 1 now waits): shown, sorted by their total.
+				w := findItem(t, d, ItemCall, "MPI_Wait")
+				require.NotNil(t, w.Shift)
+				assert.True(t, w.Shift.Stands)
+				r := findItem(t, d, ItemLoop, "app.c:2")
+				assert.False(t, r.Shift != nil && r.Shift.Stands, "the other loop did not move")
+			}},
+		{"the heavy rank removed: the loop got faster on every rank, rank 1's compute named",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 300), reduce}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Contains(t, first.Name, "app.c:1")
+				assert.False(t, first.WithinNoise)
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Equal(t, 1, first.Shift.Rank)
+				assert.InDelta(t, -300*39, first.Shift.Change, 1, "the last heavy phase leaves the loop")
+				assert.Equal(t, "changed, most on rank 1", first.Verdict())
 			}},
 		{"a loop only in B is new, its calls too",
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},

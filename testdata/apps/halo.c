@@ -3,20 +3,23 @@
  * default 100) posts an Irecv per neighbor, Sends per neighbor, Waits per
  * neighbor, computes a Jacobi sweep and Allreduces the residual.
  * With 4 ranks (2x2) every rank has 2 neighbors. Exit code 3 tells the
- * tests that argv[2] ("fail") asked for a non-zero exit. */
+ * tests that argv[2] ("fail") asked for a non-zero exit. argv[3], when
+ * given, is a slowed rank: it does its sweep SLOW times per iteration and
+ * the others wait for it (the imbalance mpiflow diff has to find). */
 #include <mpi.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define N 32 /* local grid is N x N */
+#define N 32     /* local grid is N x N */
+#define SLOW 20 /* sweeps per iteration of the slowed rank */
 
 static double u[N + 2][N + 2], v[N + 2][N + 2];
 
 int main(int argc, char **argv)
 {
-	int rank, size, iters = argc > 1 ? atoi(argv[1]) : 100;
+	int rank, size, iters = argc > 1 ? atoi(argv[1]) : 100, slowed = argc > 3 ? atoi(argv[3]) : -1;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -51,11 +54,14 @@ int main(int argc, char **argv)
 			for (int j = 0; j < N; j++)
 				u[1 + j][0] += 1e-3 * recvb[k][j];
 		double local = 0;
-		for (int i = 1; i <= N; i++)
-			for (int j = 1; j <= N; j++) {
-				v[i][j] = 0.25 * (u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1]);
-				local += fabs(v[i][j] - u[i][j]);
-			}
+		for (int rep = 0; rep < (rank == slowed ? SLOW : 1); rep++) {
+			local = 0;
+			for (int i = 1; i <= N; i++)
+				for (int j = 1; j <= N; j++) {
+					v[i][j] = 0.25 * (u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1]);
+					local += fabs(v[i][j] - u[i][j]);
+				}
+		}
 		memcpy(u, v, sizeof u);
 		MPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	}
