@@ -4,7 +4,8 @@
 # (flowgraph/flowgen.HPCCShape: about 180 call sites in nested loops,
 # polls with long-tailed run lengths, branches on data and on the rank,
 # SCALE_EVENTS calls a rank within the default budget; scripts/genjob),
-# then runs mpiflow stats, loops, aggregate and report on it on one core
+# then runs mpiflow stats, loops, aggregate, report, diff and scaling on it
+# (the last two with the job twice, to compare their cost with loops') on one core
 # (GOMAXPROCS=1) and prints, per command, the wall time and the peak RSS
 # (GNU time), with the job file's size and `loops`' groups.
 #
@@ -32,7 +33,8 @@ fi
 (cd "$root" && $GO build -o "$tmp/genjob" ./scripts/genjob)
 
 printf '%-6s %-10s %-9s %-7s' ranks events/rank file groups
-for c in stats loops aggregate report; do printf ' %-18s' "$c s/MB"; done
+cmds=(stats loops aggregate report diff scaling)
+for c in "${cmds[@]}"; do printf ' %-18s' "$c s/MB"; done
 echo
 for n in $SCALE_RANKS; do
 	job="$tmp/scale$n.mpiflow"
@@ -41,9 +43,12 @@ for n in $SCALE_RANKS; do
 	size=$(du -k "$job" | cut -f1)
 	groups=$("$MPIFLOW_BIN" loops --json "$job" | jq '.groups | length')
 	printf '%-6s %-10s %-9s %-7s' "$n" "$SCALE_EVENTS" "${size}K" "$groups"
-	for c in stats loops aggregate report; do
+	for c in "${cmds[@]}"; do
 		args=("$c" "$job")
-		[ "$c" = report ] && args+=(-o "$tmp/report$n.html")
+		case $c in
+		report) args+=(-o "$tmp/report$n.html") ;;
+		diff | scaling) args+=("$job") ;;
+		esac
 		if ! GOMAXPROCS=1 /usr/bin/time -f '%e %M' -o "$tmp/time" "$MPIFLOW_BIN" "${args[@]}" >/dev/null 2>"$tmp/err"; then
 			echo >&2
 			echo "bench-scale: mpiflow ${args[*]} failed:" >&2
