@@ -40,6 +40,9 @@ import (
 type Options struct {
 	// DotPath is the Graphviz dot executable ("dot" from PATH).
 	DotPath string
+	// Renderer lays out the graphs (by default Graphviz{Path: DotPath});
+	// a failure leaves their DOT text in the page.
+	Renderer Renderer
 	// Slices is the number of time slices of the Ocelotl overview (30).
 	Slices int
 	// WindowFrom and WindowTo, when WindowTo > 0, are the time window of
@@ -557,199 +560,35 @@ func elemName(e *analysis.Elem, lg *analysis.Level) string {
 	return fmt.Sprintf("%s (%s)", e.Call, e.Where)
 }
 
+// buildGraphs fills the rank comparison's data and draws the groups'
+// levels.
 func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, opt *Options, prog *progress) error {
-	metrics := job.Metrics
-	// Global element keys, so that values can be compared across ranks.
-	keyIdx := map[string]int{}
-	key := func(e *analysis.Elem, lg *analysis.Level) int {
-		k, ok := keyIdx[e.Key]
-		if !ok {
-			k = len(data.Elems)
-			keyIdx[e.Key] = k
-			data.Elems = append(data.Elems, elemName(e, lg))
-			if e.StartUp() {
-				data.StartUp = append(data.StartUp, k)
-			}
-		}
-		return k
-	}
-	nt := analysis.MetricIndex(metrics, analysis.MetricTime)
-	nc := analysis.MetricIndex(metrics, analysis.MetricCount)
-	var loopErrs []string
-	data.Vals = make([]map[int][]num, len(job.Ranks))
-	for i, r := range job.Ranks {
-		if r.LoopErr != nil {
-			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
-		}
-		vals := map[int][]num{}
-		for l := range r.Levels {
-			lg := &r.Levels[l]
-			for _, list := range [][]analysis.Elem{lg.Nodes, lg.Edges} {
-				for k := range list {
-					e := &list[k]
-					vals[key(e, lg)] = nums(e.Vals)
-				}
-			}
-		}
-		data.Vals[i] = vals
-		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group, Total: num(float64(job.Summary.Ranks[i].Wall) / 1e9)})
-	}
-	if len(loopErrs) > 0 {
+	keys := &elemKeys{idx: map[string]int{}, data: data}
+	if loopErrs := rankVals(data, job, keys); len(loopErrs) > 0 {
 		p.LoopsNote = "Loop analysis failed for some ranks; their whole graph is shown instead: " + strings.Join(loopErrs, "; ")
 	}
-	// Compare by default the rank with the most compute time against the
-	// one of its group (else of the job) with the least.
-	compute := make([]int64, len(job.Ranks))
-	slow := 0
-	for i, rs := range job.Summary.Ranks {
-		compute[i] = rs.Compute
-		if compute[i] > compute[slow] {
-			slow = i
-		}
-	}
-	fast := -1
-	for _, pass := range []bool{true, false} {
-		for i := range job.Ranks {
-			if i == slow || (pass && job.Ranks[i].Group != job.Ranks[slow].Group) {
-				continue
-			}
-			if fast < 0 || compute[i] < compute[fast] {
-				fast = i
-			}
-		}
-		if fast >= 0 {
-			break
-		}
-	}
-	if fast < 0 {
-		fast = slow
-	}
+	fast, slow := job.ComparedRanks()
 	data.Compare = [2]int{fast, slow}
 
-	// Group drawings. The largest groups are drawn first when there are
-	// more groups than MaxGroups.
 	groups := job.Groups
-	order := make([]int, len(groups))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]].Members) > len(groups[order[b]].Members) })
-	drawn := make([]bool, len(groups))
-	for k, g := range order {
-		drawn[g] = k < opt.MaxGroups
-		// Always draw the groups of the default comparison.
-		if g == job.Ranks[fast].Group || g == job.Ranks[slow].Group {
-			drawn[g] = true
-		}
-	}
+	drawn := drawnGroups(job, fast, slow, opt.MaxGroups)
 	if len(groups) > opt.MaxGroups {
 		p.GraphNote = fmt.Sprintf("%d groups of ranks of different graph structure; the graphs of the %d largest are embedded, use `mpiflow graph FILE --rank R` for the others.", len(groups), opt.MaxGroups)
+	}
+	renderer := opt.Renderer
+	if renderer == nil {
+		renderer = Graphviz{Path: opt.DotPath}
 	}
 	p.Groups = make([]groupView, len(groups))
 	data.Groups = make([]jsGroup, len(groups))
 	var dotErr error
 	var mu sync.Mutex
 	err := parallel.For(len(groups), opt.Workers, func(g int) error {
-		mean := groups[g].Levels
-		gr := &groups[g]
-		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Structures: gr.Structures, Rendered: drawn[g]}
-		if gr.Structures > 1 {
-			gv.Rep = job.Ranks[gr.Rep].Label
-		}
-		jg := jsGroup{Members: gr.Members, Rep: gr.Rep, Structures: gr.Structures, Rendered: drawn[g]}
-		var dots []string
-		var dotLevel []int
-		loopKeys := loopKeyIndex(mean, keyIdx)
-		// The loop tree's rows by the representative's loop IDs, which
-		// are those of the drawn levels.
-		tree := map[int]*loops.TreeRow{}
-		for k := range gr.Tree {
-			tree[gr.Tree[k].ID] = &gr.Tree[k]
-		}
-		scale := RankScale(mean, metrics, analysis.MetricTime)
-		for l := range mean {
-			lg := &mean[l]
-			jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Key: loopKeys[l]})
-			lv := levelView{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Header: lg.Header}
-			// Crumbs from the top level down to the parent; enclosing loops
-			// have smaller IDs, the bound only guards against bad input.
-			for x, steps := lg.Parent, 0; l > 0 && x >= 0 && x < len(mean) && steps <= len(mean); steps++ {
-				name := "top level"
-				if x > 0 {
-					name = mean[x].Name
-				}
-				lv.Path = append([]crumb{{Loop: x, Name: name}}, lv.Path...)
-				if x == 0 {
-					break
-				}
-				x = mean[x].Parent
-			}
-			for _, e := range lg.Nodes {
-				if e.Kind != analysis.KindLoop {
-					continue
-				}
-				t, it := e.Vals[nt], e.Vals[nc]
-				row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
-					Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
-				if tr, ok := tree[e.Loop]; ok {
-					row.Spread = fmt.Sprintf("%.2f%% (rank %d) to %.2f%% (rank %d)", 100*tr.MinShare, tr.MinRank, 100*tr.MaxShare, tr.MaxRank)
-					row.Ranks = fmt.Sprintf("%d", tr.Ranks)
-					if tr.Where != "" {
-						row.Ranks += ": " + tr.Where
-					}
-				}
-				if it > 0 {
-					row.PerIter = units.Seconds(t / it)
-					row.CallsIter = units.PerIteration(e.Calls / it)
-				}
-				lv.Loops = append(lv.Loops, row)
-			}
-			lv.Legend = legend{Metric: analysis.MetricTime, NodeMax: formatMetric(analysis.MetricTime, maxOf(lg.Nodes, nt)),
-				EdgeMax: formatMetric(analysis.MetricTime, maxOf(lg.Edges, nt))}
-			switch {
-			case !drawn[g]:
-			case l >= opt.MaxLevels:
-				lv.Err = fmt.Sprintf("not drawn: more than %d loops in this rank group", opt.MaxLevels)
-			case len(lg.Nodes) > opt.MaxNodes:
-				lv.Err = fmt.Sprintf("not drawn: %d nodes, more than %d", len(lg.Nodes), opt.MaxNodes)
-			default:
-				// The page shows title and legend around the drawing; the
-				// labels are the group's means until the page's script
-				// writes in the selected rank's values.
-				d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true, Scale: scale,
-					ElemID: func(kind, i int) string {
-						if kind == analysis.KindEdge {
-							return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])
-						}
-						return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Nodes[i].Key])
-					},
-					LoopHref: func(loop int) string { return fmt.Sprintf("#lv-%d-%d", g, loop) }})
-				dots = append(dots, d)
-				dotLevel = append(dotLevel, l)
-				lv.DOT = d
-			}
-			gv.Levels = append(gv.Levels, lv)
-		}
-		if len(dots) > 0 {
-			svgs, err := Render(ctx, opt.DotPath, dots)
-			if err != nil {
-				mu.Lock()
-				dotErr = err
-				mu.Unlock()
-				for _, l := range dotLevel {
-					gv.Levels[l].Err = "Graph picture not available: " + err.Error() + ". The DOT text follows; render it with `dot -Tsvg`."
-				}
-			} else {
-				for k, l := range dotLevel {
-					s, err := SanitizeSVG(svgs[k])
-					if err != nil {
-						gv.Levels[l].Err = err.Error()
-						continue
-					}
-					gv.Levels[l].SVG = template.HTML(s) // sanitized: only drawing elements, escaped values
-					gv.Levels[l].DOT = ""
-				}
-			}
+		gv, jg, dots, dotLevel := buildGroup(job, g, drawn[g], keys.idx, opt)
+		if err := renderGroup(ctx, renderer, &gv, dots, dotLevel); err != nil {
+			mu.Lock()
+			dotErr = err
+			mu.Unlock()
 		}
 		p.Groups[g] = gv
 		data.Groups[g] = jg
@@ -765,6 +604,202 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 		} else {
 			p.GraphNote = strings.TrimSpace(p.GraphNote + " Graphviz failed: " + dotErr.Error())
 		}
+	}
+	return nil
+}
+
+// elemKeys numbers the elements of all ranks' levels by their key, so
+// that values can be compared across ranks, and names them in data.
+type elemKeys struct {
+	idx  map[string]int
+	data *jsData
+}
+
+// key is the number of element e of level lg, given on first sight.
+func (ks *elemKeys) key(e *analysis.Elem, lg *analysis.Level) int {
+	k, ok := ks.idx[e.Key]
+	if !ok {
+		k = len(ks.data.Elems)
+		ks.idx[e.Key] = k
+		ks.data.Elems = append(ks.data.Elems, elemName(e, lg))
+		if e.StartUp() {
+			ks.data.StartUp = append(ks.data.StartUp, k)
+		}
+	}
+	return k
+}
+
+// rankVals fills the ranks of data and the values of their elements, and
+// returns the ranks' loop analysis failures.
+func rankVals(data *jsData, job *analysis.Job, keys *elemKeys) []string {
+	var loopErrs []string
+	data.Vals = make([]map[int][]num, len(job.Ranks))
+	for i, r := range job.Ranks {
+		if r.LoopErr != nil {
+			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
+		}
+		vals := map[int][]num{}
+		for l := range r.Levels {
+			lg := &r.Levels[l]
+			for _, list := range [][]analysis.Elem{lg.Nodes, lg.Edges} {
+				for k := range list {
+					e := &list[k]
+					vals[keys.key(e, lg)] = nums(e.Vals)
+				}
+			}
+		}
+		data.Vals[i] = vals
+		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group, Total: num(float64(job.Summary.Ranks[i].Wall) / 1e9)})
+	}
+	return loopErrs
+}
+
+// drawnGroups tells which groups have their graphs drawn: the maxGroups
+// largest, and always the groups of the default comparison (ranks fast
+// and slow).
+func drawnGroups(job *analysis.Job, fast, slow, maxGroups int) []bool {
+	groups := job.Groups
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]].Members) > len(groups[order[b]].Members) })
+	drawn := make([]bool, len(groups))
+	for k, g := range order {
+		drawn[g] = k < maxGroups
+		if g == job.Ranks[fast].Group || g == job.Ranks[slow].Group {
+			drawn[g] = true
+		}
+	}
+	return drawn
+}
+
+// buildGroup makes the view of group g and its data for the page, and
+// returns the DOT texts of the levels to draw with their indices.
+func buildGroup(job *analysis.Job, g int, drawn bool, keyIdx map[string]int, opt *Options) (groupView, jsGroup, []string, []int) {
+	metrics := job.Metrics
+	mean := job.Groups[g].Levels
+	gr := &job.Groups[g]
+	gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Structures: gr.Structures, Rendered: drawn}
+	if gr.Structures > 1 {
+		gv.Rep = job.Ranks[gr.Rep].Label
+	}
+	jg := jsGroup{Members: gr.Members, Rep: gr.Rep, Structures: gr.Structures, Rendered: drawn}
+	var dots []string
+	var dotLevel []int
+	loopKeys := loopKeyIndex(mean, keyIdx)
+	// The loop tree's rows by the representative's loop IDs, which
+	// are those of the drawn levels.
+	tree := map[int]*loops.TreeRow{}
+	for k := range gr.Tree {
+		tree[gr.Tree[k].ID] = &gr.Tree[k]
+	}
+	scale := RankScale(mean, metrics, analysis.MetricTime)
+	nt := analysis.MetricIndex(metrics, analysis.MetricTime)
+	for l := range mean {
+		lg := &mean[l]
+		jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Key: loopKeys[l]})
+		lv := levelView{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Header: lg.Header, Path: levelPath(mean, l)}
+		lv.Loops = loopRows(lg, tree, nt, analysis.MetricIndex(metrics, analysis.MetricCount))
+		lv.Legend = legend{Metric: analysis.MetricTime, NodeMax: formatMetric(analysis.MetricTime, maxOf(lg.Nodes, nt)),
+			EdgeMax: formatMetric(analysis.MetricTime, maxOf(lg.Edges, nt))}
+		switch {
+		case !drawn:
+		case l >= opt.MaxLevels:
+			lv.Err = fmt.Sprintf("not drawn: more than %d loops in this rank group", opt.MaxLevels)
+		case len(lg.Nodes) > opt.MaxNodes:
+			lv.Err = fmt.Sprintf("not drawn: %d nodes, more than %d", len(lg.Nodes), opt.MaxNodes)
+		default:
+			// The page shows title and legend around the drawing; the
+			// labels are the group's means until the page's script
+			// writes in the selected rank's values.
+			d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true, Scale: scale,
+				ElemID: func(kind, i int) string {
+					if kind == analysis.KindEdge {
+						return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])
+					}
+					return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Nodes[i].Key])
+				},
+				LoopHref: func(loop int) string { return fmt.Sprintf("#lv-%d-%d", g, loop) }})
+			dots = append(dots, d)
+			dotLevel = append(dotLevel, l)
+			lv.DOT = d
+		}
+		gv.Levels = append(gv.Levels, lv)
+	}
+	return gv, jg, dots, dotLevel
+}
+
+// levelPath is the crumbs of level l from the top level down to its
+// parent; enclosing loops have smaller IDs, the bound only guards against
+// bad input.
+func levelPath(mean []analysis.Level, l int) []crumb {
+	var path []crumb
+	for x, steps := mean[l].Parent, 0; l > 0 && x >= 0 && x < len(mean) && steps <= len(mean); steps++ {
+		name := "top level"
+		if x > 0 {
+			name = mean[x].Name
+		}
+		path = append([]crumb{{Loop: x, Name: name}}, path...)
+		if x == 0 {
+			break
+		}
+		x = mean[x].Parent
+	}
+	return path
+}
+
+// loopRows is the table of the loops of level lg, with their spread over
+// the group's ranks from the loop tree's rows by loop ID; nt and nc index
+// time and count in the elements' values.
+func loopRows(lg *analysis.Level, tree map[int]*loops.TreeRow, nt, nc int) []loopRow {
+	var rows []loopRow
+	for _, e := range lg.Nodes {
+		if e.Kind != analysis.KindLoop {
+			continue
+		}
+		t, it := e.Vals[nt], e.Vals[nc]
+		row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
+			Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
+		if tr, ok := tree[e.Loop]; ok {
+			row.Spread = fmt.Sprintf("%.2f%% (rank %d) to %.2f%% (rank %d)", 100*tr.MinShare, tr.MinRank, 100*tr.MaxShare, tr.MaxRank)
+			row.Ranks = fmt.Sprintf("%d", tr.Ranks)
+			if tr.Where != "" {
+				row.Ranks += ": " + tr.Where
+			}
+		}
+		if it > 0 {
+			row.PerIter = units.Seconds(t / it)
+			row.CallsIter = units.PerIteration(e.Calls / it)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// renderGroup lays out the DOT texts dots of the levels dotLevel of gv
+// with r and puts the sanitized pictures in place of the texts; when r
+// fails, the levels keep their text with a note, and the error is
+// returned.
+func renderGroup(ctx context.Context, r Renderer, gv *groupView, dots []string, dotLevel []int) error {
+	if len(dots) == 0 {
+		return nil
+	}
+	svgs, err := r.Render(ctx, dots)
+	if err != nil {
+		for _, l := range dotLevel {
+			gv.Levels[l].Err = "Graph picture not available: " + err.Error() + ". The DOT text follows; render it with `dot -Tsvg`."
+		}
+		return err
+	}
+	for k, l := range dotLevel {
+		s, err := SanitizeSVG(svgs[k])
+		if err != nil {
+			gv.Levels[l].Err = err.Error()
+			continue
+		}
+		gv.Levels[l].SVG = template.HTML(s) // sanitized: only drawing elements, escaped values
+		gv.Levels[l].DOT = ""
 	}
 	return nil
 }
