@@ -126,14 +126,11 @@ func TestMessagesToWait(t *testing.T) {
 	}
 }
 
-// TestMessagesBackwards: a pairing whose receive ends before its send
-// starts is not drawn, and the note counts it.
+// TestMessagesBackwards: the note counts the pairings whose receive ends
+// before its send starts, which are not drawn (analysis.PairMessages).
 func TestMessagesBackwards(t *testing.T) {
-	d := &timelineData{Ranks: []timeline{
-		{rank: 0, ends: [2]map[int][]int64{dirSend: {1: {10, 20}}}},
-		{rank: 1, ends: [2]map[int][]int64{dirRecv: {0: {5, 25}}}},
-	}}
-	d.pairMessages()
+	d := &timelineData{}
+	d.drawMessages(analysis.MessagePairs{Msgs: []analysis.Message{{Src: 0, Send: 20, Dst: 1, Recv: 25}}, Backwards: 1})
 	assert.Equal(t, []int64{0, 20, 1, 25}, d.Msgs)
 	assert.Contains(t, d.MsgNote, "1 messages are not drawn whose k-th receive ended before the k-th send started")
 }
