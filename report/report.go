@@ -318,25 +318,20 @@ func render(w io.Writer, p *page) error {
 	return nil
 }
 
+// build makes the page of job: its tables, then one pass over the ranks'
+// events for their loops, the overview and the timeline, then the graphs.
 func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) {
-	h := &job.Header
 	metrics := job.Metrics
-	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
+	ct := newCallTimes(job)
 	prog := newProgress(opt.Progress)
 	// All calls by time, MPI_Init last so that the calls of the run get
 	// the most distinct colors; the charts leave MPI_Init out.
-	var calls, inits []string
+	calls := slices.Clip(ct.calls)
 	for _, c := range job.Calls {
 		if flowgraph.IsInit(c.Call) {
-			inits = append(inits, c.Call)
-			continue
+			calls = append(calls, c.Call)
 		}
-		calls = append(calls, c.Call)
-		ct.total[c.Call] = float64(c.Time.Total) / 1e9
-		ct.count[c.Call] = c.Count
 	}
-	ct.calls = calls
-	calls = append(calls[:len(calls):len(calls)], inits...)
 	ct.colors = CallColors(calls, groupNames...)
 	callIdx := make(map[string]int, len(calls))
 	data := jsData{Calls: calls, Metrics: metrics}
@@ -349,110 +344,15 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	p.Banner = makeBanner(job)
 	buildTables(p, job, ct)
 
-	// Timeline of all ranks, or of the outliers and a spread of the rest.
 	ranks := job.Recorded()
-	var span int64
-	for _, r := range ranks {
-		span = max(span, rankSpan(r))
-	}
-	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
-	ntl := len(shown)
-	row := make([]int, len(ranks)) // each rank's row in the timeline, -1: none
-	for i := range row {
-		row[i] = -1
-	}
-	for k, i := range shown {
-		row[i] = k
-	}
-	// Every event when they fit the budget, else bins per rank.
-	var events int64
-	for _, i := range shown {
-		events += ranks[i].Graph.NumEvents
-	}
-	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
-	exact := events <= int64(opt.TimelineSegments)
-	if exact {
-		bins = 0
-	}
-	tb := newTimelineBuilder(span, bins, callIdx)
-	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
 	var ie int64 // the latest end of MPI_Init
 	for _, r := range job.Ranks {
 		ie = max(ie, r.InitEnd)
 	}
-	if ie > 0 && ie < span {
-		tl.Start = float64(ie) / 1e9
-	}
-	var notes []string
-	if shownNote != "" {
-		notes = append(notes, shownNote)
-	}
-	if !exact {
-		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
-			events, opt.TimelineSegments, float64(tb.binW)/2e9, float64(tb.binW)/1e9))
-	}
-	tl.Note = strings.Join(notes, "; ")
-	tl.Ranks = make([]timeline, ntl)
-	// The loops (of a job loaded without them), the overview and the
-	// timeline take each rank's events in one pass: a rank is loaded whole
-	// (Job.Whole) once, for the overview's models, and its loops are found
-	// and its timeline row drawn then; ranks the overview did not reach
-	// (disabled, or failed first) are read after it. At most Workers ranks'
-	// sequences are in memory at once.
+	tp := newTimelinePlan(job, ranks, ie, callIdx, opt)
 	pending := !job.HasLoops()
-	tlErrs := make([]error, ntl)
-	visited := make([]bool, len(ranks))
-	whole := func(i int) (*flowgraph.Rank, error) {
-		r, err := job.Whole(i)
-		if err != nil || visited[i] {
-			return r, err
-		}
-		visited[i] = true
-		if pending {
-			job.FindLoops(i, r)
-			prog.step("finding loops", len(ranks))
-		}
-		if k := row[i]; k >= 0 {
-			tl.Ranks[k], tlErrs[k] = tb.rank(r, job.Ranks[i].Label)
-			tl.Ranks[k].Index = i
-			prog.step("timeline", ntl)
-		}
-		return r, nil
-	}
-	if pending {
-		prog.begin("finding loops", len(ranks))
-	}
-	prog.begin("timeline", ntl)
-	if opt.NoOcelotl {
-		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
-	} else {
-		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, ErrWindow) {
-			return nil, err
-		} else if err != nil {
-			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
-		} else {
-			data.Ocelotl = oc
-			p.OcelotlNote = strings.Join(oc.Notes, "; ")
-		}
-		prog.step("overview", 1)
-	}
-	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
-		if visited[i] || (!pending && row[i] < 0) {
-			return nil
-		}
-		_, err := whole(i)
-		return err
-	})
-	if err != nil && pending {
-		return nil, err // no rank may be left without its loops
-	}
-	if err = errors.Join(err, errors.Join(tlErrs...)); err != nil {
-		p.TimelineNote = "Timeline not available: " + err.Error()
-	} else {
-		tl.pairMessages()
-		data.Timeline = tl
-		p.TimelineNote = tl.Note
+	if err := walkRanks(job, ranks, ie, pending, tp, p, &data, ct, opt, prog); err != nil {
+		return nil, err
 	}
 	if pending {
 		job.GroupRanks()
@@ -471,6 +371,139 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	p.Data = data
 	return p, ctx.Err()
+}
+
+// newCallTimes is the calls of the job but MPI_Init by time, with their
+// totals, for the charts; colors are left to the caller.
+func newCallTimes(job *analysis.Job) *callTimes {
+	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
+	for _, c := range job.Calls {
+		if flowgraph.IsInit(c.Call) {
+			continue
+		}
+		ct.calls = append(ct.calls, c.Call)
+		ct.total[c.Call] = float64(c.Time.Total) / 1e9
+		ct.count[c.Call] = c.Count
+	}
+	return ct
+}
+
+// timelinePlan is the timeline being drawn: each rank's row (-1: none),
+// the builder of the rows, their data and the errors of drawing them.
+type timelinePlan struct {
+	row  []int
+	tb   *timelineBuilder
+	tl   *timelineData
+	errs []error
+}
+
+// newTimelinePlan chooses the timeline's ranks (all, or the outliers and
+// a spread of the rest) and its resolution: every event when they fit
+// the budget of segments, else bins per rank. ie is the latest end of
+// MPI_Init.
+func newTimelinePlan(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, callIdx map[string]int, opt *Options) *timelinePlan {
+	var span int64
+	for _, r := range ranks {
+		span = max(span, rankSpan(r))
+	}
+	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
+	ntl := len(shown)
+	row := make([]int, len(ranks))
+	for i := range row {
+		row[i] = -1
+	}
+	for k, i := range shown {
+		row[i] = k
+	}
+	var events int64
+	for _, i := range shown {
+		events += ranks[i].Graph.NumEvents
+	}
+	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
+	exact := events <= int64(opt.TimelineSegments)
+	if exact {
+		bins = 0
+	}
+	tb := newTimelineBuilder(span, bins, callIdx)
+	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
+	if ie > 0 && ie < span {
+		tl.Start = float64(ie) / 1e9
+	}
+	var notes []string
+	if shownNote != "" {
+		notes = append(notes, shownNote)
+	}
+	if !exact {
+		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
+			events, opt.TimelineSegments, float64(tb.binW)/2e9, float64(tb.binW)/1e9))
+	}
+	tl.Note = strings.Join(notes, "; ")
+	tl.Ranks = make([]timeline, ntl)
+	return &timelinePlan{row: row, tb: tb, tl: tl, errs: make([]error, ntl)}
+}
+
+// walkRanks reads the ranks' events once for the loops (of a job loaded
+// without them, when pending), the overview and the timeline: a rank is
+// loaded whole (Job.Whole) once, for the overview's models, and its loops
+// are found and its timeline row drawn then; ranks the overview did not
+// reach (disabled, or failed first) are read after it. At most Workers
+// ranks' sequences are in memory at once.
+func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending bool, tp *timelinePlan, p *page, data *jsData, ct *callTimes, opt *Options, prog *progress) error {
+	ntl := len(tp.tl.Ranks)
+	visited := make([]bool, len(ranks))
+	whole := func(i int) (*flowgraph.Rank, error) {
+		r, err := job.Whole(i)
+		if err != nil || visited[i] {
+			return r, err
+		}
+		visited[i] = true
+		if pending {
+			job.FindLoops(i, r)
+			prog.step("finding loops", len(ranks))
+		}
+		if k := tp.row[i]; k >= 0 {
+			tp.tl.Ranks[k], tp.errs[k] = tp.tb.rank(r, job.Ranks[i].Label)
+			tp.tl.Ranks[k].Index = i
+			prog.step("timeline", ntl)
+		}
+		return r, nil
+	}
+	if pending {
+		prog.begin("finding loops", len(ranks))
+	}
+	prog.begin("timeline", ntl)
+	if opt.NoOcelotl {
+		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
+	} else {
+		prog.begin("overview", 1)
+		if oc, err := buildOcelotl(&job.Header, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, ErrWindow) {
+			return err
+		} else if err != nil {
+			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
+		} else {
+			data.Ocelotl = oc
+			p.OcelotlNote = strings.Join(oc.Notes, "; ")
+		}
+		prog.step("overview", 1)
+	}
+	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
+		if visited[i] || (!pending && tp.row[i] < 0) {
+			return nil
+		}
+		_, err := whole(i)
+		return err
+	})
+	if err != nil && pending {
+		return err // no rank may be left without its loops
+	}
+	if err = errors.Join(err, errors.Join(tp.errs...)); err != nil {
+		p.TimelineNote = "Timeline not available: " + err.Error()
+	} else {
+		tp.tl.pairMessages()
+		data.Timeline = tp.tl
+		p.TimelineNote = tp.tl.Note
+	}
+	return nil
 }
 
 func makeBanner(job *analysis.Job) banner {
