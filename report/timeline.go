@@ -1,9 +1,7 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"mpiflow/analysis"
@@ -295,57 +293,13 @@ func (w *rankWalk) needEnds(nodes []flowgraph.IntervalSum) bool {
 	return false
 }
 
-// outlierRanks is how many ranks of most and of least MPI time the
-// timeline shows when it cannot show them all.
-const outlierRanks = 8
-
 // timelineRanks returns the indices of the ranks (of stats) the timeline
-// shows, ascending, at most n, and a note that says which they are when
-// they are not all: the ranks of most and of least MPI time and of the
-// longest run, and ranks spread evenly over the rest, so that a job of
-// thousands of ranks shows its outliers and its breadth, not only its
-// first ranks.
+// shows, ascending, at most n (analysis.SampleRanks), and a note that says
+// which they are when they are not all.
 func timelineRanks(stats []flowgraph.RankStat, n int) ([]int, string) {
-	all := make([]int, len(stats))
-	for i := range all {
-		all[i] = i
-	}
-	if len(stats) <= n {
-		return all, ""
-	}
-	if n <= 0 {
-		return nil, ""
-	}
-	chosen := map[int]bool{}
-	byMPI := slices.Clone(all)
-	slices.SortStableFunc(byMPI, func(a, b int) int { return cmp.Compare(stats[b].MPI, stats[a].MPI) })
-	k := min(outlierRanks, n/4)
-	for _, i := range byMPI[:k] {
-		chosen[i] = true
-	}
-	for _, i := range byMPI[len(byMPI)-k:] {
-		chosen[i] = true
-	}
-	if n > 2*k {
-		slowest := slices.MaxFunc(all, func(a, b int) int { return cmp.Compare(stats[a].Wall, stats[b].Wall) })
-		chosen[slowest] = true
-	}
-	// The rest evenly over the ranks not chosen yet.
-	var rest []int
-	for _, i := range all {
-		if !chosen[i] {
-			rest = append(rest, i)
-		}
-	}
-	left := n - len(chosen)
-	for j := range left {
-		chosen[rest[j*len(rest)/left]] = true
-	}
-	out := make([]int, 0, n)
-	for _, i := range all {
-		if chosen[i] {
-			out = append(out, i)
-		}
+	out, k := analysis.SampleRanks(stats, n)
+	if len(out) == len(stats) || len(out) == 0 {
+		return out, ""
 	}
 	which := "the rank of the longest run"
 	if k > 0 {
