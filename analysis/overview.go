@@ -34,9 +34,9 @@ type OverviewOptions struct {
 	// MaxPRuns bounds the runs of the partitioning of the first view
 	// (by default from 40 for large jobs to 300 for small ones).
 	MaxPRuns int
-	// MaxStates bounds the distinct states: with more, the calls beyond
-	// the first MaxStates-6 of Calls (the job's calls by descending time)
-	// are grouped.
+	// MaxStates bounds the distinct states (0: no bound): with more, the
+	// calls beyond the first MaxStates-6 of Calls (the job's calls by
+	// descending time) are grouped.
 	MaxStates int
 	Calls     []string
 	// Load returns rank i whole, with its sequences (aggregate.FlowOptions).
@@ -108,11 +108,11 @@ func overviewSource(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Overview
 	if err != nil {
 		return nil, false, err
 	}
-	if len(src.States()) <= opt.MaxStates {
+	if opt.MaxStates <= 0 || len(src.States()) <= opt.MaxStates {
 		return src, false, nil
 	}
 	keep := map[string]bool{}
-	for _, c := range opt.Calls[:min(len(opt.Calls), opt.MaxStates-6)] {
+	for _, c := range opt.Calls[:min(len(opt.Calls), max(opt.MaxStates-6, 0))] {
 		keep[c] = true
 	}
 	src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Keep: keep, Load: opt.Load})

@@ -64,10 +64,6 @@ type opart struct {
 // viewBytes bounds the JSON bytes of all the overview's views together.
 const viewBytes = 8 << 20
 
-// ErrWindow is the error of an overview window (Options.WindowFrom,
-// WindowTo) that holds no part of the run or is too short to cut.
-var ErrWindow = analysis.ErrWindow
-
 // buildOcelotl aggregates the ranks' state trace under the rank -> host
 // -> job hierarchy (analysis.NewOverview). States are the MPI calls (or
 // their groups when there are more than fit distinct colors) and Compute.
@@ -80,7 +76,7 @@ func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64,
 		Slices: opt.Slices, WindowFrom: opt.WindowFrom, WindowTo: opt.WindowTo, InitEnd: initEnd, MaxPRuns: opt.MaxPRuns,
 		MaxStates: len(palette) + 1, // calls in distinct colors, and Compute
 		Calls:     calls, Load: load, Workers: opt.Workers})
-	if errors.Is(err, ErrWindow) {
+	if errors.Is(err, analysis.ErrWindow) {
 		return nil, err
 	} else if err != nil {
 		return nil, fmt.Errorf("ocelotl: %w", err)

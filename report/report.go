@@ -48,7 +48,7 @@ type Options struct {
 	// WindowFrom and WindowTo, when WindowTo > 0, are the time window of
 	// the overview's first view, in ns since the start of the run (by
 	// default the first view starts at the end of MPI_Init); a window
-	// outside the run is an error (ErrWindow).
+	// outside the run is an error (analysis.ErrWindow).
 	WindowFrom, WindowTo int64
 	// MaxGroups bounds the rank groups whose graphs are embedded (24).
 	MaxGroups int
@@ -476,7 +476,7 @@ func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending boo
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(&job.Header, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, ErrWindow) {
+		if oc, err := buildOcelotl(&job.Header, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, analysis.ErrWindow) {
 			return err
 		} else if err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()

@@ -242,7 +242,7 @@ func TestRankScaleOfGroups(t *testing.T) {
 
 // TestOverviewWindow: Options.WindowFrom/To make the overview's first view
 // that window of the run (cut short at the run's end); a window that
-// holds no part of the run or is too short to cut is ErrWindow.
+// holds no part of the run or is too short to cut is analysis.ErrWindow.
 func TestOverviewWindow(t *testing.T) {
 	h := &flowgraph.Header{NumRanks: 2, JobID: "pp", Command: []string{"pp"}, Hosts: []string{"h0", "h0"}}
 	ranks := []*flowgraph.Rank{exchange(t, 0, 20, false), exchange(t, 1, 20, false)}
@@ -264,7 +264,7 @@ func TestOverviewWindow(t *testing.T) {
 			load := func(i int) (*flowgraph.Rank, error) { return ranks[i], nil }
 			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil, nil)
 			if tc.err != "" {
-				require.ErrorIs(t, err, ErrWindow)
+				require.ErrorIs(t, err, analysis.ErrWindow)
 				assert.ErrorContains(t, err, tc.err)
 				return
 			}
