@@ -127,21 +127,7 @@ func rankRegions(g *flowgraph.Graph) ([]*rankRegion, error) {
 		start int64
 	}
 	var stack []open
-	// Each edge's counters per traversal: a phase's are not recorded.
-	var mean [][]float64
-	for i := range g.Edges {
-		e := &g.Edges[i]
-		if len(e.Counters) == 0 || e.Count == 0 {
-			continue
-		}
-		if mean == nil {
-			mean = make([][]float64, len(g.Edges))
-		}
-		mean[i] = make([]float64, len(e.Counters))
-		for k, v := range e.Counters {
-			mean[i][k] = float64(v) / float64(e.Count)
-		}
-	}
+	mean := edgeCounterMeans(g)
 	closeTo := func(k int, t int64) {
 		for len(stack) > k {
 			o := stack[len(stack)-1]
@@ -202,17 +188,8 @@ func rankRegions(g *flowgraph.Graph) ([]*rankRegion, error) {
 			continue
 		}
 		call := g.Nodes[ev.Node].Key.Call
-		d := ev.End - ev.Start
 		for _, o := range stack {
-			o.r.mpi += d
-			o.r.calls++
-			c := o.r.byCall[call]
-			if c == nil {
-				c = &RegionCall{Call: call}
-				o.r.byCall[call] = c
-			}
-			c.Count++
-			c.Time += d
+			o.r.addCall(call, ev.End-ev.Start)
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -223,6 +200,40 @@ func rankRegions(g *flowgraph.Graph) ([]*rankRegion, error) {
 	}
 	closeTo(0, last)
 	return out, nil
+}
+
+// edgeCounterMeans is each edge's counters per traversal (nil for an edge
+// without counters, nil for a graph without any): a phase's are not
+// recorded.
+func edgeCounterMeans(g *flowgraph.Graph) [][]float64 {
+	var mean [][]float64
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		if len(e.Counters) == 0 || e.Count == 0 {
+			continue
+		}
+		if mean == nil {
+			mean = make([][]float64, len(g.Edges))
+		}
+		mean[i] = make([]float64, len(e.Counters))
+		for k, v := range e.Counters {
+			mean[i][k] = float64(v) / float64(e.Count)
+		}
+	}
+	return mean
+}
+
+// addCall counts a call of d ns inside region r.
+func (r *rankRegion) addCall(call string, d int64) {
+	r.mpi += d
+	r.calls++
+	c := r.byCall[call]
+	if c == nil {
+		c = &RegionCall{Call: call}
+		r.byCall[call] = c
+	}
+	c.Count++
+	c.Time += d
 }
 
 // regionAcc sums the regions of the ranks, in the order they are added.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -359,4 +360,38 @@ func TestEdgeColor(t *testing.T) {
 		assert.Equal(t, Heat(f), EdgeColor(Heat(f)))
 	}
 	assert.Equal(t, "#555555", EdgeColor("#555555"))
+}
+
+// fakeRenderer draws every graph as the same picture, or fails with err.
+type fakeRenderer struct {
+	err    error
+	graphs int
+}
+
+func (f *fakeRenderer) Render(_ context.Context, dots []string) ([][]byte, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := make([][]byte, len(dots))
+	for i := range dots {
+		out[i] = []byte(`<?xml version="1.0"?><svg><text id="fake-picture">fake</text></svg>`)
+	}
+	f.graphs += len(dots)
+	return out, nil
+}
+
+// Options.Renderer lays out the graphs in place of Graphviz; its failure
+// leaves the DOT text with a note.
+func TestRenderer(t *testing.T) {
+	in := genJob(t, 2, 500, nil)
+	fake := &fakeRenderer{}
+	_, html := writeReport(t, in, "fake.html", Options{Renderer: fake, NoOcelotl: true})
+	assert.Positive(t, fake.graphs)
+	assert.Contains(t, html, `id="fake-picture"`)
+	assert.NotContains(t, html, `<pre class="dot">digraph`)
+
+	_, html = writeReport(t, in, "fakefail.html", Options{Renderer: &fakeRenderer{err: errors.New("no room")}, NoOcelotl: true})
+	assert.Contains(t, html, "Graphviz failed: no room")
+	assert.Contains(t, html, "Graph picture not available: no room")
+	assert.Contains(t, html, `<pre class="dot">digraph`)
 }

@@ -40,12 +40,15 @@ import (
 type Options struct {
 	// DotPath is the Graphviz dot executable ("dot" from PATH).
 	DotPath string
+	// Renderer lays out the graphs (by default Graphviz{Path: DotPath});
+	// a failure leaves their DOT text in the page.
+	Renderer Renderer
 	// Slices is the number of time slices of the Ocelotl overview (30).
 	Slices int
 	// WindowFrom and WindowTo, when WindowTo > 0, are the time window of
 	// the overview's first view, in ns since the start of the run (by
 	// default the first view starts at the end of MPI_Init); a window
-	// outside the run is an error (ErrWindow).
+	// outside the run is an error (analysis.ErrWindow).
 	WindowFrom, WindowTo int64
 	// MaxGroups bounds the rank groups whose graphs are embedded (24).
 	MaxGroups int
@@ -315,25 +318,20 @@ func render(w io.Writer, p *page) error {
 	return nil
 }
 
+// build makes the page of job: its tables, then one pass over the ranks'
+// events for their loops, the overview and the timeline, then the graphs.
 func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) {
-	h := &job.Header
 	metrics := job.Metrics
-	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
+	ct := newCallTimes(job)
 	prog := newProgress(opt.Progress)
 	// All calls by time, MPI_Init last so that the calls of the run get
 	// the most distinct colors; the charts leave MPI_Init out.
-	var calls, inits []string
+	calls := slices.Clip(ct.calls)
 	for _, c := range job.Calls {
 		if flowgraph.IsInit(c.Call) {
-			inits = append(inits, c.Call)
-			continue
+			calls = append(calls, c.Call)
 		}
-		calls = append(calls, c.Call)
-		ct.total[c.Call] = float64(c.Time.Total) / 1e9
-		ct.count[c.Call] = c.Count
 	}
-	ct.calls = calls
-	calls = append(calls[:len(calls):len(calls)], inits...)
 	ct.colors = CallColors(calls, groupNames...)
 	callIdx := make(map[string]int, len(calls))
 	data := jsData{Calls: calls, Metrics: metrics}
@@ -346,110 +344,15 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	p.Banner = makeBanner(job)
 	buildTables(p, job, ct)
 
-	// Timeline of all ranks, or of the outliers and a spread of the rest.
 	ranks := job.Recorded()
-	var span int64
-	for _, r := range ranks {
-		span = max(span, rankSpan(r))
-	}
-	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
-	ntl := len(shown)
-	row := make([]int, len(ranks)) // each rank's row in the timeline, -1: none
-	for i := range row {
-		row[i] = -1
-	}
-	for k, i := range shown {
-		row[i] = k
-	}
-	// Every event when they fit the budget, else bins per rank.
-	var events int64
-	for _, i := range shown {
-		events += ranks[i].Graph.NumEvents
-	}
-	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
-	exact := events <= int64(opt.TimelineSegments)
-	if exact {
-		bins = 0
-	}
-	tb := newTimelineBuilder(span, bins, callIdx)
-	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
 	var ie int64 // the latest end of MPI_Init
 	for _, r := range job.Ranks {
 		ie = max(ie, r.InitEnd)
 	}
-	if ie > 0 && ie < span {
-		tl.Start = float64(ie) / 1e9
-	}
-	var notes []string
-	if shownNote != "" {
-		notes = append(notes, shownNote)
-	}
-	if !exact {
-		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
-			events, opt.TimelineSegments, float64(tb.binW)/2e9, float64(tb.binW)/1e9))
-	}
-	tl.Note = strings.Join(notes, "; ")
-	tl.Ranks = make([]timeline, ntl)
-	// The loops (of a job loaded without them), the overview and the
-	// timeline take each rank's events in one pass: a rank is loaded whole
-	// (Job.Whole) once, for the overview's models, and its loops are found
-	// and its timeline row drawn then; ranks the overview did not reach
-	// (disabled, or failed first) are read after it. At most Workers ranks'
-	// sequences are in memory at once.
+	tp := newTimelinePlan(job, ranks, ie, callIdx, opt)
 	pending := !job.HasLoops()
-	tlErrs := make([]error, ntl)
-	visited := make([]bool, len(ranks))
-	whole := func(i int) (*flowgraph.Rank, error) {
-		r, err := job.Whole(i)
-		if err != nil || visited[i] {
-			return r, err
-		}
-		visited[i] = true
-		if pending {
-			job.FindLoops(i, r)
-			prog.step("finding loops", len(ranks))
-		}
-		if k := row[i]; k >= 0 {
-			tl.Ranks[k], tlErrs[k] = tb.rank(r, job.Ranks[i].Label)
-			tl.Ranks[k].Index = i
-			prog.step("timeline", ntl)
-		}
-		return r, nil
-	}
-	if pending {
-		prog.begin("finding loops", len(ranks))
-	}
-	prog.begin("timeline", ntl)
-	if opt.NoOcelotl {
-		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
-	} else {
-		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(h, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, ErrWindow) {
-			return nil, err
-		} else if err != nil {
-			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
-		} else {
-			data.Ocelotl = oc
-			p.OcelotlNote = strings.Join(oc.Notes, "; ")
-		}
-		prog.step("overview", 1)
-	}
-	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
-		if visited[i] || (!pending && row[i] < 0) {
-			return nil
-		}
-		_, err := whole(i)
-		return err
-	})
-	if err != nil && pending {
-		return nil, err // no rank may be left without its loops
-	}
-	if err = errors.Join(err, errors.Join(tlErrs...)); err != nil {
-		p.TimelineNote = "Timeline not available: " + err.Error()
-	} else {
-		tl.pairMessages()
-		data.Timeline = tl
-		p.TimelineNote = tl.Note
+	if err := walkRanks(job, ranks, ie, pending, tp, p, &data, ct, opt, prog); err != nil {
+		return nil, err
 	}
 	if pending {
 		job.GroupRanks()
@@ -468,6 +371,139 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 	}
 	p.Data = data
 	return p, ctx.Err()
+}
+
+// newCallTimes is the calls of the job but MPI_Init by time, with their
+// totals, for the charts; colors are left to the caller.
+func newCallTimes(job *analysis.Job) *callTimes {
+	ct := &callTimes{total: map[string]float64{}, count: map[string]int64{}, sizes: job.Sizes, ranks: rankValues(job)}
+	for _, c := range job.Calls {
+		if flowgraph.IsInit(c.Call) {
+			continue
+		}
+		ct.calls = append(ct.calls, c.Call)
+		ct.total[c.Call] = float64(c.Time.Total) / 1e9
+		ct.count[c.Call] = c.Count
+	}
+	return ct
+}
+
+// timelinePlan is the timeline being drawn: each rank's row (-1: none),
+// the builder of the rows, their data and the errors of drawing them.
+type timelinePlan struct {
+	row  []int
+	tb   *timelineBuilder
+	tl   *timelineData
+	errs []error
+}
+
+// newTimelinePlan chooses the timeline's ranks (all, or the outliers and
+// a spread of the rest) and its resolution: every event when they fit
+// the budget of segments, else bins per rank. ie is the latest end of
+// MPI_Init.
+func newTimelinePlan(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, callIdx map[string]int, opt *Options) *timelinePlan {
+	var span int64
+	for _, r := range ranks {
+		span = max(span, rankSpan(r))
+	}
+	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
+	ntl := len(shown)
+	row := make([]int, len(ranks))
+	for i := range row {
+		row[i] = -1
+	}
+	for k, i := range shown {
+		row[i] = k
+	}
+	var events int64
+	for _, i := range shown {
+		events += ranks[i].Graph.NumEvents
+	}
+	bins := min(4000, max(100, opt.TimelineSegments/(3*ntl)))
+	exact := events <= int64(opt.TimelineSegments)
+	if exact {
+		bins = 0
+	}
+	tb := newTimelineBuilder(span, bins, callIdx)
+	tl := &timelineData{Span: float64(span) / 1e9, Tick: float64(tb.tick) / 1e9, Bins: bins, Exact: exact}
+	if ie > 0 && ie < span {
+		tl.Start = float64(ie) / 1e9
+	}
+	var notes []string
+	if shownNote != "" {
+		notes = append(notes, shownNote)
+	}
+	if !exact {
+		notes = append(notes, fmt.Sprintf("its %d events are more than the %d segments it holds: calls shorter than %.3g s are merged per %.3g s of the run (`mpiflow trace FILE --from A --to B` lists a window's events)",
+			events, opt.TimelineSegments, float64(tb.binW)/2e9, float64(tb.binW)/1e9))
+	}
+	tl.Note = strings.Join(notes, "; ")
+	tl.Ranks = make([]timeline, ntl)
+	return &timelinePlan{row: row, tb: tb, tl: tl, errs: make([]error, ntl)}
+}
+
+// walkRanks reads the ranks' events once for the loops (of a job loaded
+// without them, when pending), the overview and the timeline: a rank is
+// loaded whole (Job.Whole) once, for the overview's models, and its loops
+// are found and its timeline row drawn then; ranks the overview did not
+// reach (disabled, or failed first) are read after it. At most Workers
+// ranks' sequences are in memory at once.
+func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending bool, tp *timelinePlan, p *page, data *jsData, ct *callTimes, opt *Options, prog *progress) error {
+	ntl := len(tp.tl.Ranks)
+	visited := make([]bool, len(ranks))
+	whole := func(i int) (*flowgraph.Rank, error) {
+		r, err := job.Whole(i)
+		if err != nil || visited[i] {
+			return r, err
+		}
+		visited[i] = true
+		if pending {
+			job.FindLoops(i, r)
+			prog.step("finding loops", len(ranks))
+		}
+		if k := tp.row[i]; k >= 0 {
+			tp.tl.Ranks[k], tp.errs[k] = tp.tb.rank(r, job.Ranks[i].Label)
+			tp.tl.Ranks[k].Index = i
+			prog.step("timeline", ntl)
+		}
+		return r, nil
+	}
+	if pending {
+		prog.begin("finding loops", len(ranks))
+	}
+	prog.begin("timeline", ntl)
+	if opt.NoOcelotl {
+		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
+	} else {
+		prog.begin("overview", 1)
+		if oc, err := buildOcelotl(&job.Header, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, analysis.ErrWindow) {
+			return err
+		} else if err != nil {
+			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
+		} else {
+			data.Ocelotl = oc
+			p.OcelotlNote = strings.Join(oc.Notes, "; ")
+		}
+		prog.step("overview", 1)
+	}
+	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
+		if visited[i] || (!pending && tp.row[i] < 0) {
+			return nil
+		}
+		_, err := whole(i)
+		return err
+	})
+	if err != nil && pending {
+		return err // no rank may be left without its loops
+	}
+	if err = errors.Join(err, errors.Join(tp.errs...)); err != nil {
+		p.TimelineNote = "Timeline not available: " + err.Error()
+	} else {
+		tp.tl.pairMessages()
+		data.Timeline = tp.tl
+		p.TimelineNote = tp.tl.Note
+	}
+	return nil
 }
 
 func makeBanner(job *analysis.Job) banner {
@@ -557,199 +593,35 @@ func elemName(e *analysis.Elem, lg *analysis.Level) string {
 	return fmt.Sprintf("%s (%s)", e.Call, e.Where)
 }
 
+// buildGraphs fills the rank comparison's data and draws the groups'
+// levels.
 func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, opt *Options, prog *progress) error {
-	metrics := job.Metrics
-	// Global element keys, so that values can be compared across ranks.
-	keyIdx := map[string]int{}
-	key := func(e *analysis.Elem, lg *analysis.Level) int {
-		k, ok := keyIdx[e.Key]
-		if !ok {
-			k = len(data.Elems)
-			keyIdx[e.Key] = k
-			data.Elems = append(data.Elems, elemName(e, lg))
-			if e.StartUp() {
-				data.StartUp = append(data.StartUp, k)
-			}
-		}
-		return k
-	}
-	nt := analysis.MetricIndex(metrics, analysis.MetricTime)
-	nc := analysis.MetricIndex(metrics, analysis.MetricCount)
-	var loopErrs []string
-	data.Vals = make([]map[int][]num, len(job.Ranks))
-	for i, r := range job.Ranks {
-		if r.LoopErr != nil {
-			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
-		}
-		vals := map[int][]num{}
-		for l := range r.Levels {
-			lg := &r.Levels[l]
-			for _, list := range [][]analysis.Elem{lg.Nodes, lg.Edges} {
-				for k := range list {
-					e := &list[k]
-					vals[key(e, lg)] = nums(e.Vals)
-				}
-			}
-		}
-		data.Vals[i] = vals
-		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group, Total: num(float64(job.Summary.Ranks[i].Wall) / 1e9)})
-	}
-	if len(loopErrs) > 0 {
+	keys := &elemKeys{idx: map[string]int{}, data: data}
+	if loopErrs := rankVals(data, job, keys); len(loopErrs) > 0 {
 		p.LoopsNote = "Loop analysis failed for some ranks; their whole graph is shown instead: " + strings.Join(loopErrs, "; ")
 	}
-	// Compare by default the rank with the most compute time against the
-	// one of its group (else of the job) with the least.
-	compute := make([]int64, len(job.Ranks))
-	slow := 0
-	for i, rs := range job.Summary.Ranks {
-		compute[i] = rs.Compute
-		if compute[i] > compute[slow] {
-			slow = i
-		}
-	}
-	fast := -1
-	for _, pass := range []bool{true, false} {
-		for i := range job.Ranks {
-			if i == slow || (pass && job.Ranks[i].Group != job.Ranks[slow].Group) {
-				continue
-			}
-			if fast < 0 || compute[i] < compute[fast] {
-				fast = i
-			}
-		}
-		if fast >= 0 {
-			break
-		}
-	}
-	if fast < 0 {
-		fast = slow
-	}
+	fast, slow := job.ComparedRanks()
 	data.Compare = [2]int{fast, slow}
 
-	// Group drawings. The largest groups are drawn first when there are
-	// more groups than MaxGroups.
 	groups := job.Groups
-	order := make([]int, len(groups))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]].Members) > len(groups[order[b]].Members) })
-	drawn := make([]bool, len(groups))
-	for k, g := range order {
-		drawn[g] = k < opt.MaxGroups
-		// Always draw the groups of the default comparison.
-		if g == job.Ranks[fast].Group || g == job.Ranks[slow].Group {
-			drawn[g] = true
-		}
-	}
+	drawn := drawnGroups(job, fast, slow, opt.MaxGroups)
 	if len(groups) > opt.MaxGroups {
 		p.GraphNote = fmt.Sprintf("%d groups of ranks of different graph structure; the graphs of the %d largest are embedded, use `mpiflow graph FILE --rank R` for the others.", len(groups), opt.MaxGroups)
+	}
+	renderer := opt.Renderer
+	if renderer == nil {
+		renderer = Graphviz{Path: opt.DotPath}
 	}
 	p.Groups = make([]groupView, len(groups))
 	data.Groups = make([]jsGroup, len(groups))
 	var dotErr error
 	var mu sync.Mutex
 	err := parallel.For(len(groups), opt.Workers, func(g int) error {
-		mean := groups[g].Levels
-		gr := &groups[g]
-		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Structures: gr.Structures, Rendered: drawn[g]}
-		if gr.Structures > 1 {
-			gv.Rep = job.Ranks[gr.Rep].Label
-		}
-		jg := jsGroup{Members: gr.Members, Rep: gr.Rep, Structures: gr.Structures, Rendered: drawn[g]}
-		var dots []string
-		var dotLevel []int
-		loopKeys := loopKeyIndex(mean, keyIdx)
-		// The loop tree's rows by the representative's loop IDs, which
-		// are those of the drawn levels.
-		tree := map[int]*loops.TreeRow{}
-		for k := range gr.Tree {
-			tree[gr.Tree[k].ID] = &gr.Tree[k]
-		}
-		scale := RankScale(mean, metrics, analysis.MetricTime)
-		for l := range mean {
-			lg := &mean[l]
-			jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Key: loopKeys[l]})
-			lv := levelView{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Header: lg.Header}
-			// Crumbs from the top level down to the parent; enclosing loops
-			// have smaller IDs, the bound only guards against bad input.
-			for x, steps := lg.Parent, 0; l > 0 && x >= 0 && x < len(mean) && steps <= len(mean); steps++ {
-				name := "top level"
-				if x > 0 {
-					name = mean[x].Name
-				}
-				lv.Path = append([]crumb{{Loop: x, Name: name}}, lv.Path...)
-				if x == 0 {
-					break
-				}
-				x = mean[x].Parent
-			}
-			for _, e := range lg.Nodes {
-				if e.Kind != analysis.KindLoop {
-					continue
-				}
-				t, it := e.Vals[nt], e.Vals[nc]
-				row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
-					Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
-				if tr, ok := tree[e.Loop]; ok {
-					row.Spread = fmt.Sprintf("%.2f%% (rank %d) to %.2f%% (rank %d)", 100*tr.MinShare, tr.MinRank, 100*tr.MaxShare, tr.MaxRank)
-					row.Ranks = fmt.Sprintf("%d", tr.Ranks)
-					if tr.Where != "" {
-						row.Ranks += ": " + tr.Where
-					}
-				}
-				if it > 0 {
-					row.PerIter = units.Seconds(t / it)
-					row.CallsIter = units.PerIteration(e.Calls / it)
-				}
-				lv.Loops = append(lv.Loops, row)
-			}
-			lv.Legend = legend{Metric: analysis.MetricTime, NodeMax: formatMetric(analysis.MetricTime, maxOf(lg.Nodes, nt)),
-				EdgeMax: formatMetric(analysis.MetricTime, maxOf(lg.Edges, nt))}
-			switch {
-			case !drawn[g]:
-			case l >= opt.MaxLevels:
-				lv.Err = fmt.Sprintf("not drawn: more than %d loops in this rank group", opt.MaxLevels)
-			case len(lg.Nodes) > opt.MaxNodes:
-				lv.Err = fmt.Sprintf("not drawn: %d nodes, more than %d", len(lg.Nodes), opt.MaxNodes)
-			default:
-				// The page shows title and legend around the drawing; the
-				// labels are the group's means until the page's script
-				// writes in the selected rank's values.
-				d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true, Scale: scale,
-					ElemID: func(kind, i int) string {
-						if kind == analysis.KindEdge {
-							return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])
-						}
-						return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Nodes[i].Key])
-					},
-					LoopHref: func(loop int) string { return fmt.Sprintf("#lv-%d-%d", g, loop) }})
-				dots = append(dots, d)
-				dotLevel = append(dotLevel, l)
-				lv.DOT = d
-			}
-			gv.Levels = append(gv.Levels, lv)
-		}
-		if len(dots) > 0 {
-			svgs, err := Render(ctx, opt.DotPath, dots)
-			if err != nil {
-				mu.Lock()
-				dotErr = err
-				mu.Unlock()
-				for _, l := range dotLevel {
-					gv.Levels[l].Err = "Graph picture not available: " + err.Error() + ". The DOT text follows; render it with `dot -Tsvg`."
-				}
-			} else {
-				for k, l := range dotLevel {
-					s, err := SanitizeSVG(svgs[k])
-					if err != nil {
-						gv.Levels[l].Err = err.Error()
-						continue
-					}
-					gv.Levels[l].SVG = template.HTML(s) // sanitized: only drawing elements, escaped values
-					gv.Levels[l].DOT = ""
-				}
-			}
+		gv, jg, dots, dotLevel := buildGroup(job, g, drawn[g], keys.idx, opt)
+		if err := renderGroup(ctx, renderer, &gv, dots, dotLevel); err != nil {
+			mu.Lock()
+			dotErr = err
+			mu.Unlock()
 		}
 		p.Groups[g] = gv
 		data.Groups[g] = jg
@@ -765,6 +637,202 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 		} else {
 			p.GraphNote = strings.TrimSpace(p.GraphNote + " Graphviz failed: " + dotErr.Error())
 		}
+	}
+	return nil
+}
+
+// elemKeys numbers the elements of all ranks' levels by their key, so
+// that values can be compared across ranks, and names them in data.
+type elemKeys struct {
+	idx  map[string]int
+	data *jsData
+}
+
+// key is the number of element e of level lg, given on first sight.
+func (ks *elemKeys) key(e *analysis.Elem, lg *analysis.Level) int {
+	k, ok := ks.idx[e.Key]
+	if !ok {
+		k = len(ks.data.Elems)
+		ks.idx[e.Key] = k
+		ks.data.Elems = append(ks.data.Elems, elemName(e, lg))
+		if e.StartUp() {
+			ks.data.StartUp = append(ks.data.StartUp, k)
+		}
+	}
+	return k
+}
+
+// rankVals fills the ranks of data and the values of their elements, and
+// returns the ranks' loop analysis failures.
+func rankVals(data *jsData, job *analysis.Job, keys *elemKeys) []string {
+	var loopErrs []string
+	data.Vals = make([]map[int][]num, len(job.Ranks))
+	for i, r := range job.Ranks {
+		if r.LoopErr != nil {
+			loopErrs = append(loopErrs, fmt.Sprintf("%s: %v", r.Label, r.LoopErr))
+		}
+		vals := map[int][]num{}
+		for l := range r.Levels {
+			lg := &r.Levels[l]
+			for _, list := range [][]analysis.Elem{lg.Nodes, lg.Edges} {
+				for k := range list {
+					e := &list[k]
+					vals[keys.key(e, lg)] = nums(e.Vals)
+				}
+			}
+		}
+		data.Vals[i] = vals
+		data.Ranks = append(data.Ranks, jsRank{Label: r.Label, Rank: r.Rank.Rank, Host: r.Host, Group: r.Group, Total: num(float64(job.Summary.Ranks[i].Wall) / 1e9)})
+	}
+	return loopErrs
+}
+
+// drawnGroups tells which groups have their graphs drawn: the maxGroups
+// largest, and always the groups of the default comparison (ranks fast
+// and slow).
+func drawnGroups(job *analysis.Job, fast, slow, maxGroups int) []bool {
+	groups := job.Groups
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(groups[order[a]].Members) > len(groups[order[b]].Members) })
+	drawn := make([]bool, len(groups))
+	for k, g := range order {
+		drawn[g] = k < maxGroups
+		if g == job.Ranks[fast].Group || g == job.Ranks[slow].Group {
+			drawn[g] = true
+		}
+	}
+	return drawn
+}
+
+// buildGroup makes the view of group g and its data for the page, and
+// returns the DOT texts of the levels to draw with their indices.
+func buildGroup(job *analysis.Job, g int, drawn bool, keyIdx map[string]int, opt *Options) (groupView, jsGroup, []string, []int) {
+	metrics := job.Metrics
+	mean := job.Groups[g].Levels
+	gr := &job.Groups[g]
+	gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Structures: gr.Structures, Rendered: drawn}
+	if gr.Structures > 1 {
+		gv.Rep = job.Ranks[gr.Rep].Label
+	}
+	jg := jsGroup{Members: gr.Members, Rep: gr.Rep, Structures: gr.Structures, Rendered: drawn}
+	var dots []string
+	var dotLevel []int
+	loopKeys := loopKeyIndex(mean, keyIdx)
+	// The loop tree's rows by the representative's loop IDs, which
+	// are those of the drawn levels.
+	tree := map[int]*loops.TreeRow{}
+	for k := range gr.Tree {
+		tree[gr.Tree[k].ID] = &gr.Tree[k]
+	}
+	scale := RankScale(mean, metrics, analysis.MetricTime)
+	nt := analysis.MetricIndex(metrics, analysis.MetricTime)
+	for l := range mean {
+		lg := &mean[l]
+		jg.Levels = append(jg.Levels, jsLevel{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Key: loopKeys[l]})
+		lv := levelView{Loop: lg.Loop, Parent: lg.Parent, Name: lg.Name, Header: lg.Header, Path: levelPath(mean, l)}
+		lv.Loops = loopRows(lg, tree, nt, analysis.MetricIndex(metrics, analysis.MetricCount))
+		lv.Legend = legend{Metric: analysis.MetricTime, NodeMax: formatMetric(analysis.MetricTime, maxOf(lg.Nodes, nt)),
+			EdgeMax: formatMetric(analysis.MetricTime, maxOf(lg.Edges, nt))}
+		switch {
+		case !drawn:
+		case l >= opt.MaxLevels:
+			lv.Err = fmt.Sprintf("not drawn: more than %d loops in this rank group", opt.MaxLevels)
+		case len(lg.Nodes) > opt.MaxNodes:
+			lv.Err = fmt.Sprintf("not drawn: %d nodes, more than %d", len(lg.Nodes), opt.MaxNodes)
+		default:
+			// The page shows title and legend around the drawing; the
+			// labels are the group's means until the page's script
+			// writes in the selected rank's values.
+			d := DOT(lg, metrics, DOTOptions{Metric: analysis.MetricTime, NoLegend: true, Scale: scale,
+				ElemID: func(kind, i int) string {
+					if kind == analysis.KindEdge {
+						return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Edges[i].Key])
+					}
+					return fmt.Sprintf("x%d_%d", g, keyIdx[lg.Nodes[i].Key])
+				},
+				LoopHref: func(loop int) string { return fmt.Sprintf("#lv-%d-%d", g, loop) }})
+			dots = append(dots, d)
+			dotLevel = append(dotLevel, l)
+			lv.DOT = d
+		}
+		gv.Levels = append(gv.Levels, lv)
+	}
+	return gv, jg, dots, dotLevel
+}
+
+// levelPath is the crumbs of level l from the top level down to its
+// parent; enclosing loops have smaller IDs, the bound only guards against
+// bad input.
+func levelPath(mean []analysis.Level, l int) []crumb {
+	var path []crumb
+	for x, steps := mean[l].Parent, 0; l > 0 && x >= 0 && x < len(mean) && steps <= len(mean); steps++ {
+		name := "top level"
+		if x > 0 {
+			name = mean[x].Name
+		}
+		path = append([]crumb{{Loop: x, Name: name}}, path...)
+		if x == 0 {
+			break
+		}
+		x = mean[x].Parent
+	}
+	return path
+}
+
+// loopRows is the table of the loops of level lg, with their spread over
+// the group's ranks from the loop tree's rows by loop ID; nt and nc index
+// time and count in the elements' values.
+func loopRows(lg *analysis.Level, tree map[int]*loops.TreeRow, nt, nc int) []loopRow {
+	var rows []loopRow
+	for _, e := range lg.Nodes {
+		if e.Kind != analysis.KindLoop {
+			continue
+		}
+		t, it := e.Vals[nt], e.Vals[nc]
+		row := loopRow{Loop: e.Loop, Name: e.Name, Where: e.Call + " at " + e.Where, Iter: units.Count(it),
+			Time: units.Seconds(t), Share: fmt.Sprintf("%.2f%%", 100*e.Share)}
+		if tr, ok := tree[e.Loop]; ok {
+			row.Spread = fmt.Sprintf("%.2f%% (rank %d) to %.2f%% (rank %d)", 100*tr.MinShare, tr.MinRank, 100*tr.MaxShare, tr.MaxRank)
+			row.Ranks = fmt.Sprintf("%d", tr.Ranks)
+			if tr.Where != "" {
+				row.Ranks += ": " + tr.Where
+			}
+		}
+		if it > 0 {
+			row.PerIter = units.Seconds(t / it)
+			row.CallsIter = units.PerIteration(e.Calls / it)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// renderGroup lays out the DOT texts dots of the levels dotLevel of gv
+// with r and puts the sanitized pictures in place of the texts; when r
+// fails, the levels keep their text with a note, and the error is
+// returned.
+func renderGroup(ctx context.Context, r Renderer, gv *groupView, dots []string, dotLevel []int) error {
+	if len(dots) == 0 {
+		return nil
+	}
+	svgs, err := r.Render(ctx, dots)
+	if err != nil {
+		for _, l := range dotLevel {
+			gv.Levels[l].Err = "Graph picture not available: " + err.Error() + ". The DOT text follows; render it with `dot -Tsvg`."
+		}
+		return err
+	}
+	for k, l := range dotLevel {
+		s, err := SanitizeSVG(svgs[k])
+		if err != nil {
+			gv.Levels[l].Err = err.Error()
+			continue
+		}
+		gv.Levels[l].SVG = template.HTML(s) // sanitized: only drawing elements, escaped values
+		gv.Levels[l].DOT = ""
 	}
 	return nil
 }

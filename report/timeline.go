@@ -1,11 +1,10 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
+	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 )
 
@@ -48,124 +47,42 @@ type timeline struct {
 	// the whole run (ns), so that the window figures of the whole run and
 	// of the run after MPI_Init are exact.
 	Calls []int64 `json:"calls"`
-	rank  int
-	// ends holds the message ends of this rank: per direction and
-	// partner, the times (ticks) of the first maxMsgEnds sends (start)
-	// or receives (end) in order; ambiguous marks the partners some of
-	// whose messages went through a call site with several partners, so
-	// that the k-th send cannot be told.
-	ends      [2]map[int][]int64
-	ambiguous [2]map[int]bool
+	// msgs holds the message ends of this rank (in ticks) until they are
+	// paired.
+	msgs *analysis.MessageEnds
 }
 
-// Message directions of point-to-point calls.
-const (
-	dirSend = iota
-	dirRecv
-)
+// maxMsgs bounds the messages embedded in the timeline.
+const maxMsgs = 50_000
 
-// maxMsgs bounds the messages embedded in the timeline; maxMsgEnds the
-// ends recorded per rank, direction and partner.
-const (
-	maxMsgs    = 50_000
-	maxMsgEnds = 20_000
-)
-
-// completes tells whether call is a blocking wait (MPI_Wait, _Waitall,
-// _Waitany, _Waitsome, large-count forms alike): where a nonblocking
-// receive posted before it completes at the latest. (A test may complete
-// nothing, so tests are not taken.)
-func completes(call string) bool {
-	switch strings.TrimSuffix(call, "_c") {
-	case "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome":
-		return true
-	}
-	return false
-}
-
-// p2pDir is the direction of a point-to-point call that names one
-// partner, -1 for other calls (MPI_Sendrecv has two partners).
-func p2pDir(call string) int {
-	switch call {
-	case "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend", "MPI_Irsend":
-		return dirSend
-	case "MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv":
-		return dirRecv
-	}
-	return -1
-}
-
-// nodePartner is the partner of every call of node n: the partner in the
-// node key, or the only one recorded; -1 if there are several.
-func nodePartner(n *flowgraph.Node) int {
-	if n.Key.Partner >= 0 {
-		return n.Key.Partner
-	}
-	if len(n.Partners) == 1 && n.OtherPartners == 0 {
-		return n.Partners[0].Rank
-	}
-	return -1
-}
-
-// pairMessages joins the k-th send from rank a to rank b with the k-th
-// receive of b from a (MPI's order for one communicator and tag) for the
-// ranks of the timeline (thread 0) whose ends are all known, and keeps the
-// first maxMsgs by send time; pairs whose receive ends before the send
-// starts are impossible, left out and counted in the note.
+// pairMessages draws the messages between the ranks of the timeline
+// (analysis.PairMessages).
 func (d *timelineData) pairMessages() {
-	row := map[int]int{}
+	list := make([]*analysis.MessageEnds, len(d.Ranks))
 	for i := range d.Ranks {
-		if _, ok := row[d.Ranks[i].rank]; !ok {
-			row[d.Ranks[i].rank] = i
-		}
+		list[i] = d.Ranks[i].msgs
+		d.Ranks[i].msgs = nil
 	}
-	type msg struct{ src, send, dst, recv int64 }
-	var msgs []msg
-	skipped, backwards := false, 0
-	for a, ra := range row {
-		tl := &d.Ranks[ra]
-		for b, sends := range tl.ends[dirSend] {
-			rb, ok := row[b]
-			if !ok {
-				continue
-			}
-			recvs := d.Ranks[rb].ends[dirRecv][a]
-			if tl.ambiguous[dirSend][b] || d.Ranks[rb].ambiguous[dirRecv][a] || len(recvs) != len(sends) {
-				skipped = true
-				continue
-			}
-			for k := range sends {
-				if recvs[k] < sends[k] {
-					// The k-th receive ended before the k-th send
-					// started: tags or receives of another kind
-					// (MPI_Sendrecv) order them otherwise.
-					backwards++
-					continue
-				}
-				msgs = append(msgs, msg{int64(ra), sends[k], int64(rb), recvs[k]})
-			}
-		}
-	}
-	for i := range d.Ranks {
-		d.Ranks[i].ends = [2]map[int][]int64{}
-		if len(d.Ranks[i].ambiguous[dirSend])+len(d.Ranks[i].ambiguous[dirRecv]) > 0 {
-			skipped = true
-		}
-	}
-	slices.SortFunc(msgs, func(x, y msg) int { return cmp.Or(cmp.Compare(x.send, y.send), cmp.Compare(x.src, y.src)) })
+	d.drawMessages(analysis.PairMessages(list))
+}
+
+// drawMessages embeds the first maxMsgs of pairs and says in MsgNote
+// which are not drawn.
+func (d *timelineData) drawMessages(pairs analysis.MessagePairs) {
+	msgs := pairs.Msgs
 	if len(msgs) > maxMsgs {
 		d.MsgNote = fmt.Sprintf("the timeline draws the first %d of %d messages", maxMsgs, len(msgs))
 		msgs = msgs[:maxMsgs]
 	}
-	if skipped {
+	if pairs.Ambiguous {
 		d.MsgNote = strings.TrimPrefix(d.MsgNote+"; messages through call sites with several partners are not drawn (record with MPIFLOW_KEY=call,site,partner to draw them)", "; ")
 	}
-	if backwards > 0 {
-		d.MsgNote = strings.TrimPrefix(fmt.Sprintf("%s; %d messages are not drawn whose k-th receive ended before the k-th send started (messages are paired in order, without their tags, and receives of MPI_Sendrecv are not counted)", d.MsgNote, backwards), "; ")
+	if pairs.Backwards > 0 {
+		d.MsgNote = strings.TrimPrefix(fmt.Sprintf("%s; %d messages are not drawn whose k-th receive ended before the k-th send started (messages are paired in order, without their tags, and receives of MPI_Sendrecv are not counted)", d.MsgNote, pairs.Backwards), "; ")
 	}
 	d.Msgs = make([]int64, 0, 4*len(msgs))
 	for _, m := range msgs {
-		d.Msgs = append(d.Msgs, m.src, m.send, m.dst, m.recv)
+		d.Msgs = append(d.Msgs, m.Src, m.Send, m.Dst, m.Recv)
 	}
 }
 
@@ -210,166 +127,29 @@ func newTimelineBuilder(span int64, bins int, callIdx map[string]int) *timelineB
 	return tb
 }
 
+// rank is the timeline row of rank r, labeled label.
 func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, error) {
 	g := &r.Graph
-	callOf := make([]int, len(g.Nodes))
-	dirOf := make([]int, len(g.Nodes))
-	partnerOf := make([]int, len(g.Nodes))
-	nonblocking := make([]bool, len(g.Nodes)) // a receive that is only posted
-	waits := make([]bool, len(g.Nodes))
-	tl := timeline{Label: label, rank: r.Rank, Calls: make([]int64, tb.ncalls)}
+	tl := timeline{Label: label, Calls: make([]int64, tb.ncalls), msgs: analysis.NewMessageEnds(r)}
+	w := &rankWalk{tb: tb, tl: &tl, start: r.Start, callOf: make([]int, len(g.Nodes)), perCall: make([]int64, tb.ncalls), curBin: -1}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		callOf[i] = tb.callIdx[n.Key.Call]
-		if c := callOf[i]; c < len(tl.Calls) {
+		w.callOf[i] = tb.callIdx[n.Key.Call]
+		if c := w.callOf[i]; c < len(tl.Calls) {
 			tl.Calls[c] += n.Time.Total
 		}
-		dirOf[i], partnerOf[i] = p2pDir(n.Key.Call), nodePartner(n)
-		nonblocking[i] = n.Key.Call == "MPI_Irecv" || n.Key.Call == "MPI_Imrecv"
-		waits[i] = completes(n.Key.Call)
-		if r.Thread != 0 {
-			dirOf[i] = -1 // messages are drawn between threads 0
-		}
-		if d := dirOf[i]; d >= 0 && partnerOf[i] < 0 {
-			for _, pc := range n.Partners {
-				if tl.ambiguous[d] == nil {
-					tl.ambiguous[d] = map[int]bool{}
-				}
-				tl.ambiguous[d][pc.Rank] = true
-			}
-			dirOf[i] = -1
-		}
-	}
-	var lastEnd int64 // in ticks
-	emit := func(start, end int64, call int, busy int64) {
-		s, e := start/tb.tick, end/tb.tick
-		if s < lastEnd {
-			s = lastEnd
-		}
-		if e < s {
-			e = s
-		}
-		tl.Segs = append(tl.Segs, s-lastEnd, e-s, int64(call), busy)
-		lastEnd = e
-	}
-	perCall := make([]int64, tb.ncalls)
-	var touched []int
-	curBin := int64(-1)
-	var mStart, mEnd int64
-	flush := func() {
-		if curBin < 0 {
-			return
-		}
-		best := touched[0]
-		var inMPI int64
-		for _, c := range touched {
-			inMPI += perCall[c]
-			if perCall[c] > perCall[best] {
-				best = c
-			}
-		}
-		for _, c := range touched {
-			perCall[c] = 0
-		}
-		touched = touched[:0]
-		busy := int64(1000)
-		if mEnd > mStart {
-			busy = min(1000, 1000*inMPI/(mEnd-mStart))
-		}
-		emit(mStart, mEnd, -(best + 1), busy)
-		curBin = -1
-	}
-	// posted are the ends of nonblocking receives (partner, index) whose
-	// message is taken to arrive at the end of the next blocking wait.
-	type post struct{ partner, k int }
-	var posted []post
-	event := func(ev flowgraph.Event) {
-		start, end := r.Start+ev.Start, r.Start+ev.End
-		c := callOf[ev.Node]
-		if waits[ev.Node] {
-			for _, p := range posted {
-				tl.ends[dirRecv][p.partner][p.k] = end / tb.tick
-			}
-			posted = posted[:0]
-		}
-		if d := dirOf[ev.Node]; d >= 0 {
-			if tl.ends[d] == nil {
-				tl.ends[d] = map[int][]int64{}
-			}
-			p := partnerOf[ev.Node]
-			if e := tl.ends[d][p]; len(e) < maxMsgEnds {
-				at := start
-				if d == dirRecv {
-					at = end
-				}
-				if nonblocking[ev.Node] {
-					posted = append(posted, post{p, len(e)})
-				}
-				tl.ends[d][p] = append(e, at/tb.tick)
-			}
-		}
-		if end-start >= tb.binW/2 {
-			flush()
-			emit(start, end, c, 1000)
-			return
-		}
-		if b := start / tb.binW; b != curBin {
-			flush()
-			curBin = b
-			mStart = start
-		}
-		mEnd = end
-		if perCall[c] == 0 {
-			touched = append(touched, c)
-		}
-		perCall[c] += max(end-start, 1)
-	}
-	// run adds a run of repeats of a call that event would merge into one
-	// bin's segment, all of it, at once.
-	run := func(rn flowgraph.Run) bool {
-		if tb.noRuns {
-			return false
-		}
-		start, end := r.Start+rn.Start, r.Start+rn.End
-		b := start / tb.binW
-		if waits[rn.Node] || dirOf[rn.Node] >= 0 || rn.Longest >= tb.binW/2 || max(end-1, start)/tb.binW != b {
-			return false
-		}
-		if b != curBin {
-			flush()
-			curBin = b
-			mStart = start
-		}
-		mEnd = end
-		c := callOf[rn.Node]
-		if perCall[c] == 0 {
-			touched = append(touched, c)
-		}
-		perCall[c] += rn.Busy + rn.Zero
-		return true
-	}
-	// needEnds tells whether an interval holds a message end still to be
-	// recorded, or a wait that completes posted receives, which needs its
-	// events' times.
-	needEnds := func(nodes []flowgraph.IntervalSum) bool {
-		for _, n := range nodes {
-			if d := dirOf[n.Index]; d >= 0 && len(tl.ends[d][partnerOf[n.Index]]) < maxMsgEnds || waits[n.Index] && len(posted) > 0 {
-				return true
-			}
-		}
-		return false
 	}
 	iv, err := g.TimedIntervals()
 	if err != nil || tb.eventsOnly {
 		// Other timings: every event.
 		it := g.Events()
 		for it.Next() {
-			event(it.Event())
+			w.event(it.Event())
 		}
 		if err := it.Err(); err != nil {
 			return tl, fmt.Errorf("timeline of %s: %w", label, err)
 		}
-		flush()
+		w.flush()
 		return tl, nil
 	}
 	// An interval shorter than half a bin and inside one bin holds only
@@ -377,84 +157,149 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 	// added at once, so the cost follows the intervals, not the events.
 	for iv.Next() {
 		start, stop := r.Start+iv.Start, r.Start+iv.Stop
-		if stop-start >= tb.binW/2 || start/tb.binW != max(stop-1, start)/tb.binW || needEnds(iv.Nodes) {
-			if err := iv.EventsRuns(event, run); err != nil {
+		if stop-start >= tb.binW/2 || start/tb.binW != max(stop-1, start)/tb.binW || w.needEnds(iv.Nodes) {
+			if err := iv.EventsRuns(w.event, w.run); err != nil {
 				return tl, fmt.Errorf("timeline of %s: %w", label, err)
 			}
 			continue
 		}
-		if b := start / tb.binW; b != curBin {
-			flush()
-			curBin = b
-			mStart = start
-		}
-		mEnd = stop
+		w.open(start, stop)
 		for _, n := range iv.Nodes {
-			c := callOf[n.Index]
-			if perCall[c] == 0 {
-				touched = append(touched, c)
-			}
-			perCall[c] += max(n.Sum, n.Count)
+			w.add(w.callOf[n.Index], max(n.Sum, n.Count))
 		}
 	}
 	if err := iv.Err(); err != nil {
 		return tl, fmt.Errorf("timeline of %s: %w", label, err)
 	}
-	flush()
+	w.flush()
 	return tl, nil
 }
 
-// outlierRanks is how many ranks of most and of least MPI time the
-// timeline shows when it cannot show them all.
-const outlierRanks = 8
+// rankWalk turns the events of a rank into the segments of its timeline
+// row: events at least half a bin long are emitted as they are, shorter
+// ones are summed per call in the current bin (curBin, -1 for none, from
+// mStart to mEnd) until it is flushed as one merged segment.
+type rankWalk struct {
+	tb      *timelineBuilder
+	tl      *timeline
+	start   int64 // the rank's start on the job's time axis
+	callOf  []int // per node: index into the report's calls
+	lastEnd int64 // in ticks
+	perCall []int64
+	touched []int
+	curBin  int64
+	mStart  int64
+	mEnd    int64
+}
+
+// emit appends the segment from start to end (ns) of call with busy
+// per-mille in MPI.
+func (w *rankWalk) emit(start, end int64, call int, busy int64) {
+	s, e := start/w.tb.tick, end/w.tb.tick
+	if s < w.lastEnd {
+		s = w.lastEnd
+	}
+	if e < s {
+		e = s
+	}
+	w.tl.Segs = append(w.tl.Segs, s-w.lastEnd, e-s, int64(call), busy)
+	w.lastEnd = e
+}
+
+// flush emits the current bin's merged segment, colored by its call of
+// most time.
+func (w *rankWalk) flush() {
+	if w.curBin < 0 {
+		return
+	}
+	best := w.touched[0]
+	var inMPI int64
+	for _, c := range w.touched {
+		inMPI += w.perCall[c]
+		if w.perCall[c] > w.perCall[best] {
+			best = c
+		}
+	}
+	for _, c := range w.touched {
+		w.perCall[c] = 0
+	}
+	w.touched = w.touched[:0]
+	busy := int64(1000)
+	if w.mEnd > w.mStart {
+		busy = min(1000, 1000*inMPI/(w.mEnd-w.mStart))
+	}
+	w.emit(w.mStart, w.mEnd, -(best + 1), busy)
+	w.curBin = -1
+}
+
+// open makes the bin of start current (flushing another) and extends it
+// to end.
+func (w *rankWalk) open(start, end int64) {
+	if b := start / w.tb.binW; b != w.curBin {
+		w.flush()
+		w.curBin = b
+		w.mStart = start
+	}
+	w.mEnd = end
+}
+
+// add counts d ns of call c in the current bin.
+func (w *rankWalk) add(c int, d int64) {
+	if w.perCall[c] == 0 {
+		w.touched = append(w.touched, c)
+	}
+	w.perCall[c] += d
+}
+
+// event adds one event.
+func (w *rankWalk) event(ev flowgraph.Event) {
+	start, end := w.start+ev.Start, w.start+ev.End
+	w.tl.msgs.Event(ev.Node, start/w.tb.tick, end/w.tb.tick)
+	c := w.callOf[ev.Node]
+	if end-start >= w.tb.binW/2 {
+		w.flush()
+		w.emit(start, end, c, 1000)
+		return
+	}
+	w.open(start, end)
+	w.add(c, max(end-start, 1))
+}
+
+// run adds a run of repeats of a call that event would merge into one
+// bin's segment, all of it, at once.
+func (w *rankWalk) run(rn flowgraph.Run) bool {
+	if w.tb.noRuns {
+		return false
+	}
+	start, end := w.start+rn.Start, w.start+rn.End
+	b := start / w.tb.binW
+	if w.tl.msgs.Takes(rn.Node) || rn.Longest >= w.tb.binW/2 || max(end-1, start)/w.tb.binW != b {
+		return false
+	}
+	w.open(start, end)
+	w.add(w.callOf[rn.Node], rn.Busy+rn.Zero)
+	return true
+}
+
+// needEnds tells whether an interval holds a message end still to be
+// recorded, or a wait that completes posted receives, which needs its
+// events' times.
+func (w *rankWalk) needEnds(nodes []flowgraph.IntervalSum) bool {
+	for _, n := range nodes {
+		if w.tl.msgs.Pending(n.Index) {
+			return true
+		}
+	}
+	return false
+}
 
 // timelineRanks returns the indices of the ranks (of stats) the timeline
-// shows, ascending, at most n, and a note that says which they are when
-// they are not all: the ranks of most and of least MPI time and of the
-// longest run, and ranks spread evenly over the rest, so that a job of
-// thousands of ranks shows its outliers and its breadth, not only its
-// first ranks.
+// shows, ascending, at most n (analysis.SampleRanks), and a note that says
+// which they are when they are not all.
 func timelineRanks(stats []flowgraph.RankStat, n int) ([]int, string) {
-	all := make([]int, len(stats))
-	for i := range all {
-		all[i] = i
-	}
-	if len(stats) <= n {
-		return all, ""
-	}
-	if n <= 0 {
-		return nil, ""
-	}
-	chosen := map[int]bool{}
-	byMPI := slices.Clone(all)
-	slices.SortStableFunc(byMPI, func(a, b int) int { return cmp.Compare(stats[b].MPI, stats[a].MPI) })
-	k := min(outlierRanks, n/4)
-	for _, i := range byMPI[:k] {
-		chosen[i] = true
-	}
-	for _, i := range byMPI[len(byMPI)-k:] {
-		chosen[i] = true
-	}
-	if n > 2*k {
-		slowest := slices.MaxFunc(all, func(a, b int) int { return cmp.Compare(stats[a].Wall, stats[b].Wall) })
-		chosen[slowest] = true
-	}
-	// The rest evenly over the ranks not chosen yet.
-	var rest []int
-	for _, i := range all {
-		if !chosen[i] {
-			rest = append(rest, i)
-		}
-	}
-	left := n - len(chosen)
-	for j := range left {
-		chosen[rest[j*len(rest)/left]] = true
-	}
-	out := make([]int, 0, n)
-	for _, i := range all {
-		if chosen[i] {
-			out = append(out, i)
-		}
+	out, k := analysis.SampleRanks(stats, n)
+	if len(out) == len(stats) || len(out) == 0 {
+		return out, ""
 	}
 	which := "the rank of the longest run"
 	if k > 0 {

@@ -126,14 +126,11 @@ func TestMessagesToWait(t *testing.T) {
 	}
 }
 
-// TestMessagesBackwards: a pairing whose receive ends before its send
-// starts is not drawn, and the note counts it.
+// TestMessagesBackwards: the note counts the pairings whose receive ends
+// before its send starts, which are not drawn (analysis.PairMessages).
 func TestMessagesBackwards(t *testing.T) {
-	d := &timelineData{Ranks: []timeline{
-		{rank: 0, ends: [2]map[int][]int64{dirSend: {1: {10, 20}}}},
-		{rank: 1, ends: [2]map[int][]int64{dirRecv: {0: {5, 25}}}},
-	}}
-	d.pairMessages()
+	d := &timelineData{}
+	d.drawMessages(analysis.MessagePairs{Msgs: []analysis.Message{{Src: 0, Send: 20, Dst: 1, Recv: 25}}, Backwards: 1})
 	assert.Equal(t, []int64{0, 20, 1, 25}, d.Msgs)
 	assert.Contains(t, d.MsgNote, "1 messages are not drawn whose k-th receive ended before the k-th send started")
 }
@@ -245,7 +242,7 @@ func TestRankScaleOfGroups(t *testing.T) {
 
 // TestOverviewWindow: Options.WindowFrom/To make the overview's first view
 // that window of the run (cut short at the run's end); a window that
-// holds no part of the run or is too short to cut is ErrWindow.
+// holds no part of the run or is too short to cut is analysis.ErrWindow.
 func TestOverviewWindow(t *testing.T) {
 	h := &flowgraph.Header{NumRanks: 2, JobID: "pp", Command: []string{"pp"}, Hosts: []string{"h0", "h0"}}
 	ranks := []*flowgraph.Rank{exchange(t, 0, 20, false), exchange(t, 1, 20, false)}
@@ -267,7 +264,7 @@ func TestOverviewWindow(t *testing.T) {
 			load := func(i int) (*flowgraph.Rank, error) { return ranks[i], nil }
 			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil, nil)
 			if tc.err != "" {
-				require.ErrorIs(t, err, ErrWindow)
+				require.ErrorIs(t, err, analysis.ErrWindow)
 				assert.ErrorContains(t, err, tc.err)
 				return
 			}
