@@ -13,6 +13,7 @@ import (
 	"mpiflow/flowgraph"
 	"mpiflow/importer"
 	otf2in "mpiflow/importer/otf2"
+	"mpiflow/report"
 )
 
 // stateReader reads one trace format as a state trace for the aggregator.
@@ -209,11 +210,11 @@ func (fl *aggregateFlags) run(cmd *cobra.Command, path string) error {
 		return fmt.Errorf("aggregate %s: %w", path, err)
 	}
 	if fl.asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
+		return report.WriteJSON(cmd.OutOrStdout(), res)
 	}
-	out := terminalText(cmd.OutOrStdout())
+	out := report.TerminalText(cmd.OutOrStdout())
 	if header != nil {
-		incompleteNote(out, header)
+		report.IncompleteNote(out, header)
 	}
 	fmt.Fprintf(out, "%s: ", path)
 	return res.WriteText(out, fl.top)

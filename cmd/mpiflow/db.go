@@ -13,6 +13,7 @@ import (
 	"mpiflow/internal/progress"
 	"mpiflow/internal/units"
 	"mpiflow/jobdb"
+	"mpiflow/report"
 )
 
 func newDBCmd() *cobra.Command {
@@ -134,9 +135,9 @@ the ranks' MPI time), bytes, start or wallclock.`,
 				if jobs == nil {
 					jobs = []jobdb.Job{}
 				}
-				return writeJSON(cmd.OutOrStdout(), jobs)
+				return report.WriteJSON(cmd.OutOrStdout(), jobs)
 			}
-			return printDBJobs(terminalText(cmd.OutOrStdout()), jobs)
+			return printDBJobs(report.TerminalText(cmd.OutOrStdout()), jobs)
 		},
 	}
 	dbFlag(cmd, &dbFile)
@@ -154,11 +155,11 @@ func printDBJobs(w io.Writer, jobs []jobdb.Job) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tstart\tuser\tjob\tranks\twall(s)\t%mpi\timbalance\tbytes\tcommand")
 	for _, j := range jobs {
-		cmdline := oneLine(j.Command)
+		cmdline := report.OneLine(j.Command)
 		if j.Incomplete {
 			cmdline += " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.1f\t%.2f\t%s\t%s\n", j.ID, j.Start, oneLine(j.User), oneLine(j.JobID),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.1f\t%.2f\t%s\t%s\n", j.ID, j.Start, report.OneLine(j.User), report.OneLine(j.JobID),
 			j.Ranks, units.NS(j.WallclockNs), 100*j.MPIShare, j.Imbalance, units.Bytes(float64(j.Bytes)), cmdline)
 	}
 	return tw.Flush()
@@ -199,9 +200,9 @@ and prints its rows. The tables and their columns are in docs/jobdb.md.`,
 					}
 					out = append(out, m)
 				}
-				return writeJSON(cmd.OutOrStdout(), out)
+				return report.WriteJSON(cmd.OutOrStdout(), out)
 			}
-			tw := tabwriter.NewWriter(terminalText(cmd.OutOrStdout()), 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(report.TerminalText(cmd.OutOrStdout()), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, strings.Join(escapeAll(cols), "\t"))
 			for _, r := range rows {
 				cells := make([]string, len(r))
@@ -210,9 +211,9 @@ and prints its rows. The tables and their columns are in docs/jobdb.md.`,
 					case nil:
 						cells[i] = "NULL"
 					case []byte:
-						cells[i] = oneLine(string(v))
+						cells[i] = report.OneLine(string(v))
 					default:
-						cells[i] = oneLine(fmt.Sprint(v))
+						cells[i] = report.OneLine(fmt.Sprint(v))
 					}
 				}
 				fmt.Fprintln(tw, strings.Join(cells, "\t"))
@@ -228,7 +229,7 @@ and prints its rows. The tables and their columns are in docs/jobdb.md.`,
 func escapeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = oneLine(s)
+		out[i] = report.OneLine(s)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mpiflow/launch"
+	"mpiflow/report"
 )
 
 func newLibCmd() *cobra.Command {
@@ -26,7 +27,7 @@ the mpiflow executable (bin/mpiflow -> lib/) or through $MPIFLOW_LIB.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]string{"path": p, "mpi": flavor})
+				return report.WriteJSON(cmd.OutOrStdout(), map[string]string{"path": p, "mpi": flavor})
 			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), p)
 			return err

@@ -88,7 +88,7 @@ that to the other ranks when one fails) leave no data.`,
 				res.Reports = writeReports(cmd.Context(), res.Files, cmd.ErrOrStderr())
 			}
 			if o.asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+				if err := report.WriteJSON(cmd.OutOrStdout(), res); err != nil {
 					return err
 				}
 			} else if len(res.Files) == 0 {

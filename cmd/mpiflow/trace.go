@@ -16,6 +16,7 @@ import (
 	"mpiflow/flowgraph"
 	"mpiflow/internal/atomicfile"
 	"mpiflow/internal/progress"
+	"mpiflow/report"
 )
 
 func newTraceCmd() *cobra.Command {
@@ -199,7 +200,7 @@ func (fl *traceFlags) run(cmd *cobra.Command, path string, formats []traceFormat
 		return err
 	}
 	defer f.Close()
-	incompleteNote(cmd.ErrOrStderr(), &f.Header)
+	report.IncompleteNote(cmd.ErrOrStderr(), &f.Header)
 	if opt.Ranks, err = parseRanks(fl.rankList, f); err != nil {
 		return err
 	}
