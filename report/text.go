@@ -29,6 +29,14 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// present writes v in the format f: as JSON, or with text to a terminal.
+func present(w io.Writer, f Format, v any, text func(io.Writer) error) error {
+	if f == FormatJSON {
+		return WriteJSON(w, v)
+	}
+	return text(TerminalText(w))
+}
+
 // IncompleteNote is printed by every command that reads a run whose ranks
 // did not all reach MPI_Finalize.
 func IncompleteNote(w io.Writer, h *flowgraph.Header) {

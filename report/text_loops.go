@@ -18,10 +18,7 @@ import (
 // of ranks; the ranks whose analysis failed are told on errw.
 func PrintLoops(w, errw io.Writer, job *analysis.Job, f Format) error {
 	out := loopsOf(job)
-	if f == FormatJSON {
-		return WriteJSON(w, out)
-	}
-	return printLoops(TerminalText(w), errw, out)
+	return present(w, f, out, func(w io.Writer) error { return printLoops(w, errw, out) })
 }
 
 // LoopsOutput is what PrintLoops writes, also as JSON.
