@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,29 @@ import (
 	"mpiflow/flowgraph"
 	"mpiflow/importer"
 	otf2in "mpiflow/importer/otf2"
+	"mpiflow/report"
 )
+
+// stateReader reads one trace format as a state trace for the aggregator.
+type stateReader struct {
+	format importer.Format
+	what   string // the format in the error that lists them
+	// open reads the trace at path; header is nil for foreign traces.
+	open func(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error)
+}
+
+// stateReaders are the formats aggregate reads.
+func stateReaders() []stateReader {
+	return []stateReader{
+		{importer.FormatMpiflow, "mpiflow file", openMpiflowStates},
+		{importer.FormatPaje, "Pajé trace", foreignStates(func(path, stateType string) (*importer.Trace, error) {
+			return importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
+		})},
+		{importer.FormatOTF2, "OTF2 archive", foreignStates(func(path, _ string) (*importer.Trace, error) {
+			return otf2in.Read(path)
+		})},
+	}
+}
 
 // openStateTrace opens an mpiflow file, a Pajé trace or an OTF2 archive as
 // a state trace for the aggregator. header is nil for foreign traces.
@@ -21,55 +44,56 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 	if err != nil {
 		return nil, nil, err
 	}
-	var tr *importer.Trace
-	switch format {
-	case importer.FormatMpiflow:
-		if stateType != "" {
-			return nil, nil, fmt.Errorf("%s: --state-type applies to Pajé traces, this is an mpiflow file", path)
+	readers := stateReaders()
+	var what []string
+	for _, r := range readers {
+		if r.format == format {
+			return r.open(path, group, stateType)
 		}
-		job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true, NoSequences: true})
-		if err != nil {
-			return nil, nil, err
-		}
-		src, err := aggregate.NewRankSource(&job.Header, job.Recorded(), aggregate.FlowOptions{Group: group, Load: job.Reread})
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return src, &job.Header, nil
-	case importer.FormatPaje:
-		tr, err = importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
-	case importer.FormatOTF2:
-		tr, err = otf2in.Read(path)
-	default:
-		return nil, nil, fmt.Errorf("%s: not an mpiflow file, Pajé trace or OTF2 archive", path)
+		what = append(what, r.what)
 	}
+	last := len(what) - 1
+	return nil, nil, fmt.Errorf("%s: not an %s or %s", path, strings.Join(what[:last], ", "), what[last])
+}
+
+// openMpiflowStates reads an mpiflow file's ranks as a state trace.
+func openMpiflowStates(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
+	if stateType != "" {
+		return nil, nil, fmt.Errorf("%s: --state-type applies to Pajé traces, this is an mpiflow file", path)
+	}
+	job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true, NoSequences: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	if group {
-		tr.MapStates(func(s string) string {
-			if s == aggregate.ComputeState {
-				return s
-			}
-			return aggregate.CallGroup(s)
-		})
+	src, err := aggregate.NewRankSource(&job.Header, job.Recorded(), aggregate.FlowOptions{Group: group, Load: job.Reread})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return tr, nil, nil
+	return src, &job.Header, nil
+}
+
+// foreignStates opens a trace of another tool with read, its MPI calls
+// grouped with group.
+func foreignStates(read func(path, stateType string) (*importer.Trace, error)) func(string, bool, string) (aggregate.Source, *flowgraph.Header, error) {
+	return func(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
+		tr, err := read(path, stateType)
+		if err != nil {
+			return nil, nil, err
+		}
+		if group {
+			tr.MapStates(func(s string) string {
+				if s == aggregate.ComputeState {
+					return s
+				}
+				return aggregate.CallGroup(s)
+			})
+		}
+		return tr, nil, nil
+	}
 }
 
 func newAggregateCmd() *cobra.Command {
-	var (
-		nslices   int
-		pflag     string
-		hierarchy string
-		pvalues   bool
-		asJSON    bool
-		group     bool
-		mode      string
-		top       int
-		threshold float64
-		stateType string
-	)
+	var fl aggregateFlags
 	cmd := &cobra.Command{
 		Use:   "aggregate FILE",
 		Short: "Summarize a run as Ocelotl-style spatiotemporal aggregates",
@@ -103,67 +127,95 @@ other tools can be aggregated too.`,
   mpiflow aggregate run.mpiflow --hierarchy site.json --json > aggregates.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := aggregate.RunOptions{Slices: nslices, PValues: pvalues, Threshold: threshold}
-			switch pflag {
-			case "auto":
-				opt.P = -1
-			default:
-				p, err := strconv.ParseFloat(pflag, 64)
-				if err != nil || !(p >= 0 && p <= 1) {
-					return fmt.Errorf("--p %q: want a number in [0, 1] or \"auto\"", pflag)
-				}
-				opt.P = p
-			}
-			switch mode {
-			case "spacetime", "":
-				opt.Mode = aggregate.SpaceTime
-			case "space":
-				opt.Mode = aggregate.SpaceOnly
-			case "time":
-				opt.Mode = aggregate.TimeOnly
-			default:
-				return fmt.Errorf("--mode %q: want spacetime, space or time", mode)
-			}
-			if err := errors.Join(checkInt("slices", nslices, 1, aggregate.MaxSlices), checkInt("top", top, 0, -1),
-				checkOpen("threshold", threshold, 0, 1)); err != nil {
-				return err
-			}
-			if hierarchy != "" {
-				spec, err := aggregate.LoadSpec(hierarchy)
-				if err != nil {
-					return err
-				}
-				opt.Spec = spec
-			}
-			src, header, err := openStateTrace(args[0], group, stateType)
-			if err != nil {
-				return err // the readers' errors name the file
-			}
-			res, err := aggregate.Run(src, opt)
-			if err != nil {
-				return fmt.Errorf("aggregate %s: %w", args[0], err)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			out := terminalText(cmd.OutOrStdout())
-			if header != nil {
-				incompleteNote(out, header)
-			}
-			fmt.Fprintf(out, "%s: ", args[0])
-			return res.WriteText(out, top)
+			return fl.run(cmd, args[0])
 		},
 	}
-	fl := cmd.Flags()
-	fl.IntVar(&nslices, "slices", aggregate.DefaultSlices, "number of time slices, 1 to 1000 (the cost grows as slices^3)")
-	fl.StringVar(&pflag, "p", "0.5", `trade-off between detail (0) and summary (1), or "auto"`)
-	fl.StringVar(&hierarchy, "hierarchy", "", "JSON file giving the rank hierarchy (default rank -> host -> job)")
-	fl.BoolVar(&pvalues, "pvalues", false, "also list the significant p values and the suggested p")
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&group, "group", false, "group calls into p2p, collective, wait, io and other")
-	fl.StringVar(&mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
-	fl.IntVar(&top, "top", 20, "number of aggregates listed in the summary")
-	fl.StringVar(&stateType, "state-type", "", "Pajé input: the state type to aggregate (default: all, a resource per container and type)")
-	fl.Float64Var(&threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
+	f := cmd.Flags()
+	f.IntVar(&fl.nslices, "slices", aggregate.DefaultSlices, "number of time slices, 1 to 1000 (the cost grows as slices^3)")
+	f.StringVar(&fl.pflag, "p", "0.5", `trade-off between detail (0) and summary (1), or "auto"`)
+	f.StringVar(&fl.hierarchy, "hierarchy", "", "JSON file giving the rank hierarchy (default rank -> host -> job)")
+	f.BoolVar(&fl.pvalues, "pvalues", false, "also list the significant p values and the suggested p")
+	f.BoolVar(&fl.asJSON, "json", false, "print the result as JSON")
+	f.BoolVar(&fl.group, "group", false, "group calls into p2p, collective, wait, io and other")
+	f.StringVar(&fl.mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
+	f.IntVar(&fl.top, "top", 20, "number of aggregates listed in the summary")
+	f.StringVar(&fl.stateType, "state-type", "", "Pajé input: the state type to aggregate (default: all, a resource per container and type)")
+	f.Float64Var(&fl.threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
 	return cmd
+}
+
+// aggregateFlags are the flags of mpiflow aggregate.
+type aggregateFlags struct {
+	nslices   int
+	pflag     string
+	hierarchy string
+	pvalues   bool
+	asJSON    bool
+	group     bool
+	mode      string
+	top       int
+	threshold float64
+	stateType string
+}
+
+// options checks the flags and returns the aggregator's options.
+func (fl *aggregateFlags) options() (aggregate.RunOptions, error) {
+	opt := aggregate.RunOptions{Slices: fl.nslices, PValues: fl.pvalues, Threshold: fl.threshold}
+	switch fl.pflag {
+	case "auto":
+		opt.P = -1
+	default:
+		p, err := strconv.ParseFloat(fl.pflag, 64)
+		if err != nil || !(p >= 0 && p <= 1) {
+			return opt, fmt.Errorf("--p %q: want a number in [0, 1] or \"auto\"", fl.pflag)
+		}
+		opt.P = p
+	}
+	switch fl.mode {
+	case "spacetime", "":
+		opt.Mode = aggregate.SpaceTime
+	case "space":
+		opt.Mode = aggregate.SpaceOnly
+	case "time":
+		opt.Mode = aggregate.TimeOnly
+	default:
+		return opt, fmt.Errorf("--mode %q: want spacetime, space or time", fl.mode)
+	}
+	if err := errors.Join(checkInt("slices", fl.nslices, 1, aggregate.MaxSlices), checkInt("top", fl.top, 0, -1),
+		checkOpen("threshold", fl.threshold, 0, 1)); err != nil {
+		return opt, err
+	}
+	if fl.hierarchy != "" {
+		spec, err := aggregate.LoadSpec(fl.hierarchy)
+		if err != nil {
+			return opt, err
+		}
+		opt.Spec = spec
+	}
+	return opt, nil
+}
+
+// run aggregates the trace at path and prints the result.
+func (fl *aggregateFlags) run(cmd *cobra.Command, path string) error {
+	opt, err := fl.options()
+	if err != nil {
+		return err
+	}
+	src, header, err := openStateTrace(path, fl.group, fl.stateType)
+	if err != nil {
+		return err // the readers' errors name the file
+	}
+	res, err := aggregate.Run(src, opt)
+	if err != nil {
+		return fmt.Errorf("aggregate %s: %w", path, err)
+	}
+	if fl.asJSON {
+		return report.WriteJSON(cmd.OutOrStdout(), res)
+	}
+	out := report.TerminalText(cmd.OutOrStdout())
+	if header != nil {
+		report.IncompleteNote(out, header)
+	}
+	fmt.Fprintf(out, "%s: ", path)
+	return res.WriteText(out, fl.top)
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,20 +11,15 @@ import (
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/internal/progress"
+	"mpiflow/report"
 )
 
-// incompleteNote is printed by every command that reads a run whose ranks
-// did not all reach MPI_Finalize.
-func incompleteNote(w io.Writer, h *flowgraph.Header) {
-	if h.Incomplete {
-		fmt.Fprintln(w, "# NOTE: incomplete run: some ranks did not reach MPI_Finalize; their data ends where they stopped")
+// outputFormat is the presenters' format for a --json flag.
+func outputFormat(asJSON bool) report.Format {
+	if asJSON {
+		return report.FormatJSON
 	}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return report.FormatText
 }
 
 // parseRanks parses a rank list such as "0-3,8,10-11" into the set of the

@@ -2,17 +2,14 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"mpiflow/internal/progress"
-	"mpiflow/internal/units"
 	"mpiflow/jobdb"
+	"mpiflow/report"
 )
 
 func newDBCmd() *cobra.Command {
@@ -130,13 +127,7 @@ the ranks' MPI time), bytes, start or wallclock.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			if asJSON {
-				if jobs == nil {
-					jobs = []jobdb.Job{}
-				}
-				return writeJSON(cmd.OutOrStdout(), jobs)
-			}
-			return printDBJobs(terminalText(cmd.OutOrStdout()), jobs)
+			return report.PrintJobs(cmd.OutOrStdout(), jobs, outputFormat(asJSON))
 		},
 	}
 	dbFlag(cmd, &dbFile)
@@ -148,20 +139,6 @@ the ranks' MPI time), bytes, start or wallclock.`,
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "at most this many jobs (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
-}
-
-func printDBJobs(w io.Writer, jobs []jobdb.Job) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tstart\tuser\tjob\tranks\twall(s)\t%mpi\timbalance\tbytes\tcommand")
-	for _, j := range jobs {
-		cmdline := oneLine(j.Command)
-		if j.Incomplete {
-			cmdline += " (incomplete)"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.1f\t%.2f\t%s\t%s\n", j.ID, j.Start, oneLine(j.User), oneLine(j.JobID),
-			j.Ranks, units.NS(j.WallclockNs), 100*j.MPIShare, j.Imbalance, units.Bytes(float64(j.Bytes)), cmdline)
-	}
-	return tw.Flush()
 }
 
 func newDBSQLCmd() *cobra.Command {
@@ -186,49 +163,10 @@ and prints its rows. The tables and their columns are in docs/jobdb.md.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			if asJSON {
-				out := make([]map[string]any, 0, len(rows))
-				for _, r := range rows {
-					m := make(map[string]any, len(cols))
-					for i, c := range cols {
-						if b, ok := r[i].([]byte); ok {
-							m[c] = string(b)
-						} else {
-							m[c] = r[i]
-						}
-					}
-					out = append(out, m)
-				}
-				return writeJSON(cmd.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(terminalText(cmd.OutOrStdout()), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.Join(escapeAll(cols), "\t"))
-			for _, r := range rows {
-				cells := make([]string, len(r))
-				for i, v := range r {
-					switch v := v.(type) {
-					case nil:
-						cells[i] = "NULL"
-					case []byte:
-						cells[i] = oneLine(string(v))
-					default:
-						cells[i] = oneLine(fmt.Sprint(v))
-					}
-				}
-				fmt.Fprintln(tw, strings.Join(cells, "\t"))
-			}
-			return tw.Flush()
+			return report.PrintRows(cmd.OutOrStdout(), cols, rows, outputFormat(asJSON))
 		},
 	}
 	dbFlag(cmd, &dbFile)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (an array of objects) instead of a table")
 	return cmd
-}
-
-func escapeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = oneLine(s)
-	}
-	return out
 }

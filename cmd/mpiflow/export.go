@@ -10,6 +10,7 @@ import (
 	"mpiflow/analysis"
 	"mpiflow/export"
 	"mpiflow/internal/atomicfile"
+	"mpiflow/report"
 )
 
 // exportFormats are the formats of export, for help and errors.
@@ -73,7 +74,7 @@ output), written to a temporary name and renamed once complete.`,
 			if err != nil {
 				return err
 			}
-			incompleteNote(cmd.ErrOrStderr(), &job.Header)
+			report.IncompleteNote(cmd.ErrOrStderr(), &job.Header)
 			for _, r := range job.Ranks {
 				if r.LoopErr != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "mpiflow: loop analysis failed for %s; exported without loops: %v\n", r.Label, r.LoopErr)

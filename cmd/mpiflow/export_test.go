@@ -11,6 +11,8 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpiflow/report"
 )
 
 // TestExport: both formats, to -o, to the default name and to standard
@@ -19,7 +21,7 @@ func TestExport(t *testing.T) {
 	path, _ := genJob(t)
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
-	var st statsOutput
+	var st report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &st))
 	require.NotEmpty(t, st.Calls)
 	dir := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"mpiflow/aggregate"
 	"mpiflow/fidelity"
 	"mpiflow/flowgraph"
+	"mpiflow/report"
 )
 
 func newFidelityCmd() *cobra.Command {
@@ -56,10 +57,10 @@ the result.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rep)
+				return report.WriteJSON(cmd.OutOrStdout(), rep)
 			}
-			out := terminalText(cmd.OutOrStdout())
-			incompleteNote(out, &f.Header)
+			out := report.TerminalText(cmd.OutOrStdout())
+			report.IncompleteNote(out, &f.Header)
 			return rep.WriteText(out)
 		},
 	}

@@ -68,7 +68,7 @@ loop with little time stays pale) or scaled to the drawn level alone
 				opt.Scale = report.RankScale(r.Levels, job.Metrics, color)
 			}
 			d := report.DOT(lg, job.Metrics, opt)
-			incompleteNote(cmd.ErrOrStderr(), &job.Header)
+			report.IncompleteNote(cmd.ErrOrStderr(), &job.Header)
 			if out != "-" {
 				if err := atomicfile.NotInput(out, args[0]); err != nil {
 					return err

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpiflow/flowgraph"
+	"mpiflow/report"
 )
 
 // haloJob writes a job whose ranks run: Init, iters x (Irecv, Send, Wait,
@@ -56,7 +57,7 @@ func TestLoopsCommand(t *testing.T) {
 
 	js, _, err := run(t, "loops", "--json", path)
 	require.NoError(t, err)
-	var got loopsOutput
+	var got report.LoopsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.Len(t, got.Groups, 2)
 	// Ranks 0-2 share one structure: a single loop of 50 iterations.
@@ -86,7 +87,7 @@ func TestLoopsSimilarity(t *testing.T) {
 
 	js, _, err := run(t, "loops", "--json", path)
 	require.NoError(t, err)
-	var got loopsOutput
+	var got report.LoopsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	assert.InDelta(t, 0.9, got.Similarity, 1e-12)
 	require.Len(t, got.Groups, 1)

@@ -19,6 +19,7 @@ import (
 
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
+	"mpiflow/report"
 )
 
 // run executes the CLI with args and returns stdout, stderr and the error.
@@ -60,7 +61,7 @@ func TestStats(t *testing.T) {
 	}
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
-	var got statsOutput
+	var got report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	var sum int64
 	for _, c := range got.Calls {

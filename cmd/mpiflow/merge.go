@@ -8,6 +8,7 @@ import (
 
 	"mpiflow/flowgraph"
 	"mpiflow/internal/atomicfile"
+	"mpiflow/report"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -38,7 +39,7 @@ early.`,
 			}
 			defer f.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d block(s) of %d rank(s)\n", args[0], len(f.Index), f.Header.NumRanks)
-			incompleteNote(cmd.OutOrStdout(), &f.Header)
+			report.IncompleteNote(cmd.OutOrStdout(), &f.Header)
 			return nil
 		},
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpiflow/report"
 )
 
 func TestGraphCmd(t *testing.T) {
@@ -94,7 +96,7 @@ func assertCallTable(t *testing.T, html, path string) {
 	t.Helper()
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
-	var st statsOutput
+	var st report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &st))
 	require.NotEmpty(t, st.Calls)
 	table := html[strings.Index(html, `id="calls-table"`):]

@@ -16,6 +16,7 @@ import (
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
 	"mpiflow/internal/units"
+	"mpiflow/report"
 )
 
 // stats --sites prints the call sites in text and JSON with the same
@@ -24,7 +25,7 @@ func TestStatsSites(t *testing.T) {
 	path, ranks := genJob(t)
 	js, _, err := run(t, "stats", "--sites", "--json", path)
 	require.NoError(t, err)
-	var got statsOutput
+	var got report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.NotEmpty(t, got.Sites)
 	var events int64
@@ -70,7 +71,7 @@ func TestStatsMatrix(t *testing.T) {
 	defer f.Close()
 	js, _, err := run(t, "stats", "--matrix", "--json", path)
 	require.NoError(t, err)
-	var got statsOutput
+	var got report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.NotNil(t, got.Comm)
 	require.NotEmpty(t, got.Comm.Cells)
@@ -131,31 +132,6 @@ func TestStatsMatrix(t *testing.T) {
 		}
 	}
 
-	// Too many ranks for a grid: the busiest pairs, by descending bytes.
-	var b strings.Builder
-	require.NoError(t, printMatrix(&b, got.Comm, 2, 3))
-	lines := strings.Split(strings.TrimSpace(b.String()[strings.Index(b.String(), "from"):]), "\n")[1:]
-	require.Len(t, lines, min(3, len(got.Comm.Cells)))
-	assert.Contains(t, b.String(), "busiest")
-	prev := int64(-1)
-	for _, l := range lines {
-		f := strings.Fields(l)
-		from, _ := strconv.Atoi(f[0])
-		to, _ := strconv.Atoi(f[1])
-		var c *analysis.CommCell
-		for i := range got.Comm.Cells {
-			if got.Comm.Cells[i].From == from && got.Comm.Cells[i].To == to {
-				c = &got.Comm.Cells[i]
-			}
-		}
-		require.NotNil(t, c, l)
-		assert.Equal(t, strconv.FormatInt(c.Count, 10), f[2])
-		if prev >= 0 {
-			assert.LessOrEqual(t, c.Bytes, prev)
-		}
-		prev = c.Bytes
-	}
-
 	// Without --matrix: no JSON field.
 	js, _, err = run(t, "stats", "--json", path)
 	require.NoError(t, err)
@@ -175,7 +151,7 @@ func TestStatsBudget(t *testing.T) {
 	require.Positive(t, approx)
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
-	var got statsOutput
+	var got report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.NotNil(t, got.Budget)
 	assert.Equal(t, analysis.BudgetSummary{Blocks: 2, Budget: 4 << 10, Runs: ranks[0].Graph.Budget.Runs + ranks[1].Graph.Budget.Runs,
@@ -199,7 +175,7 @@ func TestStatsRegions(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "profiles", "regions.mpiflow") // testdata/apps/regions.c, 4 ranks
 	js, _, err := run(t, "stats", "--json", path)
 	require.NoError(t, err)
-	var got statsOutput
+	var got report.StatsOutput
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.Len(t, got.Regions, 5)
 	out, _, err := run(t, "stats", path)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,23 +10,6 @@ import (
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
 )
-
-func TestTerminalText(t *testing.T) {
-	for _, c := range []struct{ in, text, line string }{
-		{"MPI_Send\tf.c:12\n", "MPI_Send\tf.c:12\n", `MPI_Send\x09f.c:12\x0a`},
-		{"evil\x1b[2Jname", `evil\x1b[2Jname`, `evil\x1b[2Jname`},
-		{"c1 \u0085 del \x7f", `c1 \u0085 del \x7f`, `c1 \u0085 del \x7f`},
-		{"bad \xff utf8", `bad \xff utf8`, `bad \xff utf8`},
-		{"ünïcode ok", "ünïcode ok", "ünïcode ok"},
-	} {
-		var b strings.Builder
-		n, err := terminalText(&b).Write([]byte(c.in))
-		require.NoError(t, err)
-		assert.Equal(t, len(c.in), n)
-		assert.Equal(t, c.text, b.String(), "%q", c.in)
-		assert.Equal(t, c.line, oneLine(c.in), "%q", c.in)
-	}
-}
 
 // TestStatsEscapesFileText: what a file says reaches the terminal escaped:
 // no escape sequence, no line forged by a newline in an argument.

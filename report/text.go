@@ -1,17 +1,55 @@
-package main
+package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"mpiflow/flowgraph"
 )
 
-// terminalText returns a writer for tables printed to a terminal: control
+// Format is an output format of the presenters for the terminal
+// (PrintStats, PrintLoops, PrintDiff, PrintScaling).
+type Format int
+
+const (
+	// FormatText is tables for a terminal, with the control characters
+	// of the file's text escaped (TerminalText).
+	FormatText Format = iota
+	// FormatJSON is one indented JSON document (WriteJSON).
+	FormatJSON
+)
+
+// WriteJSON writes v as indented JSON, as every JSON output of mpiflow.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// present writes v in the format f: as JSON, or with text to a terminal.
+func present(w io.Writer, f Format, v any, text func(io.Writer) error) error {
+	if f == FormatJSON {
+		return WriteJSON(w, v)
+	}
+	return text(TerminalText(w))
+}
+
+// IncompleteNote is printed by every command that reads a run whose ranks
+// did not all reach MPI_Finalize.
+func IncompleteNote(w io.Writer, h *flowgraph.Header) {
+	if h.Incomplete {
+		fmt.Fprintln(w, "# NOTE: incomplete run: some ranks did not reach MPI_Finalize; their data ends where they stopped")
+	}
+}
+
+// TerminalText returns a writer for tables printed to a terminal: control
 // characters other than newline and tab, which a file's names may hold (an
 // escape sequence in a function name or path), are written escaped (\x1b,
 // \u0085) instead of reaching the terminal.
-func terminalText(w io.Writer) io.Writer { return &escaper{w: w} }
+func TerminalText(w io.Writer) io.Writer { return &escaper{w: w} }
 
 type escaper struct{ w io.Writer }
 
@@ -25,10 +63,10 @@ func (e *escaper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// oneLine escapes every control character of s, newlines too, for a field
+// OneLine escapes every control character of s, newlines too, for a field
 // of a banner line (a command-line argument with a newline would forge a
 // line of its own).
-func oneLine(s string) string { return escapeControl(s, "") }
+func OneLine(s string) string { return escapeControl(s, "") }
 
 // isControl tells the C0 and C1 control characters and DEL.
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f }
