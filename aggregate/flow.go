@@ -63,21 +63,11 @@ type rankScan struct {
 }
 
 func scanRank(r *flowgraph.Rank) rankScan {
-	g := &r.Graph
-	// The closing anchor holds the end of the last event; the sums of
-	// all call and compute times give the same without anchors.
-	var dur int64
-	for _, nd := range g.Nodes {
-		dur += nd.Time.Total
-	}
-	for _, e := range g.Edges {
-		dur += e.Time.Total
-	}
-	if k := len(g.Anchors); k > 0 {
-		dur = max(dur, g.Anchors[k-1].Time)
-	}
-	s := rankScan{rank: r.Rank, thread: r.Thread, start: r.Start, end: r.Start + dur, host: r.Host}
-	for _, nd := range g.Nodes {
+	// The span covers the summed call and compute times too, which can
+	// end a little after the closing anchor.
+	end := max(r.End(), r.Start+r.Graph.TimeSum())
+	s := rankScan{rank: r.Rank, thread: r.Thread, start: r.Start, end: end, host: r.Host}
+	for _, nd := range r.Graph.Nodes {
 		s.calls = append(s.calls, nd.Key.Call)
 	}
 	return s
