@@ -315,21 +315,8 @@ func writeReports(ctx context.Context, files []string, stderr io.Writer) []strin
 // checkKey checks a --key value as the library parses MPIFLOW_KEY, so
 // that a typo fails here instead of a warning in every job.
 func checkKey(key string) error {
-	if key == "" {
-		return nil
-	}
-	named := false
-	for _, f := range strings.Split(key, ",") {
-		switch f {
-		case "call", "site", "bytes", "partner", "comm":
-			named = true
-		case "":
-		default:
-			return fmt.Errorf("--key %q: %q is not a key field (call, site, bytes, partner, comm)", key, f)
-		}
-	}
-	if !named {
-		return fmt.Errorf("--key %q: names no field (call, site, bytes, partner, comm)", key)
+	if _, err := flowgraph.ParseKey(key); err != nil {
+		return fmt.Errorf("--key %q: %w", key, err)
 	}
 	return nil
 }
