@@ -176,19 +176,29 @@ func taxonomyFlag() func(spec string) {
 	}
 }
 
+// writeTaxonomy writes the table of the spec at path spec to out.
 func writeTaxonomy(spec, out string) error {
-	f, err := os.Open(spec)
+	s, err := parseSpec(spec)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	s, err := Parse(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", spec, err)
 	}
 	b, err := s.Taxonomy()
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// parseSpec reads the spec table at path.
+func parseSpec(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }
