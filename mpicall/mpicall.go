@@ -28,7 +28,8 @@ func Key(call string) string {
 }
 
 // Group returns the group of an MPI call (P2P, Collective, Wait, IO or
-// Other).
+// Other); its large-count (_c) and persistent (_init) forms have the group
+// of the call (Key).
 func Group(call string) string {
 	k := Key(call)
 	if g, ok := specGroup(k); ok {
