@@ -4,69 +4,28 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"mpiflow/flowgraph"
+	"mpiflow/mpicall"
 )
 
 // ComputeState is the state of a rank between two MPI calls.
 const ComputeState = "Compute"
 
-// Call groups, the states of a grouped trace besides ComputeState.
+// Call groups, the states of a grouped trace besides ComputeState
+// (mpicall's).
 const (
-	GroupP2P        = "p2p"
-	GroupCollective = "collective"
-	GroupWait       = "wait"
-	GroupIO         = "io"
-	GroupOther      = "other"
+	GroupP2P        = mpicall.P2P
+	GroupCollective = mpicall.Collective
+	GroupWait       = mpicall.Wait
+	GroupIO         = mpicall.IO
+	GroupOther      = mpicall.Other
 )
 
 var groupOrder = []string{ComputeState, GroupP2P, GroupCollective, GroupWait, GroupIO, GroupOther}
 
-var collectives = map[string]bool{
-	"barrier": true, "bcast": true, "reduce": true, "allreduce": true, "gather": true, "gatherv": true,
-	"allgather": true, "allgatherv": true, "scatter": true, "scatterv": true, "alltoall": true,
-	"alltoallv": true, "alltoallw": true, "reduce_scatter": true, "reduce_scatter_block": true,
-	"scan": true, "exscan": true, "neighbor_allgather": true, "neighbor_allgatherv": true,
-	"neighbor_alltoall": true, "neighbor_alltoallv": true, "neighbor_alltoallw": true,
-}
-
-var p2p = map[string]bool{
-	"send": true, "recv": true, "isend": true, "irecv": true, "ssend": true, "issend": true,
-	"bsend": true, "ibsend": true, "rsend": true, "irsend": true, "sendrecv": true,
-	"sendrecv_replace": true, "probe": true, "iprobe": true, "mprobe": true, "improbe": true,
-	"mrecv": true, "imrecv": true, "start": true, "startall": true,
-	"isendrecv": true, "isendrecv_replace": true,
-	// Partitioned communication (MPI-4.0).
-	"psend": true, "precv": true, "pready": true, "pready_range": true, "pready_list": true,
-	// One-sided communication moves data between two ranks too.
-	"put": true, "get": true, "accumulate": true, "get_accumulate": true, "fetch_and_op": true,
-	"compare_and_swap": true, "rput": true, "rget": true, "raccumulate": true, "rget_accumulate": true,
-}
-
-// CallGroup returns the group of an MPI call name: p2p (point-to-point and
-// one-sided), collective (blocking, nonblocking or persistent), wait
-// (MPI_Wait*, MPI_Test*, MPI_Parrived and RMA synchronization), io
-// (MPI_File_*) or other. Large-count (_c) calls are grouped with their int
-// forms, persistent (_init) ones with the calls they start.
-func CallGroup(call string) string {
-	name := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(call, "MPI_"), "PMPI_"))
-	name = strings.TrimSuffix(name, "_c")
-	name = strings.TrimSuffix(name, "_init")
-	switch {
-	case strings.HasPrefix(name, "file_"):
-		return GroupIO
-	case strings.HasPrefix(name, "wait"), strings.HasPrefix(name, "test"), name == "parrived",
-		name == "win_fence", name == "win_wait", name == "win_complete", name == "win_flush",
-		name == "win_flush_all", name == "win_unlock", name == "win_unlock_all":
-		return GroupWait
-	case collectives[name], strings.HasPrefix(name, "i") && collectives[name[1:]]:
-		return GroupCollective
-	case p2p[name]:
-		return GroupP2P
-	}
-	return GroupOther
-}
+// CallGroup returns the group of an MPI call name (mpicall.Group).
+func CallGroup(call string) string { return mpicall.Group(call) }
 
 // FlowOptions tune a RankSource.
 type FlowOptions struct {
@@ -104,21 +63,11 @@ type rankScan struct {
 }
 
 func scanRank(r *flowgraph.Rank) rankScan {
-	g := &r.Graph
-	// The closing anchor holds the end of the last event; the sums of
-	// all call and compute times give the same without anchors.
-	var dur int64
-	for _, nd := range g.Nodes {
-		dur += nd.Time.Total
-	}
-	for _, e := range g.Edges {
-		dur += e.Time.Total
-	}
-	if k := len(g.Anchors); k > 0 {
-		dur = max(dur, g.Anchors[k-1].Time)
-	}
-	s := rankScan{rank: r.Rank, thread: r.Thread, start: r.Start, end: r.Start + dur, host: r.Host}
-	for _, nd := range g.Nodes {
+	// The span covers the summed call and compute times too, which can
+	// end a little after the closing anchor.
+	end := max(r.End(), r.Start+r.Graph.TimeSum())
+	s := rankScan{rank: r.Rank, thread: r.Thread, start: r.Start, end: end, host: r.Host}
+	for _, nd := range r.Graph.Nodes {
 		s.calls = append(s.calls, nd.Key.Call)
 	}
 	return s

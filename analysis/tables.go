@@ -6,9 +6,9 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-	"strings"
 
 	"mpiflow/flowgraph"
+	"mpiflow/mpicall"
 )
 
 // CallRow is one row of the call table of `mpiflow stats` and of the
@@ -146,26 +146,6 @@ func (a *siteAcc) sorted() []SiteStat {
 	return out
 }
 
-// Send kinds: how a call's recorded partner and bytes make messages of the
-// communication matrix.
-const (
-	notSend  = iota
-	sendOne  // one message of the recorded bytes to the partner
-	sendRecv // one message to the partner (dest) of half the recorded bytes (sent + received)
-)
-
-// sendKind tells whether call sends point-to-point messages to its
-// recorded partner; large-count (_c) forms are their int forms.
-func sendKind(call string) int {
-	switch strings.TrimSuffix(call, "_c") {
-	case "MPI_Send", "MPI_Bsend", "MPI_Rsend", "MPI_Ssend", "MPI_Isend", "MPI_Ibsend", "MPI_Irsend", "MPI_Issend":
-		return sendOne
-	case "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Isendrecv", "MPI_Isendrecv_replace":
-		return sendRecv
-	}
-	return notSend
-}
-
 // Traffic is a number of messages and their bytes.
 type Traffic struct {
 	Count int64 `json:"count"`
@@ -240,8 +220,11 @@ func (a *commAcc) add(r *flowgraph.Rank) {
 	a.ranks[r.Rank] = true
 	for i := range r.Graph.Nodes {
 		n := &r.Graph.Nodes[i]
-		kind := sendKind(n.Key.Call)
-		if kind == notSend {
+		// How the recorded partner and bytes make messages: a send one
+		// of the recorded bytes, a send-receive one of half of them (sent
+		// + received) to the partner (dest).
+		dir := mpicall.Direction(n.Key.Call)
+		if dir != mpicall.DirSend && dir != mpicall.DirSendRecv {
 			if n.Bytes.Total > 0 {
 				addTraffic(a.other, n.Key.Call, n.Count, n.Bytes.Total)
 			}
@@ -251,7 +234,7 @@ func (a *commAcc) add(r *flowgraph.Rank) {
 			continue
 		}
 		bytes := float64(n.Bytes.Total)
-		if kind == sendRecv {
+		if dir == mpicall.DirSendRecv {
 			bytes /= 2
 			a.m.Estimated = a.m.Estimated || n.Bytes.Total > 0
 		}

@@ -86,6 +86,33 @@ func (s *Summary) Add(r *Rank) {
 	s.Ranks = append(s.Ranks, rs)
 }
 
+// TimeSum returns the sum of the call and compute times of all the
+// graph's nodes and edges, in ns.
+func (g *Graph) TimeSum() int64 {
+	var d int64
+	for i := range g.Nodes {
+		d += g.Nodes[i].Time.Total
+	}
+	for i := range g.Edges {
+		d += g.Edges[i].Time.Total
+	}
+	return d
+}
+
+// Duration returns the time from the start of the graph's first event to
+// the end of its last, in ns: the time of the last anchor, which closes
+// the graph (Anchor), or without anchors TimeSum.
+func (g *Graph) Duration() int64 {
+	if k := len(g.Anchors); k > 0 {
+		return g.Anchors[k-1].Time
+	}
+	return g.TimeSum()
+}
+
+// End returns the end of the rank's last event in ns since the job's
+// start.
+func (r *Rank) End() int64 { return r.Start + r.Graph.Duration() }
+
 // SortedCalls returns the calls by descending total time, then name.
 func (s *Summary) SortedCalls() []CallStat {
 	out := make([]CallStat, 0, len(s.Calls))

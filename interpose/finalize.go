@@ -47,22 +47,69 @@ func finalize(j *job) (written bool, err error) {
 	began := time.Now()
 	c := j.comm
 	me := c.Rank()
+	start, wall, err := jobSpan(c, j)
+	if err != nil {
+		return false, err
+	}
+	blk, blocks, info := j.encodeBlocks(start)
+	off, nb, all, err := gatherInfos(c, blk, blocks, info)
+	if err != nil {
+		return false, err
+	}
+	// The job's id names the file and fills the header: rank 0's.
+	var id string
+	if me == 0 {
+		id = jobID(j.env)
+	}
+	final, err := sharePath(c, j.dir, id)
+	if final == "" {
+		return false, err
+	}
+	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
 
-	// A common time origin: the earliest MPI_Init; and the job's wallclock.
+	traceErr := j.moveTraces(final)
+
+	var infos []rankInfo
+	var blockInfos [][]blockInfo
+	if me == 0 {
+		if infos, blockInfos, err = readInfos(all, c.Size(), nb); err != nil {
+			return false, err
+		}
+	}
+	ok, werr := writeAndRename(c, tmp, final, blk, off, func() ([]byte, []byte, error) {
+		return rank0Parts(j, id, infos, blockInfos, start, wall)
+	})
+	if !ok {
+		if werr == nil {
+			return false, traceErr
+		}
+		return false, errors.Join(werr, traceErr)
+	}
+	if me == 0 && j.env("MPIFLOW_QUIET") != "1" {
+		printWritten(c.Size(), infos, wall, final, began)
+	}
+	return true, traceErr
+}
+
+// jobSpan returns the job's common time origin, the earliest MPI_Init
+// (unix ns), and its wallclock, the longest from MPI_Init to MPI_Finalize
+// (ns).
+func jobSpan(c comm, j *job) (start, wall int64, err error) {
 	t := []int64{j.initReal}
 	if err := c.Allreduce(t, opMin); err != nil {
-		return false, err
+		return 0, 0, err
 	}
-	start := t[0]
 	w := []int64{j.wall}
 	if err := c.Allreduce(w, opMax); err != nil {
-		return false, err
+		return 0, 0, err
 	}
-	wall := w[0]
+	return t[0], w[0], nil
+}
 
-	// One block per recording thread, back to back.
-	var blk []byte
-	var blocks []blockInfo
+// encodeBlocks encodes one block per recording thread of this rank, back
+// to back, and returns them with their descriptions and this rank's
+// record for rank 0.
+func (j *job) encodeBlocks(start int64) (blk []byte, blocks []blockInfo, info rankInfo) {
 	host := ""
 	// The banner's %MPI is that of mpiflow stats: thread 0's time in MPI
 	// after MPI_Init over its time after MPI_Init.
@@ -81,118 +128,136 @@ func finalize(j *job) (written bool, err error) {
 		if err != nil {
 			// Keep the collective calls in step: the block is left out
 			// and the file marked incomplete.
-			fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", me, r.Thread, err)
+			fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", j.comm.Rank(), r.Thread, err)
 			continue
 		}
 		blocks = append(blocks, blockInfo{Thread: int64(r.Thread), Length: int64(len(b)), CRC: int64(crc)})
 		blk = append(blk, b...)
 	}
-	off, err := c.Exscan(int64(len(blk)))
-	if err != nil {
-		return false, err
-	}
-	nb := []int64{int64(len(blocks))}
-	if err := c.Allreduce(nb, opMax); err != nil {
-		return false, err
-	}
-	var info rankInfo
 	info.MPITime, info.Wall, info.NBlocks = mpiTime, mpiWall, int64(len(blocks))
 	copy(info.Host[:], host)
+	return blk, blocks, info
+}
+
+// gatherInfos returns the offset of this rank's blocks among all ranks'
+// and the largest number of blocks of a rank, nb, and gathers on rank 0
+// every rank's record followed by its block descriptions, padded to nb.
+func gatherInfos(c comm, blk []byte, blocks []blockInfo, info rankInfo) (off, nb int64, all []byte, err error) {
+	off, err = c.Exscan(int64(len(blk)))
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	n := []int64{int64(len(blocks))}
+	if err := c.Allreduce(n, opMax); err != nil {
+		return 0, 0, nil, err
+	}
 	var ib bytes.Buffer
 	binary.Write(&ib, binary.LittleEndian, &info) // cannot fail on a bytes.Buffer
-	binary.Write(&ib, binary.LittleEndian, append(blocks, make([]blockInfo, int(nb[0])-len(blocks))...))
-	all, err := c.Gather(ib.Bytes())
+	binary.Write(&ib, binary.LittleEndian, append(blocks, make([]blockInfo, int(n[0])-len(blocks))...))
+	all, err = c.Gather(ib.Bytes())
 	if err != nil {
-		return false, err
+		return 0, 0, nil, err
 	}
+	return off, n[0], all, nil
+}
 
-	// Rank 0 picks the file name and tells everybody; an empty name means
-	// it could not, and the message that follows says why.
-	var final string
+// readInfos decodes on rank 0 what gatherInfos gathered from size ranks:
+// each rank's record and block descriptions.
+func readInfos(all []byte, size int, nb int64) ([]rankInfo, [][]blockInfo, error) {
+	infos := make([]rankInfo, size)
+	blockInfos := make([][]blockInfo, size)
+	rd := bytes.NewReader(all)
+	for i := range infos {
+		bi := make([]blockInfo, nb)
+		if err := binary.Read(rd, binary.LittleEndian, &infos[i]); err != nil {
+			return nil, nil, fmt.Errorf("gather: %w", err)
+		}
+		if err := binary.Read(rd, binary.LittleEndian, bi); err != nil {
+			return nil, nil, fmt.Errorf("gather: %w", err)
+		}
+		blockInfos[i] = bi[:min(max(infos[i].NBlocks, 0), nb)]
+	}
+	return infos, blockInfos, nil
+}
+
+// sharePath has rank 0 choose the job file's path (jobPath, with the
+// job's id) and tells every rank. It returns "" when rank 0 could not,
+// with rank 0's reason on rank 0 only, so that the message is printed
+// once.
+func sharePath(c comm, dir, id string) (string, error) {
+	// An empty name means rank 0 could not, and the message that follows
+	// says why.
 	name := make([]byte, nameLen)
 	var nameErr error
-	if me == 0 {
-		final, nameErr = jobPath(j.dir, j.env)
-		if nameErr == nil && len(final) >= nameLen-1 {
-			nameErr = fmt.Errorf("output path %s... is longer than %d bytes", final[:64], nameLen-2)
+	if c.Rank() == 0 {
+		final, err := jobPath(dir, id)
+		if err == nil && len(final) >= nameLen-1 {
+			err = fmt.Errorf("output path %s... is longer than %d bytes", final[:64], nameLen-2)
 		}
-		if nameErr != nil {
-			copy(name[1:], nameErr.Error())
+		if nameErr = err; err != nil {
+			copy(name[1:], err.Error())
 		} else {
 			name[0] = 1
 			copy(name[1:], final)
 		}
 	}
 	if err := c.Bcast(name); err != nil {
-		return false, err
+		return "", err
 	}
 	if name[0] != 1 {
-		if me == 0 {
-			return false, nameErr
-		}
-		return false, nil
+		return "", nameErr
 	}
-	final = string(bytes.TrimRight(name[1:], "\x00"))
-	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
+	return string(bytes.TrimRight(name[1:], "\x00")), nil
+}
 
-	traceErr := j.moveTraces(final)
-
-	infos := make([]rankInfo, c.Size())
-	blockInfos := make([][]blockInfo, c.Size())
-	if me == 0 {
-		rd := bytes.NewReader(all)
-		for i := range infos {
-			bi := make([]blockInfo, nb[0])
-			if err := binary.Read(rd, binary.LittleEndian, &infos[i]); err != nil {
-				return false, fmt.Errorf("gather: %w", err)
-			}
-			if err := binary.Read(rd, binary.LittleEndian, bi); err != nil {
-				return false, fmt.Errorf("gather: %w", err)
-			}
-			blockInfos[i] = bi[:min(max(infos[i].NBlocks, 0), nb[0])]
-		}
-	}
-	werr := writeJobFile(c, tmp, blk, off, func() ([]byte, []byte, error) {
-		return rank0Parts(j, infos, blockInfos, start, wall)
-	})
+// writeAndRename writes the job file as tmp (writeJobFile) and renames it
+// final. It tells every rank whether the file was written, and returns
+// the error this rank reports: rank 0's, or that of the rank where the
+// writing failed, and none on the others.
+func writeAndRename(c comm, tmp, final string, blk []byte, off int64, parts func() ([]byte, []byte, error)) (bool, error) {
+	me := c.Rank()
+	werr := writeJobFile(c, tmp, blk, off, parts)
 	if werr == nil && me == 0 {
 		werr = os.Rename(tmp, final)
 	}
-	if werr = agree(c, werr); werr != nil {
-		if me != 0 {
-			if errors.Is(werr, errElsewhere) {
-				return false, traceErr
-			}
-			// Rank 0 says it failed on another rank; this one says why.
-			return false, errors.Join(fmt.Errorf("rank %d: could not write %s: %w", me, final, werr), traceErr)
-		}
+	switch werr = agree(c, werr); {
+	case werr == nil:
+		return true, nil
+	case me == 0:
 		os.Remove(tmp)
-		return false, errors.Join(fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr), traceErr)
+		return false, fmt.Errorf("could not write %s: %w (the application's results are not affected)", final, werr)
+	case errors.Is(werr, errElsewhere):
+		return false, nil
 	}
-	if me == 0 && j.env("MPIFLOW_QUIET") != "1" {
-		var mpi, tot int64
-		for _, in := range infos {
-			mpi += in.MPITime
-			tot += in.Wall
-		}
-		pct := 0.0
-		if tot > 0 {
-			pct = 100 * float64(mpi) / float64(tot)
-		}
-		// What the profile cost: its bytes and the time of writing it.
-		cost := ""
-		if st, err := os.Stat(final); err == nil {
-			cost = fmt.Sprintf(" (%s in %.2f s)", units.Bytes(float64(st.Size())), time.Since(began).Seconds())
-		}
-		fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s%s\n", c.Size(), float64(wall)/1e9, pct, final, cost)
-	}
-	return true, traceErr
+	// Rank 0 says it failed on another rank; this one says why.
+	return false, fmt.Errorf("rank %d: could not write %s: %w", me, final, werr)
 }
 
-// rank0Parts returns the preamble and the footer that rank 0 writes.
-func rank0Parts(j *job, infos []rankInfo, blocks [][]blockInfo, start, wall int64) ([]byte, []byte, error) {
+// printWritten prints what rank 0 wrote: the job's ranks, wallclock and
+// share of time in MPI, the file, and what the profile cost (its bytes
+// and the time of writing it).
+func printWritten(size int, infos []rankInfo, wall int64, final string, began time.Time) {
+	var mpi, tot int64
+	for _, in := range infos {
+		mpi += in.MPITime
+		tot += in.Wall
+	}
+	pct := 0.0
+	if tot > 0 {
+		pct = 100 * float64(mpi) / float64(tot)
+	}
+	cost := ""
+	if st, err := os.Stat(final); err == nil {
+		cost = fmt.Sprintf(" (%s in %.2f s)", units.Bytes(float64(st.Size())), time.Since(began).Seconds())
+	}
+	fmt.Fprintf(os.Stderr, "mpiflow: %d ranks, wallclock %.3f s, %.1f%% in MPI; wrote %s%s\n", size, float64(wall)/1e9, pct, final, cost)
+}
+
+// rank0Parts returns the preamble and the footer that rank 0 writes for
+// the job of the given id.
+func rank0Parts(j *job, id string, infos []rankInfo, blocks [][]blockInfo, start, wall int64) ([]byte, []byte, error) {
 	h := flowgraph.Header{
-		JobID:         jobID(j.env),
+		JobID:         id,
 		Command:       command(),
 		StartUnixNano: start,
 		Wallclock:     wall,
@@ -368,10 +433,10 @@ func (j *job) moveTraces(final string) error {
 	return errors.Join(errs...)
 }
 
-// jobPath chooses the job file's name: <exe>.<job id>.mpiflow in dir
+// jobPath chooses the job file's name: <exe>.<id>.mpiflow in dir
 // (MPIFLOW_DIR expanded; "" or "." for the working directory), with a
 // numeric suffix if that name is taken.
-func jobPath(dir string, env func(string) string) (string, error) {
+func jobPath(dir, id string) (string, error) {
 	if dir == "" || dir == "." {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -397,7 +462,7 @@ func jobPath(dir string, env func(string) string) (string, error) {
 	if p, err := os.Executable(); err == nil {
 		exe = filepath.Base(p)
 	}
-	base := filepath.Join(dir, sanitize(exe)+"."+jobID(env))
+	base := filepath.Join(dir, sanitize(exe)+"."+id)
 	p := base + ".mpiflow"
 	for i := 2; ; i++ {
 		_, err := os.Lstat(p)
@@ -423,8 +488,12 @@ func userName(env func(string) string) string {
 	return strconv.Itoa(os.Getuid())
 }
 
-// jobID is the scheduler's job id when there is one (the name sites file
-// their jobs by), else the launcher's, else rank 0's process id.
+// jobID is the job's id, which names the job file and fills its header
+// (finalize calls it on rank 0): the scheduler's job id when there is one
+// (the name sites file their jobs by), else the launcher's, else the
+// process id. core.c's job_id makes the same at MPI_Init for the partial
+// files, from every rank's environment then, cut to 127 bytes, and with
+// rank 0's process id on every rank.
 func jobID(env func(string) string) string {
 	for _, k := range []string{"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
 		"OMPI_MCA_ess_base_jobid", "PMI_JOBID"} {
@@ -439,7 +508,7 @@ func jobID(env func(string) string) string {
 }
 
 // sanitize makes s a file name part: each byte that is not a letter, a
-// digit, '-', '_' or '.' becomes '_', byte by byte as crash.c's job_id
+// digit, '-', '_' or '.' becomes '_', byte by byte as core.c's job_id
 // does, so that the partial files and the job file name one job alike
 // (Flux's job ids begin with "ƒ", two bytes).
 func sanitize(s string) string {

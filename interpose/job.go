@@ -225,15 +225,15 @@ func newJob(ctx *C.mf_ctx) *job {
 	return j
 }
 
-// keyFields lists the node key fields of recorder key flags.
+// keyFields lists the node key fields of recorder key flags (recorder.h's
+// MF_KEY_*; call is in every key), in flowgraph's order.
 func keyFields(f uint32) []string {
-	k := []string{flowgraph.KeyCall}
-	for _, x := range []struct {
-		bit  uint32
-		name string
-	}{{C.MF_KEY_SITE, flowgraph.KeySite}, {C.MF_KEY_BYTES, flowgraph.KeyBytes}, {C.MF_KEY_PARTNER, flowgraph.KeyPartner}, {C.MF_KEY_COMM, flowgraph.KeyComm}} {
-		if f&x.bit != 0 {
-			k = append(k, x.name)
+	bits := map[string]uint32{flowgraph.KeySite: C.MF_KEY_SITE, flowgraph.KeyBytes: C.MF_KEY_BYTES,
+		flowgraph.KeyPartner: C.MF_KEY_PARTNER, flowgraph.KeyComm: C.MF_KEY_COMM}
+	var k []string
+	for _, name := range flowgraph.KeyFieldNames() {
+		if name == flowgraph.KeyCall || f&bits[name] != 0 {
+			k = append(k, name)
 		}
 	}
 	return k

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"mpiflow/flowgraph"
 )
 
 // launchKind is how a command line starts MPI processes.
@@ -92,21 +94,8 @@ func jobVars(lib, dir string, o Options, environ []string) map[string]string {
 // checkKey checks a --key value as the library parses MPIFLOW_KEY, so
 // that a typo fails here instead of a warning in every job.
 func checkKey(key string) error {
-	if key == "" {
-		return nil
-	}
-	named := false
-	for _, f := range strings.Split(key, ",") {
-		switch f {
-		case "call", "site", "bytes", "partner", "comm":
-			named = true
-		case "":
-		default:
-			return fmt.Errorf("--key %q: %q is not a key field (call, site, bytes, partner, comm)", key, f)
-		}
-	}
-	if !named {
-		return fmt.Errorf("--key %q: names no field (call, site, bytes, partner, comm)", key)
+	if _, err := flowgraph.ParseKey(key); err != nil {
+		return fmt.Errorf("--key %q: %w", key, err)
 	}
 	return nil
 }

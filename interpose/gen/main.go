@@ -728,7 +728,9 @@ func main() {
 	cOut := flag.String("c", "csrc/wrappers_gen.c", "C output")
 	goOut := flag.String("go", "wrapped_gen.go", "Go output")
 	mdOut := flag.String("md", "WRAPPED.md", "Markdown output")
+	taxonomy := taxonomyFlag() // -taxonomy FILE: package mpicall's table alone (taxonomy.go)
 	flag.Parse()
+	taxonomy(*spec)
 	if err := run(*spec, *cOut, *goOut, *mdOut); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/format"
+	"os"
+	"slices"
+	"strings"
+)
+
+// The MPI call taxonomy: the group of each wrapped call and the direction
+// of the point-to-point calls that send or receive one message, written as
+// the table of package mpicall (-taxonomy) for the tools that read
+// profiles. The rules are here, once; mpicall holds what they give.
+
+// Call groups, as mpicall names them.
+const (
+	groupP2P        = "P2P"
+	groupCollective = "Collective"
+	groupWait       = "Wait"
+	groupIO         = "IO"
+	groupOther      = "Other"
+)
+
+// prefixGroup puts the calls whose key begins with prefix into group.
+type prefixGroup struct{ prefix, group string }
+
+// groupPrefixes are tried first, in order, on every key, also on those of
+// calls that the spec lacks (imported traces).
+func groupPrefixes() []prefixGroup {
+	return []prefixGroup{{"file_", groupIO}, {"wait", groupWait}, {"test", groupWait}}
+}
+
+// namedGroups gives the group of the keys that no prefix places: RMA
+// synchronization and MPI_Parrived wait; the collectives, blocking,
+// nonblocking (i) or persistent; point-to-point, partitioned and
+// one-sided calls move data between two ranks. Every key named here must
+// be a call of the spec (checked), so that the calls the spec lacks need
+// only the prefixes.
+func namedGroups() map[string]string {
+	waits := []string{"parrived", "win_fence", "win_wait", "win_complete", "win_flush", "win_flush_all",
+		"win_unlock", "win_unlock_all"}
+	collectives := []string{"barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "allgather",
+		"allgatherv", "scatter", "scatterv", "alltoall", "alltoallv", "alltoallw", "reduce_scatter",
+		"reduce_scatter_block", "scan", "exscan", "neighbor_allgather", "neighbor_allgatherv",
+		"neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw"}
+	p2p := []string{"send", "recv", "isend", "irecv", "ssend", "issend", "bsend", "ibsend", "rsend", "irsend",
+		"sendrecv", "sendrecv_replace", "probe", "iprobe", "mprobe", "improbe", "mrecv", "imrecv", "start",
+		"startall", "isendrecv", "isendrecv_replace",
+		// Partitioned communication (MPI-4.0).
+		"psend", "precv", "pready", "pready_range", "pready_list",
+		// One-sided communication moves data between two ranks too.
+		"put", "get", "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap", "rput", "rget",
+		"raccumulate", "rget_accumulate"}
+	m := map[string]string{}
+	add := func(group string, keys ...string) {
+		for _, k := range keys {
+			if _, ok := m[k]; !ok { // the first group named wins
+				m[k] = group
+			}
+		}
+	}
+	add(groupWait, waits...)
+	for _, c := range collectives {
+		add(groupCollective, c, "i"+c)
+	}
+	add(groupP2P, p2p...)
+	return m
+}
+
+// directions gives the point-to-point calls that send or receive one
+// message to or from their recorded partner, by name (not their
+// persistent forms: MPI_Start sends). Their large-count forms go with
+// them.
+func directions() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"Send", "Bsend", "Rsend", "Ssend", "Isend", "Ibsend", "Irsend", "Issend"} {
+		m[n] = "DirSend"
+	}
+	for _, n := range []string{"Recv", "Irecv", "Mrecv", "Imrecv"} {
+		m[n] = "DirRecv"
+	}
+	for _, n := range []string{"Sendrecv", "Sendrecv_replace", "Isendrecv", "Isendrecv_replace"} {
+		m[n] = "DirSendRecv"
+	}
+	return m
+}
+
+// callKey is mpicall.Key of a spec name (no MPI_ prefix): lower case,
+// without the large-count (_c) and persistent (_init) suffixes.
+func callKey(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(name), "_c"), "_init")
+}
+
+// keyGroup is the group of key by the rules.
+func keyGroup(key string, named map[string]string) string {
+	for _, p := range groupPrefixes() {
+		if strings.HasPrefix(key, p.prefix) {
+			return p.group
+		}
+	}
+	if g, ok := named[key]; ok {
+		return g
+	}
+	return groupOther
+}
+
+// Taxonomy returns the Go table of package mpicall: the group of every
+// key of the spec's calls, the group of other keys by their prefix, and
+// the direction of the calls that send or receive one message.
+func (s *Spec) Taxonomy() ([]byte, error) {
+	named, dirs := namedGroups(), directions()
+	calls := map[string][]string{} // key -> the calls of the spec with that key
+	var keys []string
+	for _, f := range s.Funcs {
+		k := callKey(f.Name)
+		if calls[k] == nil {
+			keys = append(keys, k)
+		}
+		calls[k] = append(calls[k], "MPI_"+f.Name)
+	}
+	for k := range named {
+		if calls[k] == nil {
+			return nil, fmt.Errorf("taxonomy: %s is not a call of the spec", k)
+		}
+	}
+	var dirNames []string
+	for n := range dirs {
+		if !slices.Contains(calls[callKey(n)], "MPI_"+n) {
+			return nil, fmt.Errorf("taxonomy: MPI_%s is not a call of the spec", n)
+		}
+		dirNames = append(dirNames, n)
+	}
+	slices.Sort(keys)
+	slices.Sort(dirNames)
+
+	var b bytes.Buffer
+	b.WriteString("// Code generated by interpose/gen from interpose/gen/mpi.spec; DO NOT EDIT.\n\npackage mpicall\n\n")
+	b.WriteString("import \"strings\"\n\n")
+	b.WriteString("// specGroup is the group of the calls of the spec with the given Key\n// (those named in the comments).\n")
+	b.WriteString("func specGroup(key string) (string, bool) {\n\tswitch key {\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\tcase %q: // %s\n\t\treturn %s, true\n", k, strings.Join(calls[k], ", "), keyGroup(k, named))
+	}
+	b.WriteString("\t}\n\treturn \"\", false\n}\n\n")
+	b.WriteString("// prefixGroup is the group of a key that no call of the spec has.\nfunc prefixGroup(key string) string {\n\tswitch {\n")
+	for _, p := range groupPrefixes() {
+		fmt.Fprintf(&b, "\tcase strings.HasPrefix(key, %q):\n\t\treturn %s\n", p.prefix, p.group)
+	}
+	fmt.Fprintf(&b, "\t}\n\treturn %s\n}\n\n", groupOther)
+	b.WriteString("// specDirection is the direction of a call of the spec named without\n// its large-count suffix.\n")
+	b.WriteString("func specDirection(name string) Dir {\n\tswitch name {\n")
+	for _, n := range dirNames {
+		fmt.Fprintf(&b, "\tcase %q:\n\t\treturn %s\n", "MPI_"+n, dirs[n])
+	}
+	b.WriteString("\t}\n\treturn DirNone\n}\n")
+	return format.Source(b.Bytes())
+}
+
+// taxonomyFlag defines the flag -taxonomy FILE and returns what main
+// calls once the flags are parsed: with the flag, it writes the table of
+// package mpicall (Spec.Taxonomy) to FILE, and nothing else, and exits.
+func taxonomyFlag() func(spec string) {
+	out := flag.String("taxonomy", "", "write only the MPI call taxonomy (Go, package mpicall) to this file")
+	return func(spec string) {
+		if *out == "" {
+			return
+		}
+		if err := writeTaxonomy(spec, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// writeTaxonomy writes the table of the spec at path spec to out.
+func writeTaxonomy(spec, out string) error {
+	s, err := parseSpec(spec)
+	if err != nil {
+		return err
+	}
+	b, err := s.Taxonomy()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+// parseSpec reads the spec table at path.
+func parseSpec(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
