@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"mpiflow/flowgraph"
+	"mpiflow/mpicall"
 )
 
 // Message directions of point-to-point calls.
@@ -32,10 +33,10 @@ func completes(call string) bool {
 // p2pDir is the direction of a point-to-point call that names one
 // partner, -1 for other calls (MPI_Sendrecv has two partners).
 func p2pDir(call string) int {
-	switch call {
-	case "MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Issend", "MPI_Bsend", "MPI_Ibsend", "MPI_Rsend", "MPI_Irsend":
+	switch mpicall.Direction(call) {
+	case mpicall.DirSend:
 		return dirSend
-	case "MPI_Recv", "MPI_Irecv", "MPI_Mrecv", "MPI_Imrecv":
+	case mpicall.DirRecv:
 		return dirRecv
 	}
 	return -1

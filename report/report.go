@@ -404,7 +404,7 @@ type timelinePlan struct {
 func newTimelinePlan(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, callIdx map[string]int, opt *Options) *timelinePlan {
 	var span int64
 	for _, r := range ranks {
-		span = max(span, rankSpan(r))
+		span = max(span, r.End())
 	}
 	shown, shownNote := timelineRanks(job.Summary.Ranks, opt.TimelineRanks)
 	ntl := len(shown)

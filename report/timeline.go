@@ -86,22 +86,6 @@ func (d *timelineData) drawMessages(pairs analysis.MessagePairs) {
 	}
 }
 
-// rankSpan is the end of a rank's last event in ns since the job start.
-func rankSpan(r *flowgraph.Rank) int64 {
-	g := &r.Graph
-	if k := len(g.Anchors); k > 0 {
-		return r.Start + g.Anchors[k-1].Time
-	}
-	var d int64
-	for i := range g.Nodes {
-		d += g.Nodes[i].Time.Total
-	}
-	for i := range g.Edges {
-		d += g.Edges[i].Time.Total
-	}
-	return r.Start + d
-}
-
 // timelineBuilder downsamples the events of ranks into a bounded number
 // of segments: events at least half a bin long are kept, shorter ones are
 // merged per bin.

@@ -20,7 +20,7 @@ func TestTimelineDownsampling(t *testing.T) {
 	p := flowgen.New(flowgen.Options{Seed: 5, Events: 100_000, Depth: 3, Sites: 10, Branchy: true})
 	g := p.Graph(1)
 	r := &flowgraph.Rank{Rank: 0, Start: 5000, Graph: g}
-	span := rankSpan(r)
+	span := r.End()
 	callIdx := callIndexOf(&g)
 	const bins = 500
 	tb := newTimelineBuilder(span, bins, callIdx)
@@ -76,7 +76,7 @@ func TestTimelineRuns(t *testing.T) {
 	require.NoError(t, err, "the generated graph is timed by intervals")
 	callIdx := callIndexOf(&r.Graph)
 	for _, bins := range []int{100, 2000, 40000} {
-		tb := newTimelineBuilder(rankSpan(r), bins, callIdx)
+		tb := newTimelineBuilder(r.End(), bins, callIdx)
 		fast, err := tb.rank(r, "rank 0")
 		require.NoError(t, err)
 		tb.noRuns = true
@@ -112,7 +112,7 @@ func TestTimelineByIntervals(t *testing.T) {
 		return long, end, busy / 1000
 	}
 	for _, bins := range []int{100, 2000} {
-		tb := newTimelineBuilder(rankSpan(r), bins, callIdx)
+		tb := newTimelineBuilder(r.End(), bins, callIdx)
 		fast, err := tb.rank(r, "rank 0")
 		require.NoError(t, err)
 		tb.eventsOnly = true
@@ -135,7 +135,7 @@ func BenchmarkTimeline100(b *testing.B) {
 	callIdx := map[string]int{}
 	var span int64
 	for _, r := range ranks {
-		span = max(span, rankSpan(r))
+		span = max(span, r.End())
 		for _, n := range r.Graph.Nodes {
 			if _, ok := callIdx[n.Key.Call]; !ok {
 				callIdx[n.Key.Call] = len(callIdx)

@@ -57,7 +57,7 @@ func exchange(t testing.TB, me, iters int, several bool) *flowgraph.Rank {
 // their messages.
 func pairedMessages(t *testing.T, ranks []*flowgraph.Rank) (*timelineData, *timelineBuilder) {
 	t.Helper()
-	tb := newTimelineBuilder(max(rankSpan(ranks[0]), rankSpan(ranks[1])), 1000, map[string]int{})
+	tb := newTimelineBuilder(max(ranks[0].End(), ranks[1].End()), 1000, map[string]int{})
 	d := &timelineData{}
 	for i, r := range ranks {
 		tl, err := tb.rank(r, fmt.Sprint("rank ", i))
@@ -246,7 +246,7 @@ func TestRankScaleOfGroups(t *testing.T) {
 func TestOverviewWindow(t *testing.T) {
 	h := &flowgraph.Header{NumRanks: 2, JobID: "pp", Command: []string{"pp"}, Hosts: []string{"h0", "h0"}}
 	ranks := []*flowgraph.Rank{exchange(t, 0, 20, false), exchange(t, 1, 20, false)}
-	end := float64(rankSpan(ranks[0])) / 1e9 // 6 ms + 20 x 2.1 ms + 2 ms for rank 0
+	end := float64(ranks[0].End()) / 1e9 // 6 ms + 20 x 2.1 ms + 2 ms for rank 0
 	for _, tc := range []struct {
 		name        string
 		from, to    int64
