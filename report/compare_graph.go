@@ -83,40 +83,19 @@ func ratioLegend() []swatch {
 
 // compareGraphs draws the levels of this run's (B's) groups matched with
 // the baseline's, their nodes colored by the ratio of their time B over
-// A: a call by its call site's item of d, a loop by its aligned loop's.
+// A (ratioDOT), and says what it left out or could not draw.
 func compareGraphs(ctx context.Context, d *analysis.JobDiff, job *analysis.Job, opt *Options) ([]groupView, string) {
-	calls := map[[2]string]*analysis.DiffItem{}
-	for i := range d.Items {
-		if it := &d.Items[i]; it.Kind == analysis.ItemCall {
-			calls[[2]string{it.Call, it.Site}] = it
-		}
-	}
 	var out []groupView
 	var note string
 	for _, t := range d.Trees {
-		m := d.Groups[t.Group]
 		if len(out) == opt.MaxGroups {
 			note = fmt.Sprintf("The graphs of the first %d matched groups are drawn.", opt.MaxGroups)
 			break
 		}
-		loopsB := map[int]*analysis.DiffItem{}
-		for _, r := range t.Rows {
-			if r.BLoop > 0 && r.Item >= 0 {
-				loopsB[r.BLoop] = &d.Items[r.Item]
-			}
-		}
-		item := func(e *analysis.Elem) *analysis.DiffItem {
-			if e.Kind == analysis.KindLoop {
-				return loopsB[e.Loop]
-			}
-			site := e.Where
-			if e.Site < 0 {
-				site = ""
-			}
-			return calls[[2]string{e.Call, site}]
-		}
-		gr := &job.Groups[m.B]
-		gv := groupView{Index: m.B, Number: m.B + 1, Members: job.Members(m.B), Size: len(gr.Members), Rendered: true}
+		g := d.Groups[t.Group].B
+		item := compareItems(d, &t)
+		gr := &job.Groups[g]
+		gv := groupView{Index: g, Number: g + 1, Members: job.Members(g), Size: len(gr.Members), Rendered: true}
 		var dots []string
 		var dotLevel []int
 		for l := range gr.Levels {
@@ -128,15 +107,7 @@ func compareGraphs(ctx context.Context, d *analysis.JobDiff, job *analysis.Job, 
 			case len(lg.Nodes) > opt.MaxNodes:
 				lv.Err = fmt.Sprintf("not drawn: %d nodes, more than %d", len(lg.Nodes), opt.MaxNodes)
 			default:
-				lv.DOT = DOT(lg, job.Metrics, DOTOptions{NoLegend: true,
-					NodeStyle: func(i int) (string, string) {
-						it := item(&lg.Nodes[i])
-						if it == nil {
-							return noDataColor, "not compared"
-						}
-						return itemColor(it), "B / A: " + ratioText(it) + " (" + it.Verdict() + ")"
-					},
-					LoopHref: func(loop int) string { return fmt.Sprintf("#cmp-lv-%d-%d", m.B, loop) }})
+				lv.DOT = ratioDOT(lg, job.Metrics, item, func(loop int) string { return fmt.Sprintf("#cmp-lv-%d-%d", g, loop) })
 				dots = append(dots, lv.DOT)
 				dotLevel = append(dotLevel, l)
 			}
@@ -148,4 +119,46 @@ func compareGraphs(ctx context.Context, d *analysis.JobDiff, job *analysis.Job, 
 		out = append(out, gv)
 	}
 	return out, note
+}
+
+// compareItems returns the item of d that compares an element of B's
+// group of the aligned tree t: a call by its call and call site label, as
+// the diff's call items are, a loop by its aligned row; nil if none.
+func compareItems(d *analysis.JobDiff, t *analysis.DiffTree) func(e *analysis.Elem) *analysis.DiffItem {
+	calls := map[[2]string]*analysis.DiffItem{}
+	for i := range d.Items {
+		if it := &d.Items[i]; it.Kind == analysis.ItemCall {
+			calls[[2]string{it.Call, it.Site}] = it
+		}
+	}
+	loopsB := map[int]*analysis.DiffItem{}
+	for _, r := range t.Rows {
+		if r.BLoop > 0 && r.Item >= 0 {
+			loopsB[r.BLoop] = &d.Items[r.Item]
+		}
+	}
+	return func(e *analysis.Elem) *analysis.DiffItem {
+		if e.Kind == analysis.KindLoop {
+			return loopsB[e.Loop]
+		}
+		site := e.Where
+		if e.Site < 0 {
+			site = ""
+		}
+		return calls[[2]string{e.Call, site}]
+	}
+}
+
+// ratioDOT is the DOT text of level lg with each node colored by its
+// item's ratio and verdict (itemColor), which its tooltip adds; href links
+// loop nodes.
+func ratioDOT(lg *analysis.Level, metrics []string, item func(*analysis.Elem) *analysis.DiffItem, href func(loop int) string) string {
+	return DOT(lg, metrics, DOTOptions{NoLegend: true, LoopHref: href,
+		NodeStyle: func(i int) (string, string) {
+			it := item(&lg.Nodes[i])
+			if it == nil {
+				return noDataColor, "not compared"
+			}
+			return itemColor(it), "B / A: " + ratioText(it) + " (" + it.Verdict() + ")"
+		}})
 }
