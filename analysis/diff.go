@@ -31,6 +31,10 @@ type JobDiff struct {
 	// Items are the aligned loops and call sites by descending absolute
 	// change of time (Change.Time; a loop's shift when larger: weight).
 	Items []DiffItem `json:"items"`
+	// Trees are the loop trees of the matched groups aligned row by row,
+	// for the report (not in mpiflow diff --json, whose items have the
+	// same loops).
+	Trees []DiffTree `json:"-"`
 }
 
 // DiffJob is one job's banner as the diff compares it.
@@ -237,6 +241,7 @@ func Diff(a, b *Job) *JobDiff {
 		}
 		return cmp.Compare(x.Name, y.Name)
 	})
+	d.Trees = d.alignTrees(a, b)
 	return d
 }
 

@@ -1,8 +1,8 @@
 package report
 
 import (
+	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"mpiflow/analysis"
@@ -20,6 +20,13 @@ type compareView struct {
 	Banner []compareRow
 	Notes  []string
 	Table  sortTable
+	// Trees are the matched groups' loop trees side by side, Graphs
+	// this run's graphs of those groups colored by ratio, with Legend;
+	// GraphNote says what was not drawn.
+	Trees     []compareTree
+	Graphs    []groupView
+	GraphNote string
+	Legend    []swatch
 }
 
 // compareRow is one line of the banners: a quantity in A and in B and how
@@ -28,7 +35,7 @@ type compareRow struct {
 	Name, A, B, Change string
 }
 
-func newCompareView(d *analysis.JobDiff) *compareView {
+func newCompareView(ctx context.Context, d *analysis.JobDiff, job *analysis.Job, opt *Options) *compareView {
 	a, b, c := &d.A, &d.B, &d.Change
 	same := func(eq bool) string {
 		if eq {
@@ -90,13 +97,84 @@ func newCompareView(d *analysis.JobDiff) *compareView {
 			name = "loop " + name
 		}
 		sa, sb := side(it.A, it.Kind == analysis.ItemLoop), side(it.B, it.Kind == analysis.ItemLoop)
-		r := tableCell{Text: "-"}
+		r := tableCell{Text: ratioText(&it)}
 		if it.Ratio > 0 {
-			r = tableCell{Text: "x" + strconv.FormatFloat(it.Ratio, 'f', 2, 64), Key: num(it.Ratio)}
+			r.Key = num(it.Ratio)
 		}
 		t.Rows = append(t.Rows, []tableCell{{Text: name}, {Text: it.Verdict()}, sa[0], sb[0],
 			{Text: units.Seconds(it.Change.Time / 1e9), Key: num(it.Change.Time)}, r, sa[1], sb[1], sa[2], sb[2], sa[3], sb[3]})
 	}
 	v.Table = t
+	v.Trees = compareTrees(d)
+	v.Graphs, v.GraphNote = compareGraphs(ctx, d, job, opt)
+	v.Legend = ratioLegend()
 	return v
+}
+
+// maxTreeRows bounds the rows of an aligned loop tree on the page.
+const maxTreeRows = 300
+
+// compareTree is the loop trees of a pair of matched groups side by side.
+type compareTree struct {
+	Number             int // of B's group, from 1 as in mpiflow loops
+	AMembers, BMembers string
+	Open               bool
+	Rows               []treeRow
+	Note               string
+}
+
+// treeRow is one aligned loop: its side in A and B (empty where it is
+// not) and the ratio between, colored by the verdict.
+type treeRow struct {
+	Indent         float64 // em
+	A, B           treeSide
+	Ratio, Verdict string
+	Fill, Ink      string
+}
+
+type treeSide struct {
+	Name, Time, PerIter string
+}
+
+// compareTrees presents the diff's aligned loop trees; the first is open.
+func compareTrees(d *analysis.JobDiff) []compareTree {
+	var out []compareTree
+	for k, t := range d.Trees {
+		m := d.Groups[t.Group]
+		ct := compareTree{Number: m.B + 1, AMembers: m.AMembers, BMembers: m.BMembers, Open: k == 0}
+		rows := t.Rows
+		if len(rows) > maxTreeRows {
+			ct.Note = fmt.Sprintf("The first %d loops of %d; `mpiflow diff --json` lists them all.", maxTreeRows, len(rows))
+			rows = rows[:maxTreeRows]
+		}
+		for _, r := range rows {
+			var it *analysis.DiffItem
+			if r.Item >= 0 {
+				it = &d.Items[r.Item]
+			}
+			tr := treeRow{Indent: 0.4 + 1.2*float64(r.Depth), Ratio: ratioText(it), Fill: itemColor(it)}
+			tr.Ink = TextColor(tr.Fill)
+			switch {
+			case it != nil:
+				tr.Verdict = it.Verdict()
+				tr.A, tr.B = treeSideOf(it.A, r.Header), treeSideOf(it.B, r.Header)
+			case r.ALoop > 0:
+				tr.A.Name = r.Header
+			default:
+				tr.B.Name = r.Header
+			}
+			ct.Rows = append(ct.Rows, tr)
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// treeSideOf presents one job's side of a loop item, empty where it is
+// not.
+func treeSideOf(s *analysis.DiffSide, header string) treeSide {
+	if s == nil {
+		return treeSide{}
+	}
+	return treeSide{Name: s.Loop + ": " + header, Time: units.Seconds(s.Time / 1e9), PerIter: units.Seconds(s.TimePerIteration / 1e9)}
 }

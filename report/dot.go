@@ -32,6 +32,9 @@ type DOTOptions struct {
 	// e.g. RankScale of the rank's levels so that colors compare across
 	// levels; 0 scales the level on its own, nodes and edges separately.
 	Scale float64
+	// NodeStyle, if set, gives node i's fill color instead of Metric's
+	// and a line added to its tooltip; edges are then drawn gray.
+	NodeStyle func(i int) (fill, note string)
 }
 
 // Color scales of the graphs: one for the whole rank (ScaleRank, the
@@ -134,14 +137,19 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		e := &lg.Nodes[i]
 		n := g.Node(fmt.Sprintf("n%d", i))
 		n.Attr("label", Label(e, metrics))
-		n.Attr("tooltip", Tooltip(e, metrics, lg))
+		tip := Tooltip(e, metrics, lg)
 		fill := "#ffffff"
 		switch {
+		case opt.NodeStyle != nil:
+			var note string
+			fill, note = opt.NodeStyle(i)
+			tip += "\n" + note
 		case e.StartUp():
 			fill = startUpColor
 		case k >= 0:
 			fill = heatOf(e.Vals[k], nmax)
 		}
+		n.Attr("tooltip", tip)
 		n.Attr("fillcolor", fill)
 		n.Attr("fontcolor", TextColor(fill))
 		if e.Kind == analysis.KindLoop {
@@ -168,7 +176,7 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		ed.Attr("label", Label(e, metrics))
 		ed.Attr("tooltip", Tooltip(e, metrics, lg))
 		color := "#555555"
-		if k >= 0 && !math.IsNaN(e.Vals[k]) {
+		if k >= 0 && !math.IsNaN(e.Vals[k]) && opt.NodeStyle == nil {
 			color = EdgeColor(heatOf(e.Vals[k], emax))
 		}
 		ed.Attr("color", color)

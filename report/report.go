@@ -82,6 +82,14 @@ type Options struct {
 	Progress func(stage string, done, total int)
 }
 
+// renderer is o.Renderer, by default Graphviz.
+func (o *Options) renderer() Renderer {
+	if o.Renderer == nil {
+		return Graphviz{Path: o.DotPath}
+	}
+	return o.Renderer
+}
+
 func (o *Options) defaults() {
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -361,7 +369,7 @@ func build(ctx context.Context, job *analysis.Job, opt *Options) (*page, error) 
 		return nil, fmt.Errorf("%s: no loop analysis", job.Path)
 	}
 	if opt.Compare != nil {
-		p.Compare = newCompareView(analysis.Diff(opt.Compare, job))
+		p.Compare = newCompareView(ctx, analysis.Diff(opt.Compare, job), job, opt)
 	}
 	if err := buildGraphs(ctx, p, &data, job, opt, prog); err != nil {
 		return nil, err
@@ -608,10 +616,7 @@ func buildGraphs(ctx context.Context, p *page, data *jsData, job *analysis.Job, 
 	if len(groups) > opt.MaxGroups {
 		p.GraphNote = fmt.Sprintf("%d groups of ranks of different graph structure; the graphs of the %d largest are embedded, use `mpiflow graph FILE --rank R` for the others.", len(groups), opt.MaxGroups)
 	}
-	renderer := opt.Renderer
-	if renderer == nil {
-		renderer = Graphviz{Path: opt.DotPath}
-	}
+	renderer := opt.renderer()
 	p.Groups = make([]groupView, len(groups))
 	data.Groups = make([]jsGroup, len(groups))
 	var dotErr error

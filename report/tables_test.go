@@ -322,56 +322,6 @@ func TestRegionTable(t *testing.T) {
 	assert.NotContains(t, page, `href="#regions"`)
 }
 
-// With a baseline (Options.Compare) the report has a section of what
-// changed, the rows of mpiflow diff BASELINE FILE; without, none.
-func TestCompareSection(t *testing.T) {
-	job := loadJob(t, halo4)
-	// The baseline: halo4 with every call and compute phase of rank 1
-	// taking twice the time.
-	f, err := flowgraph.Open(halo4)
-	require.NoError(t, err)
-	h := f.Header
-	var ranks []*flowgraph.Rank
-	for i := range f.Index {
-		r, err := f.ReadRank(i)
-		require.NoError(t, err)
-		if r.Rank == 1 {
-			for k := range r.Graph.Nodes {
-				r.Graph.Nodes[k].Time.Total *= 2
-			}
-		}
-		ranks = append(ranks, r)
-	}
-	require.NoError(t, f.Close())
-	slow := filepath.Join(t.TempDir(), "slow.mpiflow")
-	require.NoError(t, flowgraph.WriteFile(slow, h, ranks))
-	base, err := analysis.Load(slow, analysis.Options{NoSequences: true})
-	require.NoError(t, err)
-
-	_, page := writeReport(t, halo4, "halo-compare.html", Options{NoOcelotl: true, Compare: base})
-	assert.Contains(t, page, `href="#compare-runs"`)
-	rows := rowTexts(t, page, "compare-table")
-	d := analysis.Diff(base, job)
-	require.Len(t, rows, len(d.Items))
-	for i, it := range d.Items {
-		name := it.Name
-		if it.Kind == analysis.ItemLoop {
-			name = "loop " + name
-		}
-		assert.Equal(t, name, rows[i][0])
-		assert.Equal(t, units.Seconds(it.Change.Time/1e9), rows[i][4], name)
-	}
-	// Rank 1's calls took twice as long in the baseline: the first item
-	// got faster.
-	assert.Negative(t, d.Items[0].Change.Time)
-	banner := rowTexts(t, page, "compare-banner")
-	require.NotEmpty(t, banner)
-	assert.Equal(t, []string{"file", slow, halo4, ""}, banner[0])
-
-	_, page = writeReport(t, halo4, "halo-no-compare.html", Options{NoOcelotl: true})
-	assert.NotContains(t, page, `id="compare-runs"`)
-}
-
 // The scaling page has each run, the efficiency charts and the tables of
 // mpiflow scaling; names from the files are escaped.
 func TestScalingPage(t *testing.T) {
