@@ -172,8 +172,9 @@ type RankShift struct {
 	// Change is B minus A on that rank, in ns; Before is A's value.
 	Change float64 `json:"change_ns"`
 	Before float64 `json:"before_ns"`
-	// Stands tells that the change stands out: above a tenth of the
-	// rank's value, and above twice the third largest change on a rank
+	// Stands tells that the change stands out: above a hundredth of a
+	// rank's time (JobDiff.shiftFloor), above a tenth of the rank's
+	// value, and above twice the third largest change on a rank
 	// (two ranks change when work moves from one to another; ranks that
 	// all changed alike did so by a change of the program, not of a
 	// rank).
@@ -542,7 +543,7 @@ func (d *JobDiff) loopItems(a, b *Job, gi int, m GroupMatch) []DiffItem {
 			continue
 		}
 		it.Name = strings.Join(it.Path, " > ")
-		it.compare(xa, xb, !d.PerRank)
+		it.compare(xa, xb, d.shiftFloor())
 		items = append(items, it)
 	}
 	return items
@@ -628,7 +629,7 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 		if it.A == nil && it.B == nil {
 			continue
 		}
-		it.compare(xa, xb, !d.PerRank)
+		it.compare(xa, xb, d.shiftFloor())
 		items = append(items, it)
 	}
 	return items
@@ -654,9 +655,21 @@ func (it *DiffItem) Verdict() string {
 	return "changed"
 }
 
+// shiftFloor is the least change on one rank that can stand out (a
+// hundredth of a rank's mean time after MPI_Init, the larger of the two
+// jobs': a third of a microsecond more in MPI_Comm_size is no finding),
+// -1 when the jobs' ranks do not pair (their numbers differ).
+func (d *JobDiff) shiftFloor() float64 {
+	if d.PerRank {
+		return -1
+	}
+	perRank := func(j *DiffJob) float64 { return float64(j.WallTime) / float64(max(j.Blocks, 1)) }
+	return 0.01 * max(perRank(&d.A), perRank(&d.B))
+}
+
 // shift pairs the own parts of an item on the ranks that have it in both
 // sums and returns the largest change; nil unless two ranks pair.
-func shift(xa, xb *rankSums) *RankShift {
+func shift(xa, xb *rankSums, floor float64) *RankShift {
 	if xa == nil || xb == nil {
 		return nil
 	}
@@ -680,14 +693,15 @@ func shift(xa, xb *rankSums) *RankShift {
 	if len(changes) > 2 {
 		third = math.Abs(changes[2].Change)
 	}
-	top.Stands = math.Abs(top.Change) > 0.1*max(top.Before, top.Before+top.Change) && math.Abs(top.Change) > 2*third
+	c := math.Abs(top.Change)
+	top.Stands = c > floor && c > 0.1*max(top.Before, top.Before+top.Change) && c > 2*third
 	return &top
 }
 
-// compare sets the item's status, change, ratios, noise and (paired: the
-// jobs have the same ranks) shift from its sides and their sums over the
-// ranks (nil where the item is not).
-func (it *DiffItem) compare(xa, xb *rankSums, paired bool) {
+// compare sets the item's status, change, ratios, noise and shift (when
+// floor, shiftFloor's, is not negative) from its sides and their sums over
+// the ranks (nil where the item is not).
+func (it *DiffItem) compare(xa, xb *rankSums, floor float64) {
 	var va, vb DiffValues
 	switch {
 	case it.A != nil && it.B != nil:
@@ -711,8 +725,8 @@ func (it *DiffItem) compare(xa, xb *rankSums, paired bool) {
 	if va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
 		it.IterationRatio = vb.TimePerIteration / va.TimePerIteration
 	}
-	if paired {
-		it.Shift = shift(xa, xb)
+	if floor >= 0 {
+		it.Shift = shift(xa, xb, floor)
 	}
 	it.Noise = max(xa.spread(), xb.spread())
 	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise

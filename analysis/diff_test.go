@@ -98,6 +98,7 @@ var (
 	exchange = testLoop{line: 10, calls: []string{"MPI_Irecv", "MPI_Send", "MPI_Wait"}, iters: 40, ns: 100}
 	reduce   = testLoop{line: 20, calls: []string{"MPI_Allreduce", "MPI_Bcast"}, iters: 30, ns: 200}
 	extra    = testLoop{line: 30, calls: []string{"MPI_Barrier", "MPI_Reduce"}, iters: 10, ns: 50}
+	tiny     = testLoop{line: 40, calls: []string{"MPI_Comm_rank"}, iters: 1, ns: 2}
 )
 
 // heavyOn returns l with rank computing ns more per iteration.
@@ -215,6 +216,17 @@ func TestDiff(t *testing.T) {
 				assert.True(t, w.Shift.Stands)
 				r := findItem(t, d, ItemLoop, "app.c:2")
 				assert.False(t, r.Shift != nil && r.Shift.Stands, "the other loop did not move")
+			}},
+		{"a shift under a hundredth of a rank's time is no finding",
+			// MPI_Comm_rank waits 10 ns for the heavy rank: x6 on rank 1.
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce, heavyOn(tiny, 1, 10)}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce, heavyOn(tiny, 2, 10)}},
+			func(t *testing.T, d *JobDiff) {
+				for _, it := range d.Items {
+					require.NotNil(t, it.Shift, it.Name)
+					assert.False(t, it.Shift.Stands, it.Name)
+					assert.Equal(t, "noise", it.Verdict(), it.Name)
+				}
 			}},
 		{"the heavy rank removed: the loop got faster on every rank, rank 1's compute named",
 			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 300), reduce}},
