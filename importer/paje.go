@@ -12,6 +12,7 @@ import (
 
 	"mpiflow/aggregate"
 	"mpiflow/internal/inputfile"
+	"mpiflow/internal/paje"
 )
 
 // PajeOptions tune ReadPaje.
@@ -23,60 +24,13 @@ type PajeOptions struct {
 	StateType string
 }
 
-// pajeKind is the meaning of a Pajé event definition.
-type pajeKind int
-
-const (
-	pkDefineContainerType pajeKind = iota
-	pkDefineStateType
-	pkDefineEventType    // event types: kept as types, otherwise ignored
-	pkDefineVariableType // variable types: kept as types, otherwise ignored
-	pkDefineLinkType     // link types: kept as types, otherwise ignored
-	pkDefineEntityValue
-	pkCreateContainer
-	pkDestroyContainer
-	pkSetState
-	pkPushState
-	pkPopState
-	pkResetState
-	pkTimedOther // events, variables, links: time, type and container checked, otherwise ignored
-)
-
-// pajeEvents lists the events of the Pajé format with their required
-// fields (lower case; Alias is optional in definitions, as in PajeNG).
-var pajeEvents = map[string]struct {
-	kind     pajeKind
-	required []string
-}{
-	"PajeDefineContainerType": {pkDefineContainerType, []string{"type", "name"}},
-	"PajeDefineStateType":     {pkDefineStateType, []string{"type", "name"}},
-	"PajeDefineEventType":     {pkDefineEventType, []string{"type", "name"}},
-	"PajeDefineVariableType":  {pkDefineVariableType, []string{"type", "name"}},
-	"PajeDefineLinkType":      {pkDefineLinkType, []string{"type", "name"}},
-	"PajeDefineEntityValue":   {pkDefineEntityValue, []string{"type", "name"}},
-	"PajeCreateContainer":     {pkCreateContainer, []string{"time", "type", "container", "name"}},
-	"PajeDestroyContainer":    {pkDestroyContainer, []string{"time", "type", "name"}},
-	"PajeSetState":            {pkSetState, []string{"time", "type", "container", "value"}},
-	"PajePushState":           {pkPushState, []string{"time", "type", "container", "value"}},
-	"PajePopState":            {pkPopState, []string{"time", "type", "container"}},
-	"PajeResetState":          {pkResetState, []string{"time", "type", "container"}},
-	"PajeNewEvent":            {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeSetVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeAddVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeSubVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeStartLink":           {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeEndLink":             {pkTimedOther, []string{"time", "type", "container"}},
-}
-
-var pajeFieldTypes = map[string]bool{"date": true, "double": true, "float": true, "int": true, "hex": true, "string": true, "color": true}
-
 // pajeOldFields maps the field names of the older Pajé header style
 // (accepted by pj_dump --no-strict) to the names the parser reads.
 var pajeOldFields = map[string]string{"containertype": "type", "entitytype": "type"}
 
 type pajeDef struct {
 	name   string
-	kind   pajeKind
+	kind   paje.Kind
 	line   int
 	fields []string       // field names in order
 	pos    map[string]int // lower-case field name -> position
@@ -96,12 +50,17 @@ const (
 	numPajeFields
 )
 
-var pajeFieldNames = [numPajeFields]string{"time", "alias", "type", "container", "name", "value"}
+// pajeFieldNames are the names of the fields the parser reads, in lower
+// case as definitions are indexed.
+var pajeFieldNames = [numPajeFields]string{
+	strings.ToLower(paje.Time), strings.ToLower(paje.Alias), strings.ToLower(paje.Type),
+	strings.ToLower(paje.Container), strings.ToLower(paje.Name), strings.ToLower(paje.Value),
+}
 
 type pajeType struct {
 	name   string
-	kind   pajeKind // its definition event
-	parent int      // index of the container type it belongs to, -1 for the root type
+	kind   paje.Kind // its definition event
+	parent int       // index of the container type it belongs to, -1 for the root type
 	// values maps a value's identifier (its alias, or its name when it
 	// has none, as in PajeNG) to an index into names; byName maps a name
 	// to its index, so values shown alike are one state.
@@ -110,8 +69,8 @@ type pajeType struct {
 	names  []string
 }
 
-func (t *pajeType) isCont() bool  { return t.kind == pkDefineContainerType }
-func (t *pajeType) isState() bool { return t.kind == pkDefineStateType }
+func (t *pajeType) isCont() bool  { return t.kind == paje.DefineContainerType }
+func (t *pajeType) isState() bool { return t.kind == paje.DefineStateType }
 
 // stateKey is a (container, state type) pair: each has its own stack.
 type stateKey struct{ cont, typ int }
@@ -227,21 +186,22 @@ func (p *pajeParser) header(s string) error {
 		if len(f) != 3 {
 			return errors.New("malformed %EventDef: want \"%EventDef NAME ID\"")
 		}
-		ev, ok := pajeEvents[f[1]]
+		ev, ok := paje.Lookup(f[1])
 		if !ok {
 			return fmt.Errorf("unknown event %q in %%EventDef", f[1])
 		}
 		if _, dup := p.defs[f[2]]; dup {
 			return fmt.Errorf("event id %s defined twice", f[2])
 		}
-		p.curDef = &pajeDef{name: f[1], kind: ev.kind, line: p.line, pos: map[string]int{}}
+		p.curDef = &pajeDef{name: f[1], kind: ev.Kind, line: p.line, pos: map[string]int{}}
 		p.defs[f[2]] = p.curDef
 	case f[0] == "EndEventDef":
 		d := p.curDef
 		if d == nil {
 			return errors.New("%EndEventDef without %EventDef")
 		}
-		for _, req := range pajeEvents[d.name].required {
+		ev, _ := paje.Lookup(d.name)
+		for _, req := range ev.Required() {
 			if _, ok := d.pos[req]; !ok {
 				return fmt.Errorf("%%EventDef %s (line %d) lacks the field %s", d.name, d.line, req)
 			}
@@ -257,8 +217,8 @@ func (p *pajeParser) header(s string) error {
 		if p.curDef == nil {
 			return fmt.Errorf("unknown header line %q", s)
 		}
-		if len(f) != 2 || !pajeFieldTypes[f[1]] {
-			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE date, double, float, int, hex, string or color", p.curDef.name)
+		if len(f) != 2 || !paje.IsFieldType(f[1]) {
+			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE %s", p.curDef.name, paje.FieldTypes)
 		}
 		name := strings.ToLower(f[0])
 		if n, ok := pajeOldFields[name]; ok {
@@ -370,7 +330,7 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		p.last = t
 	}
 	switch d.kind {
-	case pkDefineContainerType, pkDefineStateType, pkDefineEventType, pkDefineVariableType, pkDefineLinkType:
+	case paje.DefineContainerType, paje.DefineStateType, paje.DefineEventType, paje.DefineVariableType, paje.DefineLinkType:
 		parent, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
@@ -389,12 +349,12 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
 		p.typeL = append(p.typeL, pt)
 		p.types[id] = len(p.typeL) - 1
-	case pkDefineEntityValue:
+	case paje.DefineEntityValue:
 		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
 		}
-		if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == pkDefineVariableType {
+		if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == paje.DefineVariableType {
 			return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
 		}
 		pt := p.typeL[ti]
@@ -403,7 +363,7 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 			return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
 		}
 		pt.values[id] = pt.index(p.field(d, vals, pfName))
-	case pkCreateContainer:
+	case paje.CreateContainer:
 		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
@@ -435,7 +395,7 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 			p.rootKids = append(p.rootKids, c)
 		}
 		p.conts[id] = c
-	case pkDestroyContainer:
+	case paje.DestroyContainer:
 		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
@@ -457,7 +417,7 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		for _, k := range p.rootKids {
 			p.destroy(k, t)
 		}
-	case pkTimedOther:
+	case paje.TimedOther:
 		ti, err := p.lookupType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
@@ -470,7 +430,7 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 			return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
 				p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
 		}
-	case pkSetState, pkPushState, pkPopState, pkResetState:
+	case paje.SetState, paje.PushState, paje.PopState, paje.ResetState:
 		ti, err := p.stateType(p.field(d, vals, pfType))
 		if err != nil {
 			return err
@@ -488,16 +448,16 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		}
 		st := p.stack(c, ti, t)
 		switch d.kind {
-		case pkSetState:
+		case paje.SetState:
 			st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
-		case pkPushState:
+		case paje.PushState:
 			st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
-		case pkPopState:
+		case paje.PopState:
 			if len(st.stack) == 0 {
 				return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
 			}
 			st.stack = st.stack[:len(st.stack)-1]
-		case pkResetState:
+		case paje.ResetState:
 			st.stack = st.stack[:0]
 		}
 	}
