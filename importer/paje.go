@@ -331,135 +331,172 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 	}
 	switch d.kind {
 	case paje.DefineContainerType, paje.DefineStateType, paje.DefineEventType, paje.DefineVariableType, paje.DefineLinkType:
-		parent, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		if parent >= 0 && !p.typeL[parent].isCont() {
-			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
-		}
-		name := p.field(d, vals, pfName)
-		if name == "0" {
-			return errors.New("the type name \"0\" is reserved for the root")
-		}
-		id := p.identifier(d, vals)
-		if _, dup := p.types[id]; dup {
-			return fmt.Errorf("type %q already defined", id)
-		}
-		pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
-		p.typeL = append(p.typeL, pt)
-		p.types[id] = len(p.typeL) - 1
+		return p.defineType(d, vals)
 	case paje.DefineEntityValue:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == paje.DefineVariableType {
-			return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
-		}
-		pt := p.typeL[ti]
-		id := p.identifier(d, vals)
-		if _, dup := pt.values[id]; dup {
-			return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
-		}
-		pt.values[id] = pt.index(p.field(d, vals, pfName))
+		return p.defineValue(d, vals)
 	case paje.CreateContainer:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		if ti < 0 || !p.typeL[ti].isCont() {
-			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
-		}
-		parent, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if pt := p.contType(parent); p.typeL[ti].parent != pt {
-			return fmt.Errorf("container type %q is not a child of type %q, the type of container %q",
-				p.typeL[ti].name, p.typeName(pt), p.field(d, vals, pfContainer))
-		}
-		id := p.identifier(d, vals)
-		if _, dup := p.conts[id]; dup {
-			return fmt.Errorf("container %q already exists", id)
-		}
-		name := p.field(d, vals, pfName)
-		p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
-		c := len(p.tr.Containers) - 1
-		p.alive = append(p.alive, true)
-		p.contTyp = append(p.contTyp, ti)
-		p.kids = append(p.kids, nil)
-		if parent >= 0 {
-			p.kids[parent] = append(p.kids[parent], c)
-		} else {
-			p.rootKids = append(p.rootKids, c)
-		}
-		p.conts[id] = c
+		return p.createContainer(d, vals)
 	case paje.DestroyContainer:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		c, err := p.lookupCont(p.field(d, vals, pfName))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); ct != ti {
-			return fmt.Errorf("container %q has type %q, not %q", p.field(d, vals, pfName), p.typeName(ct), p.field(d, vals, pfType))
-		}
-		if c >= 0 {
-			p.destroy(c, t)
-			break
-		}
-		// Destroying the root ends the trace's containers, as at the
-		// end of a trace in PajeNG.
-		p.rootAlive = false
-		for _, k := range p.rootKids {
-			p.destroy(k, t)
-		}
+		return p.destroyContainer(d, vals, t)
 	case paje.TimedOther:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		c, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); ti < 0 || p.typeL[ti].parent != ct {
-			return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
-				p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
-		}
+		return p.timedOther(d, vals)
 	case paje.SetState, paje.PushState, paje.PopState, paje.ResetState:
-		ti, err := p.stateType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
+		return p.changeState(d, vals, t)
+	}
+	return nil
+}
+
+// defineType defines a type.
+func (p *pajeParser) defineType(d *pajeDef, vals []string) error {
+	parent, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if parent >= 0 && !p.typeL[parent].isCont() {
+		return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+	}
+	name := p.field(d, vals, pfName)
+	if name == "0" {
+		return errors.New("the type name \"0\" is reserved for the root")
+	}
+	id := p.identifier(d, vals)
+	if _, dup := p.types[id]; dup {
+		return fmt.Errorf("type %q already defined", id)
+	}
+	pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
+	p.typeL = append(p.typeL, pt)
+	p.types[id] = len(p.typeL) - 1
+	return nil
+}
+
+// defineValue defines a value of a type.
+func (p *pajeParser) defineValue(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == paje.DefineVariableType {
+		return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
+	}
+	pt := p.typeL[ti]
+	id := p.identifier(d, vals)
+	if _, dup := pt.values[id]; dup {
+		return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
+	}
+	pt.values[id] = pt.index(p.field(d, vals, pfName))
+	return nil
+}
+
+// createContainer creates a container.
+func (p *pajeParser) createContainer(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if ti < 0 || !p.typeL[ti].isCont() {
+		return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+	}
+	parent, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if pt := p.contType(parent); p.typeL[ti].parent != pt {
+		return fmt.Errorf("container type %q is not a child of type %q, the type of container %q",
+			p.typeL[ti].name, p.typeName(pt), p.field(d, vals, pfContainer))
+	}
+	id := p.identifier(d, vals)
+	if _, dup := p.conts[id]; dup {
+		return fmt.Errorf("container %q already exists", id)
+	}
+	name := p.field(d, vals, pfName)
+	p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
+	c := len(p.tr.Containers) - 1
+	p.alive = append(p.alive, true)
+	p.contTyp = append(p.contTyp, ti)
+	p.kids = append(p.kids, nil)
+	if parent >= 0 {
+		p.kids[parent] = append(p.kids[parent], c)
+	} else {
+		p.rootKids = append(p.rootKids, c)
+	}
+	p.conts[id] = c
+	return nil
+}
+
+// destroyContainer destroys a container (and those below it) at t.
+func (p *pajeParser) destroyContainer(d *pajeDef, vals []string, t int64) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfName))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); ct != ti {
+		return fmt.Errorf("container %q has type %q, not %q", p.field(d, vals, pfName), p.typeName(ct), p.field(d, vals, pfType))
+	}
+	if c >= 0 {
+		p.destroy(c, t)
+		return nil
+	}
+	// Destroying the root ends the trace's containers, as at the
+	// end of a trace in PajeNG.
+	p.rootAlive = false
+	for _, k := range p.rootKids {
+		p.destroy(k, t)
+	}
+	return nil
+}
+
+// timedOther checks the type and container of an event, a variable or a
+// link event.
+func (p *pajeParser) timedOther(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); ti < 0 || p.typeL[ti].parent != ct {
+		return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
+			p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
+	}
+	return nil
+}
+
+// changeState changes the state of a container at t.
+func (p *pajeParser) changeState(d *pajeDef, vals []string, t int64) error {
+	ti, err := p.stateType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); p.typeL[ti].parent != ct {
+		return fmt.Errorf("state type %q is not a child of type %q, the type of container %q",
+			p.typeL[ti].name, p.typeName(ct), p.field(d, vals, pfContainer))
+	}
+	if c < 0 {
+		return errors.New("states of the root container are not supported (mpiflow imports the states of created containers)")
+	}
+	st := p.stack(c, ti, t)
+	switch d.kind {
+	case paje.SetState:
+		st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
+	case paje.PushState:
+		st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
+	case paje.PopState:
+		if len(st.stack) == 0 {
+			return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
 		}
-		c, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); p.typeL[ti].parent != ct {
-			return fmt.Errorf("state type %q is not a child of type %q, the type of container %q",
-				p.typeL[ti].name, p.typeName(ct), p.field(d, vals, pfContainer))
-		}
-		if c < 0 {
-			return errors.New("states of the root container are not supported (mpiflow imports the states of created containers)")
-		}
-		st := p.stack(c, ti, t)
-		switch d.kind {
-		case paje.SetState:
-			st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
-		case paje.PushState:
-			st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
-		case paje.PopState:
-			if len(st.stack) == 0 {
-				return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
-			}
-			st.stack = st.stack[:len(st.stack)-1]
-		case paje.ResetState:
-			st.stack = st.stack[:0]
-		}
+		st.stack = st.stack[:len(st.stack)-1]
+	case paje.ResetState:
+		st.stack = st.stack[:0]
 	}
 	return nil
 }
@@ -545,6 +582,21 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 		st := p.stacks[k]
 		st.close(k.cont, p.last)
 	}
+	types, err := p.stateTypes(opt)
+	if err != nil {
+		return err
+	}
+	if len(types) == 0 {
+		return errors.New("the trace has no states")
+	}
+	p.resources(types, p.stateNames(types))
+	SetRanks(&p.tr)
+	return nil
+}
+
+// stateTypes returns the state types imported, in order of definition:
+// those with states, and of them the one opt names if it does.
+func (p *pajeParser) stateTypes(opt PajeOptions) ([]int, error) {
 	used := map[int]bool{}
 	for _, k := range p.order {
 		if len(p.stacks[k].evs) > 0 {
@@ -562,7 +614,7 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 				}
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if used[ti] {
@@ -575,11 +627,13 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 			}
 		}
 	}
-	if len(types) == 0 {
-		return errors.New("the trace has no states")
-	}
-	// One table of state names: a value name of several types is named
-	// by its type.
+	return types, nil
+}
+
+// stateNames makes one table of the state names of types: a value name of
+// several types is named by its type. It returns, per type, the trace's
+// state of each of its values.
+func (p *pajeParser) stateNames(types []int) map[int][]int {
 	uses := map[string]int{}
 	for _, ti := range types {
 		for _, n := range p.typeL[ti].names {
@@ -605,8 +659,13 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 		}
 		stateOf[ti] = m
 	}
-	// Resources in container creation order; a container with states of
-	// several types gets a child container per type.
+	return stateOf
+}
+
+// resources adds the resources in container creation order, with their
+// events; a container with states of several types gets a child container
+// per type.
+func (p *pajeParser) resources(types []int, stateOf map[int][]int) {
 	first := true
 	ncont := len(p.tr.Containers)
 	for c := 0; c < ncont; c++ {
@@ -641,8 +700,6 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 			p.tr.Events = append(p.tr.Events, st.evs)
 		}
 	}
-	SetRanks(&p.tr)
-	return nil
 }
 
 // parseTime reads a Pajé date (seconds) into ns. Plain decimals are read
