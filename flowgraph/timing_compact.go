@@ -35,10 +35,10 @@ func spanFor(sp, total, nev int64) int64 {
 // interval limit: when the budget is what is exceeded (coarsen), at the
 // quantum for the time recorded so far, first alone if that coarsens it
 // enough; then at 2, 4, ... times the spacing, each first with the span of
-// half of it, then with its own: the count alone often fits, and a
-// doubling of both left as little as a seventh of the budget used (HPCC, 8
-// ranks: 9 KiB of 64). During the run (final false) the last group becomes
-// the open interval; at the end it is the last interval.
+// half of it, then with its own: the count alone often fits, and doubling
+// both can leave most of the budget unused (README, File format). During
+// the run (final false) the last group becomes the open interval; at the
+// end it is the last interval.
 func (t *timingRec) compact(final, coarsen bool, nev int64) {
 	target := t.budget * timingTarget / 8
 	oldShift, oldKeep := t.shift, t.keep
