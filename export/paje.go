@@ -186,19 +186,17 @@ func (pw *pajeWriter) containers(f *flowgraph.File, ranks []*flowgraph.Rank, ali
 func (pw *pajeWriter) record(rs *recordStream, rec record) error {
 	buf := pw.buf[:0]
 	switch rec.kind {
-	case recCall:
+	case recCall, recCompute:
 		buf = append(buf, pajeSetState+" "...)
 		buf = appendSeconds(buf, rec.t)
 		buf = append(buf, " ST_MPI "...)
 		buf = append(buf, pw.rankAlias[rs.id]...)
-		buf = append(buf, ' ')
-		buf = append(buf, pw.nodeValue[rs.id][rec.node]...)
-	case recCompute:
-		buf = append(buf, pajeSetState+" "...)
-		buf = appendSeconds(buf, rec.t)
-		buf = append(buf, " ST_MPI "...)
-		buf = append(buf, pw.rankAlias[rs.id]...)
-		buf = append(buf, " v0"...)
+		if rec.kind == recCall {
+			buf = append(buf, ' ')
+			buf = append(buf, pw.nodeValue[rs.id][rec.node]...)
+		} else {
+			buf = append(buf, " v0"...) // Compute
+		}
 	case recEnd:
 		buf = append(buf, pajeDestroyContainer+" "...)
 		buf = appendSeconds(buf, rec.t)
