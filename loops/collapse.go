@@ -247,6 +247,7 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		return nil, err
 	}
 	k.firstExecutions()
+	k.orderLoops()
 	k.loopTree()
 	k.fillLoops()
 	k.levelSums()
@@ -372,8 +373,8 @@ func (k *collapser) splitSelfLoops() {
 	}
 }
 
-// firstExecutions finds the first event of every node and loop, and
-// orders the loops by it into their IDs.
+// firstExecutions finds the first event of every node and of the nodes
+// of every loop.
 func (k *collapser) firstExecutions() {
 	g, n, nl := k.g, k.n, k.nl
 	first := make([]int64, n)
@@ -399,11 +400,10 @@ func (k *collapser) firstExecutions() {
 		}
 	}
 	k.first, k.tfirst = first, tfirst
-	k.orderLoops()
 }
 
-// orderLoops sorts the loops into ID order: by first event, depth and
-// header preorder.
+// orderLoops carries each loop's first event up to its ancestors and
+// numbers the loops by first event, depth and header preorder.
 func (k *collapser) orderLoops() {
 	nl, tdepth, tparent, tfirst := k.nl, k.tdepth, k.tparent, k.tfirst
 	// Deepest loops first, so each minimum reaches the root.
