@@ -19,24 +19,15 @@ import (
 // Ranks are written one after the other, so memory holds one rank's graph;
 // the format does not need events in global time order.
 func Chrome(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
-	var st Stats
-	bw := bufio.NewWriterSize(w, 1<<16)
+	cw := &chromeWriter{bw: bufio.NewWriterSize(w, 1<<16), first: true, named: map[int]bool{}}
+	bw := cw.bw
 	names := ResourceNames(f)
 	meta, _ := json.Marshal(map[string]any{"job": f.Header.JobID, "command": f.Header.Command,
 		"start_unix_ns": f.Header.StartUnixNano, "mpi_library": f.Header.MPILibrary})
 	bw.WriteString(`{"displayTimeUnit":"ns","otherData":`)
 	bw.Write(meta)
 	bw.WriteString(",\"traceEvents\":[\n")
-	first := true
-	sep := func() {
-		if !first {
-			bw.WriteString(",\n")
-		}
-		first = false
-	}
-	named := map[int]bool{}
 	total := int64(len(f.Index))
-	var buf []byte
 	for i, e := range f.Index {
 		if opt.Progress != nil {
 			opt.Progress(int64(i)*progressUnit, total*progressUnit)
@@ -46,80 +37,108 @@ func Chrome(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 		}
 		r, err := f.ReadRank(i)
 		if err != nil {
-			return st, err
+			return cw.st, err
 		}
-		st.Ranks++
-		pid := strconv.Itoa(r.Rank)
-		tid := strconv.Itoa(r.Thread)
-		if !named[r.Rank] {
-			named[r.Rank] = true
-			label := "rank " + pid
-			if r.Host != "" {
-				label += " (" + r.Host + ")"
-			}
-			sep()
-			fmt.Fprintf(bw, `{"name":"process_name","ph":"M","pid":%s,"tid":%s,"args":{"name":%s}}`, pid, tid, jsonString(label))
-			sep()
-			fmt.Fprintf(bw, `{"name":"process_sort_index","ph":"M","pid":%s,"tid":%s,"args":{"sort_index":%s}}`, pid, tid, pid)
-		}
-		sep()
-		fmt.Fprintf(bw, `{"name":"thread_name","ph":"M","pid":%s,"tid":%s,"args":{"name":%s}}`, pid, tid, jsonString(names[i]))
-		// Everything per node is formatted once: the loop below only
-		// appends numbers.
-		g := &r.Graph
-		heads := make([]string, len(g.Nodes))
-		tails := make([]string, len(g.Nodes))
-		for k := range g.Nodes {
-			n := &g.Nodes[k]
-			heads[k] = `{"name":` + jsonString(n.Key.Call) + `,"cat":"MPI","ph":"X","pid":` + pid + `,"tid":` + tid + `,"ts":`
-			args := `,"args":{"bytes":` + strconv.FormatInt(MeanBytes(n), 10)
-			if n.Key.Site >= 0 {
-				args += `,"site":` + jsonString(g.Sites[n.Key.Site].Label())
-			}
-			if p, ok := Partner(n); ok {
-				args += `,"partner":` + strconv.Itoa(p)
-			}
-			tails[k] = args + "}}"
-		}
-		s, err := NewRankEvents(r, opt)
-		if err != nil {
-			return st, err
-		}
-		err = func() error {
-			defer s.Close()
-			for {
-				sp, ok, err := s.Next()
-				if err != nil {
-					return fmt.Errorf("%s: %w", f.Path, err)
-				}
-				if !ok {
-					return nil
-				}
-				rankProgress(opt, i, len(f.Index), r, sp.Index)
-				sep()
-				buf = append(buf[:0], heads[sp.Node]...)
-				buf = appendMicros(buf, sp.Start)
-				buf = append(buf, `,"dur":`...)
-				buf = appendMicros(buf, sp.End-sp.Start)
-				buf = append(buf, tails[sp.Node]...)
-				if _, err := bw.Write(buf); err != nil {
-					return err
-				}
-				st.Events++
-			}
-		}()
-		if err != nil {
-			return st, err
+		cw.st.Ranks++
+		if err := cw.writeRank(f, i, r, names[i], opt); err != nil {
+			return cw.st, err
 		}
 	}
-	if st.Ranks == 0 {
-		return st, fmt.Errorf("%s: no rank selected", f.Path)
+	if cw.st.Ranks == 0 {
+		return cw.st, fmt.Errorf("%s: no rank selected", f.Path)
 	}
 	if opt.Progress != nil {
 		opt.Progress(total*progressUnit, total*progressUnit)
 	}
 	bw.WriteString("\n]}\n")
-	return st, bw.Flush()
+	return cw.st, bw.Flush()
+}
+
+// chromeWriter is the state of Chrome: the output, whether an event was
+// written yet, the processes named and the counts.
+type chromeWriter struct {
+	bw    *bufio.Writer
+	first bool
+	named map[int]bool
+	buf   []byte
+	st    Stats
+}
+
+// sep separates an event from the one before.
+func (cw *chromeWriter) sep() {
+	if !cw.first {
+		cw.bw.WriteString(",\n")
+	}
+	cw.first = false
+}
+
+// writeRank writes the metadata and the events of rank r, block i of f,
+// named name.
+func (cw *chromeWriter) writeRank(f *flowgraph.File, i int, r *flowgraph.Rank, name string, opt Options) error {
+	bw := cw.bw
+	pid := strconv.Itoa(r.Rank)
+	tid := strconv.Itoa(r.Thread)
+	if !cw.named[r.Rank] {
+		cw.named[r.Rank] = true
+		label := "rank " + pid
+		if r.Host != "" {
+			label += " (" + r.Host + ")"
+		}
+		cw.sep()
+		fmt.Fprintf(bw, `{"name":"process_name","ph":"M","pid":%s,"tid":%s,"args":{"name":%s}}`, pid, tid, jsonString(label))
+		cw.sep()
+		fmt.Fprintf(bw, `{"name":"process_sort_index","ph":"M","pid":%s,"tid":%s,"args":{"sort_index":%s}}`, pid, tid, pid)
+	}
+	cw.sep()
+	fmt.Fprintf(bw, `{"name":"thread_name","ph":"M","pid":%s,"tid":%s,"args":{"name":%s}}`, pid, tid, jsonString(name))
+	heads, tails := chromeNodes(&r.Graph, pid, tid)
+	s, err := NewRankEvents(r, opt)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for {
+		sp, ok, err := s.Next()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if !ok {
+			return nil
+		}
+		rankProgress(opt, i, len(f.Index), r, sp.Index)
+		cw.sep()
+		buf := append(cw.buf[:0], heads[sp.Node]...)
+		buf = appendMicros(buf, sp.Start)
+		buf = append(buf, `,"dur":`...)
+		buf = appendMicros(buf, sp.End-sp.Start)
+		buf = append(buf, tails[sp.Node]...)
+		cw.buf = buf
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+		cw.st.Events++
+	}
+}
+
+// chromeNodes formats everything per node of g once, the part of an
+// event before its time and the part after its duration: the events
+// only append numbers.
+func chromeNodes(g *flowgraph.Graph, pid, tid string) (heads, tails []string) {
+	heads = make([]string, len(g.Nodes))
+	tails = make([]string, len(g.Nodes))
+	for k := range g.Nodes {
+		n := &g.Nodes[k]
+		heads[k] = `{"name":` + jsonString(n.Key.Call) + `,"cat":"MPI","ph":"X","pid":` + pid + `,"tid":` + tid + `,"ts":`
+		args := `,"args":{"bytes":` + strconv.FormatInt(MeanBytes(n), 10)
+		if n.Key.Site >= 0 {
+			args += `,"site":` + jsonString(g.Sites[n.Key.Site].Label())
+		}
+		if p, ok := Partner(n); ok {
+			args += `,"partner":` + strconv.Itoa(p)
+		}
+		tails[k] = args + "}}"
+	}
+	return heads, tails
 }
 
 func jsonString(s string) string {

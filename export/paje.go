@@ -11,48 +11,34 @@ import (
 	"unicode/utf8"
 
 	"mpiflow/flowgraph"
+	"mpiflow/internal/paje"
 )
 
 // PajeComputeState is the state value of a rank between two MPI calls.
 const PajeComputeState = "Compute"
 
+// The ids of the Pajé events Paje writes.
+const (
+	pajeDefineContainerType = "0"
+	pajeDefineStateType     = "1"
+	pajeDefineEntityValue   = "2"
+	pajeCreateContainer     = "3"
+	pajeDestroyContainer    = "4"
+	pajeSetState            = "5"
+)
+
 // pajeHeader defines the Pajé events Paje writes, with the field names
 // PajeNG expects. Times are seconds since the job start.
-const pajeHeader = `%EventDef PajeDefineContainerType 0
-%       Alias string
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajeDefineStateType 1
-%       Alias string
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajeDefineEntityValue 2
-%       Alias string
-%       Type string
-%       Name string
-%       Color color
-%EndEventDef
-%EventDef PajeCreateContainer 3
-%       Time date
-%       Alias string
-%       Type string
-%       Container string
-%       Name string
-%EndEventDef
-%EventDef PajeDestroyContainer 4
-%       Time date
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajeSetState 5
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%EndEventDef
-`
+func pajeHeader() string {
+	return paje.Header([]paje.Def{
+		{ID: pajeDefineContainerType, Name: "PajeDefineContainerType"},
+		{ID: pajeDefineStateType, Name: "PajeDefineStateType"},
+		{ID: pajeDefineEntityValue, Name: "PajeDefineEntityValue"},
+		{ID: pajeCreateContainer, Name: "PajeCreateContainer"},
+		{ID: pajeDestroyContainer, Name: "PajeDestroyContainer"},
+		{ID: pajeSetState, Name: "PajeSetState"},
+	})
+}
 
 // Paje writes the reconstructed trace of the selected ranks of f as a Pajé
 // trace (read by PajeNG, ViTE, Framesoc/Ocelotl): containers job -> host
@@ -70,13 +56,62 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
+	pw := &pajeWriter{bw: bufio.NewWriterSize(w, 1<<16), hostAlias: map[string]string{}}
+	bw := pw.bw
 	fmt.Fprintf(bw, "# mpiflow Paje trace of job %s: %s\n", pajeComment(f.Header.JobID), pajeComment(strings.Join(f.Header.Command, " ")))
-	bw.WriteString(pajeHeader)
-	bw.WriteString("0 CT_Job 0 Job\n0 CT_Host CT_Job Host\n0 CT_Rank CT_Host Rank\n1 ST_MPI CT_Rank MPI\n")
+	bw.WriteString(pajeHeader())
+	bw.WriteString(pajeDefineContainerType + " CT_Job 0 Job\n" +
+		pajeDefineContainerType + " CT_Host CT_Job Host\n" +
+		pajeDefineContainerType + " CT_Rank CT_Host Rank\n" +
+		pajeDefineStateType + " ST_MPI CT_Rank MPI\n")
+	alias := pw.values(ranks)
+	streams, total, err := pw.containers(f, ranks, alias, opt)
+	for _, rs := range streams {
+		if rs != nil {
+			defer rs.s.Close()
+		}
+	}
+	if err != nil {
+		return st, err
+	}
+	st.Ranks = len(ranks)
 
-	// One entity value per call name over all ranks; value aliases are
-	// short, so the per-event lines are too.
+	var last int64
+	err = merge(streams, func(rs *recordStream, rec record) error {
+		if rec.kind == recCall {
+			st.Events++
+			if opt.Progress != nil && st.Events%(1<<16) == 0 {
+				opt.Progress(st.Events, total)
+			}
+		}
+		last = max(last, rec.t)
+		return pw.record(rs, rec)
+	})
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	pw.destroyAll(streams, last)
+	if opt.Progress != nil {
+		opt.Progress(total, total)
+	}
+	return st, bw.Flush()
+}
+
+// pajeWriter is the state of Paje: the output, the aliases of the hosts
+// and ranks, and the value alias of every rank's nodes.
+type pajeWriter struct {
+	bw        *bufio.Writer
+	hostAlias map[string]string
+	hosts     []string   // in order of creation
+	rankAlias []string   // per selected rank
+	nodeValue [][]string // per selected rank and node, its value's alias
+	buf       []byte
+}
+
+// values defines one entity value per call name over all ranks and
+// returns their aliases; value aliases are short, so the per-event lines
+// are too.
+func (pw *pajeWriter) values(ranks []*flowgraph.Rank) map[string]string {
 	callSet := map[string]bool{}
 	for _, r := range ranks {
 		for _, n := range r.Graph.Nodes {
@@ -92,10 +127,16 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 	alias := map[string]string{}
 	for i, c := range calls {
 		alias[c] = "v" + strconv.Itoa(i)
-		fmt.Fprintf(bw, "2 %s ST_MPI %s \"%s\"\n", alias[c], pajeString(c), pajeColor(c))
+		fmt.Fprintf(pw.bw, "%s %s ST_MPI %s \"%s\"\n", pajeDefineEntityValue, alias[c], pajeString(c), pajeColor(c))
 	}
+	return alias
+}
 
-	// Containers, all created at time 0.
+// containers creates the containers, all at time 0, and returns the
+// record stream of every rank and their events in all. On an error, the
+// streams opened so far are returned for the caller to close.
+func (pw *pajeWriter) containers(f *flowgraph.File, ranks []*flowgraph.Rank, alias map[string]string, opt Options) ([]*recordStream, int64, error) {
+	bw := pw.bw
 	names := ResourceNames(f)
 	blockName := map[[2]int]string{}
 	for i, e := range f.Index {
@@ -105,12 +146,10 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 	if job == "" {
 		job = "job"
 	}
-	fmt.Fprintf(bw, "3 0.000000000 job CT_Job 0 %s\n", pajeString(job))
-	hostAlias := map[string]string{}
-	var hosts []string
+	fmt.Fprintf(bw, "%s 0.000000000 job CT_Job 0 %s\n", pajeCreateContainer, pajeString(job))
 	streams := make([]*recordStream, len(ranks))
-	rankAlias := make([]string, len(ranks))
-	nodeValue := make([][]string, len(ranks))
+	pw.rankAlias = make([]string, len(ranks))
+	pw.nodeValue = make([][]string, len(ranks))
 	var total int64
 	for i, r := range ranks {
 		host := r.Host
@@ -120,80 +159,69 @@ func Paje(w io.Writer, f *flowgraph.File, opt Options) (Stats, error) {
 		if host == "" {
 			host = "unknown host"
 		}
-		ha, ok := hostAlias[host]
+		ha, ok := pw.hostAlias[host]
 		if !ok {
-			ha = "h" + strconv.Itoa(len(hosts))
-			hostAlias[host] = ha
-			hosts = append(hosts, host)
-			fmt.Fprintf(bw, "3 0.000000000 %s CT_Host job %s\n", ha, pajeString(host))
+			ha = "h" + strconv.Itoa(len(pw.hosts))
+			pw.hostAlias[host] = ha
+			pw.hosts = append(pw.hosts, host)
+			fmt.Fprintf(bw, "%s 0.000000000 %s CT_Host job %s\n", pajeCreateContainer, ha, pajeString(host))
 		}
-		rankAlias[i] = "r" + strconv.Itoa(i)
-		fmt.Fprintf(bw, "3 0.000000000 %s CT_Rank %s %s\n", rankAlias[i], ha, pajeString(blockName[[2]int{r.Rank, r.Thread}]))
-		nodeValue[i] = make([]string, len(r.Graph.Nodes))
+		pw.rankAlias[i] = "r" + strconv.Itoa(i)
+		fmt.Fprintf(bw, "%s 0.000000000 %s CT_Rank %s %s\n", pajeCreateContainer, pw.rankAlias[i], ha, pajeString(blockName[[2]int{r.Rank, r.Thread}]))
+		pw.nodeValue[i] = make([]string, len(r.Graph.Nodes))
 		for k, n := range r.Graph.Nodes {
-			nodeValue[i][k] = alias[n.Key.Call]
+			pw.nodeValue[i][k] = alias[n.Key.Call]
 		}
 		re, err := NewRankEvents(r, opt)
 		if err != nil {
-			return st, err
+			return streams, total, err
 		}
-		defer re.Close()
 		streams[i] = &recordStream{s: re, id: i}
 		total += r.Graph.NumEvents
 	}
-	st.Ranks = len(ranks)
+	return streams, total, nil
+}
 
-	var buf []byte
-	var last int64
-	err = merge(streams, func(rs *recordStream, rec record) error {
-		buf = buf[:0]
-		switch rec.kind {
-		case recCall:
-			buf = append(buf, "5 "...)
-			buf = appendSeconds(buf, rec.t)
-			buf = append(buf, " ST_MPI "...)
-			buf = append(buf, rankAlias[rs.id]...)
+// record writes the line of one record of stream rs.
+func (pw *pajeWriter) record(rs *recordStream, rec record) error {
+	buf := pw.buf[:0]
+	switch rec.kind {
+	case recCall, recCompute:
+		buf = append(buf, pajeSetState+" "...)
+		buf = appendSeconds(buf, rec.t)
+		buf = append(buf, " ST_MPI "...)
+		buf = append(buf, pw.rankAlias[rs.id]...)
+		if rec.kind == recCall {
 			buf = append(buf, ' ')
-			buf = append(buf, nodeValue[rs.id][rec.node]...)
-			st.Events++
-			if opt.Progress != nil && st.Events%(1<<16) == 0 {
-				opt.Progress(st.Events, total)
-			}
-		case recCompute:
-			buf = append(buf, "5 "...)
-			buf = appendSeconds(buf, rec.t)
-			buf = append(buf, " ST_MPI "...)
-			buf = append(buf, rankAlias[rs.id]...)
-			buf = append(buf, " v0"...)
-		case recEnd:
-			buf = append(buf, "4 "...)
-			buf = appendSeconds(buf, rec.t)
-			buf = append(buf, " CT_Rank "...)
-			buf = append(buf, rankAlias[rs.id]...)
+			buf = append(buf, pw.nodeValue[rs.id][rec.node]...)
+		} else {
+			buf = append(buf, " v0"...) // Compute
 		}
-		buf = append(buf, '\n')
-		last = max(last, rec.t)
-		_, err := bw.Write(buf)
-		return err
-	})
-	if err != nil {
-		return st, fmt.Errorf("%s: %w", f.Path, err)
+	case recEnd:
+		buf = append(buf, pajeDestroyContainer+" "...)
+		buf = appendSeconds(buf, rec.t)
+		buf = append(buf, " CT_Rank "...)
+		buf = append(buf, pw.rankAlias[rs.id]...)
 	}
-	// Ranks without any event in the window are destroyed at the end.
+	buf = append(buf, '\n')
+	pw.buf = buf
+	_, err := pw.bw.Write(buf)
+	return err
+}
+
+// destroyAll destroys at time last the ranks without any event in the
+// window, the hosts and the job.
+func (pw *pajeWriter) destroyAll(streams []*recordStream, last int64) {
 	end := appendSeconds(nil, last)
 	for i, rs := range streams {
 		if !rs.ended {
-			fmt.Fprintf(bw, "4 %s CT_Rank %s\n", end, rankAlias[i])
+			fmt.Fprintf(pw.bw, "%s %s CT_Rank %s\n", pajeDestroyContainer, end, pw.rankAlias[i])
 		}
 	}
-	for _, h := range hosts {
-		fmt.Fprintf(bw, "4 %s CT_Host %s\n", end, hostAlias[h])
+	for _, h := range pw.hosts {
+		fmt.Fprintf(pw.bw, "%s %s CT_Host %s\n", pajeDestroyContainer, end, pw.hostAlias[h])
 	}
-	fmt.Fprintf(bw, "4 %s CT_Job job\n", end)
-	if opt.Progress != nil {
-		opt.Progress(total, total)
-	}
-	return st, bw.Flush()
+	fmt.Fprintf(pw.bw, "%s %s CT_Job job\n", pajeDestroyContainer, end)
 }
 
 // pajeString quotes s when it holds blanks; Pajé has no escapes, so

@@ -610,9 +610,29 @@ func (g *Graph) validate(seqs bool) error {
 	} else if g.Initial < 0 || g.Initial >= nn {
 		return fmt.Errorf("initial node %d out of range (%d nodes)", g.Initial, nn)
 	}
+	if err := g.validateNodes(); err != nil {
+		return err
+	}
+	if err := g.validateEdges(seqs); err != nil {
+		return err
+	}
+	if err := g.validateAnchors(); err != nil {
+		return err
+	}
+	if err := g.validateBudget(); err != nil {
+		return err
+	}
+	if g.Timing.Present() {
+		return g.Timing.validate(len(g.Nodes), len(g.Edges), g.NumEvents)
+	}
+	return nil
+}
+
+// validateNodes checks the nodes' figures and their sums.
+func (g *Graph) validateNodes() error {
 	// The sums of the nodes' and edges' figures, which summaries show
 	// per rank, must not overflow either.
-	var calls, mpi, moved, compute int64
+	var calls, mpi, moved int64
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if s := n.Key.Site; s < -1 || s >= len(g.Sites) {
@@ -644,6 +664,14 @@ func (g *Graph) validate(seqs bool) error {
 			}
 		}
 	}
+	return nil
+}
+
+// validateEdges checks the edges' ends, figures and, with seqs, sequence
+// numbers, and that they hold every transition.
+func (g *Graph) validateEdges(seqs bool) error {
+	nn := len(g.Nodes)
+	var compute int64
 	var total int64
 	for i := range g.Edges {
 		e := &g.Edges[i]
@@ -680,6 +708,11 @@ func (g *Graph) validate(seqs bool) error {
 	if g.NumEvents > 0 && total != g.NumEvents-1 {
 		return fmt.Errorf("edges hold %d transitions, %d events need %d", total, g.NumEvents, g.NumEvents-1)
 	}
+	return nil
+}
+
+// validateAnchors checks that the anchors are in order and consistent.
+func (g *Graph) validateAnchors() error {
 	for i, a := range g.Anchors {
 		if a.Event < 0 || a.Event > g.NumEvents || (i > 0 && (a.Event <= g.Anchors[i-1].Event || a.Time < g.Anchors[i-1].Time || a.MPITime < g.Anchors[i-1].MPITime)) {
 			return fmt.Errorf("anchor %d (event %d) out of order", i, a.Event)
@@ -698,6 +731,11 @@ func (g *Graph) validate(seqs bool) error {
 			return fmt.Errorf("anchor %d (event %d): %d ns inside MPI in the %d ns since the anchor before", i, a.Event, mpi, all)
 		}
 	}
+	return nil
+}
+
+// validateBudget checks the figures of the timing budget.
+func (g *Graph) validateBudget() error {
 	if u := g.Budget; u != nil {
 		if f, bad := firstNegative(figure{"budget", u.Budget, ""}, figure{"bytes", u.Bytes, ""}, figure{"runs", u.Runs, ""},
 			figure{"approximate runs", u.Approximate, ""}, figure{"median error", u.ErrP50, ""},
@@ -705,9 +743,6 @@ func (g *Graph) validate(seqs bool) error {
 			figure{"arranged intervals", u.Arranged, ""}, figure{"moved events", u.Moved, ""}); bad {
 			return fmt.Errorf("budget: %v out of range", f)
 		}
-	}
-	if g.Timing.Present() {
-		return g.Timing.validate(len(g.Nodes), len(g.Edges), g.NumEvents)
 	}
 	return nil
 }

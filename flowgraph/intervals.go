@@ -268,76 +268,22 @@ func (it *IntervalIter) EventsRuns(f func(Event), run func(Run) bool) error {
 	if len(it.cur) == 0 {
 		it.cur = make([]edgeCursor, len(g.Edges))
 	}
-	type share struct{ q, r, seen int64 }
-	nsh := make([]share, len(it.Nodes))
-	for k, n := range it.Nodes {
-		nsh[k] = share{q: n.Sum / n.Count, r: n.Sum % n.Count}
-	}
 	// edgeSlot[e] is edge e's position in Edges + 1 (0: none), for this
 	// call only.
 	if len(it.edgeSlot) == 0 {
 		it.edgeSlot = make([]int32, len(g.Edges))
 	}
-	edgeSlot := it.edgeSlot
-	esh := make([]share, len(it.Edges))
-	for k, e := range it.Edges {
-		edgeSlot[e.Index] = int32(k + 1)
-		esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
-	}
+	sh := it.shares()
 	defer func() {
 		for _, e := range it.Edges {
-			edgeSlot[e.Index] = 0
+			it.edgeSlot[e.Index] = 0
 		}
 	}()
-	// A last gap kept apart goes to the transition into event End, the
-	// rest of its edge's sum to the others, and a last duration to event
-	// End-1, the rest of its node's sum to the others (EventIter's
-	// takeLast).
-	setApart := func(s IntervalSum, v int64, sh *share) int64 {
-		last := min(v, max(s.Sum, 0))
-		*sh = share{q: (s.Sum - last) / (s.Count - 1), r: (s.Sum - last) % (s.Count - 1)}
-		return last
-	}
-	lastSlot, last := -1, int64(0)
-	if it.lastEdge >= 0 && it.lastGap > 0 {
-		if k := int(edgeSlot[it.lastEdge]) - 1; k >= 0 && it.Edges[k].Count >= 2 {
-			last, lastSlot = setApart(it.Edges[k], it.lastGap, &esh[k]), k
-		}
-	}
-	lastNode, lastDur := int32(0), int64(0) // a slot of Nodes + 1
-	if it.lastEdge >= 0 && it.lastDur > 0 {
-		if s := it.nodeSlot[g.Edges[it.lastEdge].Src]; s > 0 && it.Nodes[s-1].Count >= 2 {
-			lastDur, lastNode = setApart(it.Nodes[s-1], it.lastDur, &nsh[s-1]), s
-		}
-	}
-	take := func(s *share) int64 {
-		v := s.q
-		if s.seen < s.r {
-			v++
-		}
-		s.seen++
-		return v
-	}
 	// Only the out-edges of the interval's nodes are walked.
 	for _, n := range it.Nodes {
 		for _, e := range it.out[n.Index] {
 			it.ix[e].seek(&it.cur[e], it.First+1)
 		}
-	}
-	// repeats returns the events of node v from k on, up to the
-	// interval's last event, whose shares the stretch can take.
-	repeats := func(v int, k int64) int64 {
-		e := it.self[v]
-		if e < 0 || it.cur[e].val != k+1 || edgeSlot[e] == 0 {
-			return 0
-		}
-		return min(1+it.ix[e].contiguous(&it.cur[e]), it.End-1-k)
-	}
-	// sum is what the next n events (traversals) of a share take, and
-	// how many of them take one ns more.
-	sum := func(sh *share, n int64) (int64, int64) {
-		plus := min(max(sh.r-sh.seen, 0), n)
-		return n*sh.q + plus, plus
 	}
 	ev := Event{Node: it.nodeAt, InEdge: it.inEdge}
 	t := it.Start
@@ -348,33 +294,14 @@ func (it *IntervalIter) EventsRuns(f func(Event), run func(Run) bool) error {
 			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k)
 		}
 		taken := false
-		if n := int64(0); run != nil {
-			if n = repeats(ev.Node, k); n >= minRun {
-				e := it.self[ev.Node]
-				ns, es := &nsh[s-1], &esh[edgeSlot[e]-1]
-				busy, plus := sum(ns, n)
-				gaps, _ := sum(es, n-1)
-				r := Run{Node: ev.Node, InEdge: ev.InEdge, First: k, Count: n, Start: t, End: t + busy + gaps, Busy: busy, Longest: ns.q}
-				if plus > 0 {
-					r.Longest++
-				}
-				if ns.q == 0 {
-					r.Zero = n - plus
-				}
-				if taken = run(r); taken {
-					ns.seen += n
-					es.seen += n - 1
-					it.ix[e].skip(&it.cur[e], n-1)
-					t, k = r.End, k+n-1
-					ev.Index, ev.InEdge = k, e
-				}
-			}
+		if run != nil {
+			taken, t, k = it.offerRun(&sh, &ev, s, k, t, run)
 		}
 		if !taken {
-			if s == lastNode && k+1 == it.End {
-				t += lastDur
+			if s == sh.lastNode && k+1 == it.End {
+				t += sh.lastDur
 			} else {
-				t += take(&nsh[s-1])
+				t += sh.nsh[s-1].take()
 			}
 			ev.End = t
 			f(ev)
@@ -382,33 +309,150 @@ func (it *IntervalIter) EventsRuns(f func(Event), run func(Run) bool) error {
 		if k+1 >= g.NumEvents {
 			break
 		}
-		next := -1
-		for _, e := range it.out[ev.Node] {
-			if it.cur[e].val == k+1 {
-				next = e
-				break
-			}
-		}
-		if next < 0 {
-			return fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
-		}
-		it.ix[next].next(&it.cur[next])
-		es := int(edgeSlot[next]) - 1
-		if es < 0 {
-			return fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)
-		}
-		if es == lastSlot && k+1 == it.End {
-			t += last
-		} else {
-			t += take(&esh[es])
-		}
-		ev.Node, ev.InEdge = g.Edges[next].Dst, next
-		if ev.Node >= len(g.Nodes) || (k+1 < it.End && it.nodeSlot[ev.Node] == 0) {
-			return fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k+1)
+		var err error
+		if t, err = it.step(&sh, &ev, k, t); err != nil {
+			return err
 		}
 	}
 	if t != it.Stop {
 		return fmt.Errorf("timing: interval at event %d ends at %d ns, its sums at %d", it.First, t, it.Stop)
 	}
 	return nil
+}
+
+// share is a node's (edge's) sum split over its events (traversals): q
+// each, the first r one more; seen have taken theirs.
+type share struct{ q, r, seen int64 }
+
+// take returns the next event's part.
+func (s *share) take() int64 {
+	v := s.q
+	if s.seen < s.r {
+		v++
+	}
+	s.seen++
+	return v
+}
+
+// sum is what the next n events (traversals) of a share take, and how
+// many of them take one ns more.
+func (s *share) sum(n int64) (int64, int64) {
+	plus := min(max(s.r-s.seen, 0), n)
+	return n*s.q + plus, plus
+}
+
+// setApart keeps a last part v (at most sum) of sum apart and splits the
+// rest over the other events.
+func (s *share) setApart(sum IntervalSum, v int64) int64 {
+	last := min(v, max(sum.Sum, 0))
+	*s = share{q: (sum.Sum - last) / (sum.Count - 1), r: (sum.Sum - last) % (sum.Count - 1)}
+	return last
+}
+
+// intervalShares are the shares of the current interval's nodes and
+// edges, and the last gap and duration kept apart.
+type intervalShares struct {
+	nsh, esh []share
+	lastSlot int   // the edge slot whose last gap is kept apart, -1
+	last     int64 // that gap
+	lastNode int32 // the node slot + 1 whose last duration is kept apart, 0
+	lastDur  int64 // that duration
+}
+
+// shares splits the current interval's sums and fills edgeSlot. A last
+// gap kept apart goes to the transition into event End, the rest of its
+// edge's sum to the others, and a last duration to event End-1, the rest
+// of its node's sum to the others (EventIter's takeLast).
+func (it *IntervalIter) shares() intervalShares {
+	g := it.g
+	sh := intervalShares{nsh: make([]share, len(it.Nodes)), esh: make([]share, len(it.Edges)), lastSlot: -1}
+	for k, n := range it.Nodes {
+		sh.nsh[k] = share{q: n.Sum / n.Count, r: n.Sum % n.Count}
+	}
+	for k, e := range it.Edges {
+		it.edgeSlot[e.Index] = int32(k + 1)
+		sh.esh[k] = share{q: e.Sum / e.Count, r: e.Sum % e.Count}
+	}
+	if it.lastEdge >= 0 && it.lastGap > 0 {
+		if k := int(it.edgeSlot[it.lastEdge]) - 1; k >= 0 && it.Edges[k].Count >= 2 {
+			sh.last, sh.lastSlot = sh.esh[k].setApart(it.Edges[k], it.lastGap), k
+		}
+	}
+	if it.lastEdge >= 0 && it.lastDur > 0 {
+		if s := it.nodeSlot[g.Edges[it.lastEdge].Src]; s > 0 && it.Nodes[s-1].Count >= 2 {
+			sh.lastDur, sh.lastNode = sh.nsh[s-1].setApart(it.Nodes[s-1], it.lastDur), s
+		}
+	}
+	return sh
+}
+
+// repeats returns the events of node v from k on, up to the interval's
+// last event, whose shares the stretch can take.
+func (it *IntervalIter) repeats(v int, k int64) int64 {
+	e := it.self[v]
+	if e < 0 || it.cur[e].val != k+1 || it.edgeSlot[e] == 0 {
+		return 0
+	}
+	return min(1+it.ix[e].contiguous(&it.cur[e]), it.End-1-k)
+}
+
+// offerRun offers the stretch of repeats of ev's node (slot s) from event
+// k at time t to run, if long enough; when run takes it, it moves ev, k
+// and t to the stretch's last event.
+func (it *IntervalIter) offerRun(sh *intervalShares, ev *Event, s int32, k, t int64, run func(Run) bool) (bool, int64, int64) {
+	n := it.repeats(ev.Node, k)
+	if n < minRun {
+		return false, t, k
+	}
+	e := it.self[ev.Node]
+	ns, es := &sh.nsh[s-1], &sh.esh[it.edgeSlot[e]-1]
+	busy, plus := ns.sum(n)
+	gaps, _ := es.sum(n - 1)
+	r := Run{Node: ev.Node, InEdge: ev.InEdge, First: k, Count: n, Start: t, End: t + busy + gaps, Busy: busy, Longest: ns.q}
+	if plus > 0 {
+		r.Longest++
+	}
+	if ns.q == 0 {
+		r.Zero = n - plus
+	}
+	if !run(r) {
+		return false, t, k
+	}
+	ns.seen += n
+	es.seen += n - 1
+	it.ix[e].skip(&it.cur[e], n-1)
+	t, k = r.End, k+n-1
+	ev.Index, ev.InEdge = k, e
+	return true, t, k
+}
+
+// step moves ev from event k to event k+1 along the out-edge that holds
+// it, and returns t plus that transition's part.
+func (it *IntervalIter) step(sh *intervalShares, ev *Event, k, t int64) (int64, error) {
+	g := it.g
+	next := -1
+	for _, e := range it.out[ev.Node] {
+		if it.cur[e].val == k+1 {
+			next = e
+			break
+		}
+	}
+	if next < 0 {
+		return t, fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
+	}
+	it.ix[next].next(&it.cur[next])
+	es := int(it.edgeSlot[next]) - 1
+	if es < 0 {
+		return t, fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)
+	}
+	if es == sh.lastSlot && k+1 == it.End {
+		t += sh.last
+	} else {
+		t += sh.esh[es].take()
+	}
+	ev.Node, ev.InEdge = g.Edges[next].Dst, next
+	if ev.Node >= len(g.Nodes) || (k+1 < it.End && it.nodeSlot[ev.Node] == 0) {
+		return t, fmt.Errorf("sequence broken: node %d at event %d", ev.Node, k+1)
+	}
+	return t, nil
 }

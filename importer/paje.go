@@ -12,6 +12,7 @@ import (
 
 	"mpiflow/aggregate"
 	"mpiflow/internal/inputfile"
+	"mpiflow/internal/paje"
 )
 
 // PajeOptions tune ReadPaje.
@@ -23,60 +24,13 @@ type PajeOptions struct {
 	StateType string
 }
 
-// pajeKind is the meaning of a Pajé event definition.
-type pajeKind int
-
-const (
-	pkDefineContainerType pajeKind = iota
-	pkDefineStateType
-	pkDefineEventType    // event types: kept as types, otherwise ignored
-	pkDefineVariableType // variable types: kept as types, otherwise ignored
-	pkDefineLinkType     // link types: kept as types, otherwise ignored
-	pkDefineEntityValue
-	pkCreateContainer
-	pkDestroyContainer
-	pkSetState
-	pkPushState
-	pkPopState
-	pkResetState
-	pkTimedOther // events, variables, links: time, type and container checked, otherwise ignored
-)
-
-// pajeEvents lists the events of the Pajé format with their required
-// fields (lower case; Alias is optional in definitions, as in PajeNG).
-var pajeEvents = map[string]struct {
-	kind     pajeKind
-	required []string
-}{
-	"PajeDefineContainerType": {pkDefineContainerType, []string{"type", "name"}},
-	"PajeDefineStateType":     {pkDefineStateType, []string{"type", "name"}},
-	"PajeDefineEventType":     {pkDefineEventType, []string{"type", "name"}},
-	"PajeDefineVariableType":  {pkDefineVariableType, []string{"type", "name"}},
-	"PajeDefineLinkType":      {pkDefineLinkType, []string{"type", "name"}},
-	"PajeDefineEntityValue":   {pkDefineEntityValue, []string{"type", "name"}},
-	"PajeCreateContainer":     {pkCreateContainer, []string{"time", "type", "container", "name"}},
-	"PajeDestroyContainer":    {pkDestroyContainer, []string{"time", "type", "name"}},
-	"PajeSetState":            {pkSetState, []string{"time", "type", "container", "value"}},
-	"PajePushState":           {pkPushState, []string{"time", "type", "container", "value"}},
-	"PajePopState":            {pkPopState, []string{"time", "type", "container"}},
-	"PajeResetState":          {pkResetState, []string{"time", "type", "container"}},
-	"PajeNewEvent":            {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeSetVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeAddVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeSubVariable":         {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeStartLink":           {pkTimedOther, []string{"time", "type", "container"}},
-	"PajeEndLink":             {pkTimedOther, []string{"time", "type", "container"}},
-}
-
-var pajeFieldTypes = map[string]bool{"date": true, "double": true, "float": true, "int": true, "hex": true, "string": true, "color": true}
-
 // pajeOldFields maps the field names of the older Pajé header style
 // (accepted by pj_dump --no-strict) to the names the parser reads.
 var pajeOldFields = map[string]string{"containertype": "type", "entitytype": "type"}
 
 type pajeDef struct {
 	name   string
-	kind   pajeKind
+	kind   paje.Kind
 	line   int
 	fields []string       // field names in order
 	pos    map[string]int // lower-case field name -> position
@@ -96,12 +50,17 @@ const (
 	numPajeFields
 )
 
-var pajeFieldNames = [numPajeFields]string{"time", "alias", "type", "container", "name", "value"}
+// pajeFieldNames are the names of the fields the parser reads, in lower
+// case as definitions are indexed.
+var pajeFieldNames = [numPajeFields]string{
+	strings.ToLower(paje.Time), strings.ToLower(paje.Alias), strings.ToLower(paje.Type),
+	strings.ToLower(paje.Container), strings.ToLower(paje.Name), strings.ToLower(paje.Value),
+}
 
 type pajeType struct {
 	name   string
-	kind   pajeKind // its definition event
-	parent int      // index of the container type it belongs to, -1 for the root type
+	kind   paje.Kind // its definition event
+	parent int       // index of the container type it belongs to, -1 for the root type
 	// values maps a value's identifier (its alias, or its name when it
 	// has none, as in PajeNG) to an index into names; byName maps a name
 	// to its index, so values shown alike are one state.
@@ -110,8 +69,8 @@ type pajeType struct {
 	names  []string
 }
 
-func (t *pajeType) isCont() bool  { return t.kind == pkDefineContainerType }
-func (t *pajeType) isState() bool { return t.kind == pkDefineStateType }
+func (t *pajeType) isCont() bool  { return t.kind == paje.DefineContainerType }
+func (t *pajeType) isState() bool { return t.kind == paje.DefineStateType }
 
 // stateKey is a (container, state type) pair: each has its own stack.
 type stateKey struct{ cont, typ int }
@@ -227,21 +186,22 @@ func (p *pajeParser) header(s string) error {
 		if len(f) != 3 {
 			return errors.New("malformed %EventDef: want \"%EventDef NAME ID\"")
 		}
-		ev, ok := pajeEvents[f[1]]
+		ev, ok := paje.Lookup(f[1])
 		if !ok {
 			return fmt.Errorf("unknown event %q in %%EventDef", f[1])
 		}
 		if _, dup := p.defs[f[2]]; dup {
 			return fmt.Errorf("event id %s defined twice", f[2])
 		}
-		p.curDef = &pajeDef{name: f[1], kind: ev.kind, line: p.line, pos: map[string]int{}}
+		p.curDef = &pajeDef{name: f[1], kind: ev.Kind, line: p.line, pos: map[string]int{}}
 		p.defs[f[2]] = p.curDef
 	case f[0] == "EndEventDef":
 		d := p.curDef
 		if d == nil {
 			return errors.New("%EndEventDef without %EventDef")
 		}
-		for _, req := range pajeEvents[d.name].required {
+		ev, _ := paje.Lookup(d.name)
+		for _, req := range ev.Required() {
 			if _, ok := d.pos[req]; !ok {
 				return fmt.Errorf("%%EventDef %s (line %d) lacks the field %s", d.name, d.line, req)
 			}
@@ -257,8 +217,8 @@ func (p *pajeParser) header(s string) error {
 		if p.curDef == nil {
 			return fmt.Errorf("unknown header line %q", s)
 		}
-		if len(f) != 2 || !pajeFieldTypes[f[1]] {
-			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE date, double, float, int, hex, string or color", p.curDef.name)
+		if len(f) != 2 || !paje.IsFieldType(f[1]) {
+			return fmt.Errorf("malformed field of %%EventDef %s: want \"%% NAME TYPE\" with TYPE %s", p.curDef.name, paje.FieldTypes)
 		}
 		name := strings.ToLower(f[0])
 		if n, ok := pajeOldFields[name]; ok {
@@ -370,136 +330,173 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		p.last = t
 	}
 	switch d.kind {
-	case pkDefineContainerType, pkDefineStateType, pkDefineEventType, pkDefineVariableType, pkDefineLinkType:
-		parent, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
+	case paje.DefineContainerType, paje.DefineStateType, paje.DefineEventType, paje.DefineVariableType, paje.DefineLinkType:
+		return p.defineType(d, vals)
+	case paje.DefineEntityValue:
+		return p.defineValue(d, vals)
+	case paje.CreateContainer:
+		return p.createContainer(d, vals)
+	case paje.DestroyContainer:
+		return p.destroyContainer(d, vals, t)
+	case paje.TimedOther:
+		return p.timedOther(d, vals)
+	case paje.SetState, paje.PushState, paje.PopState, paje.ResetState:
+		return p.changeState(d, vals, t)
+	}
+	return nil
+}
+
+// defineType defines a type.
+func (p *pajeParser) defineType(d *pajeDef, vals []string) error {
+	parent, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if parent >= 0 && !p.typeL[parent].isCont() {
+		return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+	}
+	name := p.field(d, vals, pfName)
+	if name == "0" {
+		return errors.New("the type name \"0\" is reserved for the root")
+	}
+	id := p.identifier(d, vals)
+	if _, dup := p.types[id]; dup {
+		return fmt.Errorf("type %q already defined", id)
+	}
+	pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
+	p.typeL = append(p.typeL, pt)
+	p.types[id] = len(p.typeL) - 1
+	return nil
+}
+
+// defineValue defines a value of a type.
+func (p *pajeParser) defineValue(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == paje.DefineVariableType {
+		return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
+	}
+	pt := p.typeL[ti]
+	id := p.identifier(d, vals)
+	if _, dup := pt.values[id]; dup {
+		return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
+	}
+	pt.values[id] = pt.index(p.field(d, vals, pfName))
+	return nil
+}
+
+// createContainer creates a container.
+func (p *pajeParser) createContainer(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	if ti < 0 || !p.typeL[ti].isCont() {
+		return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
+	}
+	parent, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if pt := p.contType(parent); p.typeL[ti].parent != pt {
+		return fmt.Errorf("container type %q is not a child of type %q, the type of container %q",
+			p.typeL[ti].name, p.typeName(pt), p.field(d, vals, pfContainer))
+	}
+	id := p.identifier(d, vals)
+	if _, dup := p.conts[id]; dup {
+		return fmt.Errorf("container %q already exists", id)
+	}
+	name := p.field(d, vals, pfName)
+	p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
+	c := len(p.tr.Containers) - 1
+	p.alive = append(p.alive, true)
+	p.contTyp = append(p.contTyp, ti)
+	p.kids = append(p.kids, nil)
+	if parent >= 0 {
+		p.kids[parent] = append(p.kids[parent], c)
+	} else {
+		p.rootKids = append(p.rootKids, c)
+	}
+	p.conts[id] = c
+	return nil
+}
+
+// destroyContainer destroys a container (and those below it) at t.
+func (p *pajeParser) destroyContainer(d *pajeDef, vals []string, t int64) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfName))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); ct != ti {
+		return fmt.Errorf("container %q has type %q, not %q", p.field(d, vals, pfName), p.typeName(ct), p.field(d, vals, pfType))
+	}
+	if c >= 0 {
+		p.destroy(c, t)
+		return nil
+	}
+	// Destroying the root ends the trace's containers, as at the
+	// end of a trace in PajeNG.
+	p.rootAlive = false
+	for _, k := range p.rootKids {
+		p.destroy(k, t)
+	}
+	return nil
+}
+
+// timedOther checks the type and container of an event, a variable or a
+// link event.
+func (p *pajeParser) timedOther(d *pajeDef, vals []string) error {
+	ti, err := p.lookupType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); ti < 0 || p.typeL[ti].parent != ct {
+		return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
+			p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
+	}
+	return nil
+}
+
+// changeState changes the state of a container at t.
+func (p *pajeParser) changeState(d *pajeDef, vals []string, t int64) error {
+	ti, err := p.stateType(p.field(d, vals, pfType))
+	if err != nil {
+		return err
+	}
+	c, err := p.lookupCont(p.field(d, vals, pfContainer))
+	if err != nil {
+		return err
+	}
+	if ct := p.contType(c); p.typeL[ti].parent != ct {
+		return fmt.Errorf("state type %q is not a child of type %q, the type of container %q",
+			p.typeL[ti].name, p.typeName(ct), p.field(d, vals, pfContainer))
+	}
+	if c < 0 {
+		return errors.New("states of the root container are not supported (mpiflow imports the states of created containers)")
+	}
+	st := p.stack(c, ti, t)
+	switch d.kind {
+	case paje.SetState:
+		st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
+	case paje.PushState:
+		st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
+	case paje.PopState:
+		if len(st.stack) == 0 {
+			return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
 		}
-		if parent >= 0 && !p.typeL[parent].isCont() {
-			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
-		}
-		name := p.field(d, vals, pfName)
-		if name == "0" {
-			return errors.New("the type name \"0\" is reserved for the root")
-		}
-		id := p.identifier(d, vals)
-		if _, dup := p.types[id]; dup {
-			return fmt.Errorf("type %q already defined", id)
-		}
-		pt := &pajeType{name: name, kind: d.kind, parent: parent, values: map[string]int{}, byName: map[string]int{}}
-		p.typeL = append(p.typeL, pt)
-		p.types[id] = len(p.typeL) - 1
-	case pkDefineEntityValue:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		if ti < 0 || p.typeL[ti].isCont() || p.typeL[ti].kind == pkDefineVariableType {
-			return fmt.Errorf("type %q is a container or variable type, which has no values", p.field(d, vals, pfType))
-		}
-		pt := p.typeL[ti]
-		id := p.identifier(d, vals)
-		if _, dup := pt.values[id]; dup {
-			return fmt.Errorf("value %q of type %q already defined", id, p.field(d, vals, pfType))
-		}
-		pt.values[id] = pt.index(p.field(d, vals, pfName))
-	case pkCreateContainer:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		if ti < 0 || !p.typeL[ti].isCont() {
-			return fmt.Errorf("type %q is not a container type", p.field(d, vals, pfType))
-		}
-		parent, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if pt := p.contType(parent); p.typeL[ti].parent != pt {
-			return fmt.Errorf("container type %q is not a child of type %q, the type of container %q",
-				p.typeL[ti].name, p.typeName(pt), p.field(d, vals, pfContainer))
-		}
-		id := p.identifier(d, vals)
-		if _, dup := p.conts[id]; dup {
-			return fmt.Errorf("container %q already exists", id)
-		}
-		name := p.field(d, vals, pfName)
-		p.tr.Containers = append(p.tr.Containers, Container{Name: name, Parent: parent, Resource: -1})
-		c := len(p.tr.Containers) - 1
-		p.alive = append(p.alive, true)
-		p.contTyp = append(p.contTyp, ti)
-		p.kids = append(p.kids, nil)
-		if parent >= 0 {
-			p.kids[parent] = append(p.kids[parent], c)
-		} else {
-			p.rootKids = append(p.rootKids, c)
-		}
-		p.conts[id] = c
-	case pkDestroyContainer:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		c, err := p.lookupCont(p.field(d, vals, pfName))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); ct != ti {
-			return fmt.Errorf("container %q has type %q, not %q", p.field(d, vals, pfName), p.typeName(ct), p.field(d, vals, pfType))
-		}
-		if c >= 0 {
-			p.destroy(c, t)
-			break
-		}
-		// Destroying the root ends the trace's containers, as at the
-		// end of a trace in PajeNG.
-		p.rootAlive = false
-		for _, k := range p.rootKids {
-			p.destroy(k, t)
-		}
-	case pkTimedOther:
-		ti, err := p.lookupType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		c, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); ti < 0 || p.typeL[ti].parent != ct {
-			return fmt.Errorf("type %q is not a child of type %q, the type of container %q",
-				p.field(d, vals, pfType), p.typeName(ct), p.field(d, vals, pfContainer))
-		}
-	case pkSetState, pkPushState, pkPopState, pkResetState:
-		ti, err := p.stateType(p.field(d, vals, pfType))
-		if err != nil {
-			return err
-		}
-		c, err := p.lookupCont(p.field(d, vals, pfContainer))
-		if err != nil {
-			return err
-		}
-		if ct := p.contType(c); p.typeL[ti].parent != ct {
-			return fmt.Errorf("state type %q is not a child of type %q, the type of container %q",
-				p.typeL[ti].name, p.typeName(ct), p.field(d, vals, pfContainer))
-		}
-		if c < 0 {
-			return errors.New("states of the root container are not supported (mpiflow imports the states of created containers)")
-		}
-		st := p.stack(c, ti, t)
-		switch d.kind {
-		case pkSetState:
-			st.stack = append(st.stack[:0], p.value(ti, p.field(d, vals, pfValue)))
-		case pkPushState:
-			st.stack = append(st.stack, p.value(ti, p.field(d, vals, pfValue)))
-		case pkPopState:
-			if len(st.stack) == 0 {
-				return fmt.Errorf("PajePopState on container %q with no state pushed", p.field(d, vals, pfContainer))
-			}
-			st.stack = st.stack[:len(st.stack)-1]
-		case pkResetState:
-			st.stack = st.stack[:0]
-		}
+		st.stack = st.stack[:len(st.stack)-1]
+	case paje.ResetState:
+		st.stack = st.stack[:0]
 	}
 	return nil
 }
@@ -585,6 +582,21 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 		st := p.stacks[k]
 		st.close(k.cont, p.last)
 	}
+	types, err := p.stateTypes(opt)
+	if err != nil {
+		return err
+	}
+	if len(types) == 0 {
+		return errors.New("the trace has no states")
+	}
+	p.resources(types, p.stateNames(types))
+	SetRanks(&p.tr)
+	return nil
+}
+
+// stateTypes returns the state types imported, in order of definition:
+// those with states, and of them the one opt names if it does.
+func (p *pajeParser) stateTypes(opt PajeOptions) ([]int, error) {
 	used := map[int]bool{}
 	for _, k := range p.order {
 		if len(p.stacks[k].evs) > 0 {
@@ -602,7 +614,7 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 				}
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if used[ti] {
@@ -615,11 +627,13 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 			}
 		}
 	}
-	if len(types) == 0 {
-		return errors.New("the trace has no states")
-	}
-	// One table of state names: a value name of several types is named
-	// by its type.
+	return types, nil
+}
+
+// stateNames makes one table of the state names of types: a value name of
+// several types is named by its type. It returns, per type, the trace's
+// state of each of its values.
+func (p *pajeParser) stateNames(types []int) map[int][]int {
 	uses := map[string]int{}
 	for _, ti := range types {
 		for _, n := range p.typeL[ti].names {
@@ -645,8 +659,13 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 		}
 		stateOf[ti] = m
 	}
-	// Resources in container creation order; a container with states of
-	// several types gets a child container per type.
+	return stateOf
+}
+
+// resources adds the resources in container creation order, with their
+// events; a container with states of several types gets a child container
+// per type.
+func (p *pajeParser) resources(types []int, stateOf map[int][]int) {
 	first := true
 	ncont := len(p.tr.Containers)
 	for c := 0; c < ncont; c++ {
@@ -681,8 +700,6 @@ func (p *pajeParser) finish(opt PajeOptions) error {
 			p.tr.Events = append(p.tr.Events, st.evs)
 		}
 	}
-	SetRanks(&p.tr)
-	return nil
 }
 
 // parseTime reads a Pajé date (seconds) into ns. Plain decimals are read

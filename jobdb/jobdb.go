@@ -405,56 +405,88 @@ func userOf(h *flowgraph.Header) string {
 // another Add (perhaps of another process) added the same key first.
 func (d *DB) insert(ctx context.Context, path, key string, r *jobRow) (bool, error) {
 	j := r.job
-	h := j.Header
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	var mpi, wall, bytes int64
-	mpis := make([]int64, 0, len(j.Summary.Ranks))
-	walls := make([]int64, 0, len(j.Summary.Ranks))
-	for _, rs := range j.Summary.Ranks {
-		mpi += rs.MPI
-		wall += rs.Wall
-		bytes += rs.Bytes
-		mpis = append(mpis, rs.MPI)
-		walls = append(walls, rs.Wall)
-	}
-	share := 0.0
-	if wall > 0 {
-		share = float64(mpi) / float64(wall)
-	}
-	imb := imbalance(mpis)
-	if mpi == 0 {
-		imb = imbalance(walls)
-	}
-	hosts := slices.Clone(h.Hosts)
-	slices.Sort(hosts)
-	hosts = slices.Compact(hosts)
-	lib := strings.TrimSpace(h.MPILibrary + " " + h.MPIVersion)
-	start := time.Unix(0, h.StartUnixNano).UTC()
-
+	fg := figuresOf(j)
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
+	id, added, err := insertJob(ctx, tx, key, abs, &j.Header, &fg)
+	if err != nil || !added {
+		return false, err
+	}
+	if err := insertDetails(ctx, tx, id, j); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// jobFigures are the figures of a job's row worked out from its summary
+// and header.
+type jobFigures struct {
+	mpi, wall, bytes int64
+	share, imb       float64
+	hosts            []string // distinct, sorted
+	lib              string
+	start            time.Time
+}
+
+func figuresOf(j *analysis.Job) jobFigures {
+	h := &j.Header
+	var fg jobFigures
+	mpis := make([]int64, 0, len(j.Summary.Ranks))
+	walls := make([]int64, 0, len(j.Summary.Ranks))
+	for _, rs := range j.Summary.Ranks {
+		fg.mpi += rs.MPI
+		fg.wall += rs.Wall
+		fg.bytes += rs.Bytes
+		mpis = append(mpis, rs.MPI)
+		walls = append(walls, rs.Wall)
+	}
+	if fg.wall > 0 {
+		fg.share = float64(fg.mpi) / float64(fg.wall)
+	}
+	fg.imb = imbalance(mpis)
+	if fg.mpi == 0 {
+		fg.imb = imbalance(walls)
+	}
+	fg.hosts = slices.Clone(h.Hosts)
+	slices.Sort(fg.hosts)
+	fg.hosts = slices.Compact(fg.hosts)
+	fg.lib = strings.TrimSpace(h.MPILibrary + " " + h.MPIVersion)
+	fg.start = time.Unix(0, h.StartUnixNano).UTC()
+	return fg
+}
+
+// insertJob inserts the job's row and returns its id; added is false when
+// a job with the key is there already.
+func insertJob(ctx context.Context, tx *sql.Tx, key, abs string, h *flowgraph.Header, fg *jobFigures) (id int64, added bool, err error) {
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO jobs (key, path, command, executable, user, job_id,
 		start_ns, start, wallclock_ns, ranks, hosts, host_list, mpi_library, mpi_ns, wall_ns, mpi_share, bytes,
 		imbalance, incomplete, added) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		key, abs, strings.Join(h.Command, " "), h.Executable, userOf(&h), h.JobID,
-		h.StartUnixNano, start.Format(time.RFC3339), h.Wallclock, h.NumRanks, len(hosts), strings.Join(hosts, ","),
-		lib, mpi, wall, share, bytes, imb, h.Incomplete, time.Now().UTC().Format(time.RFC3339))
+		key, abs, strings.Join(h.Command, " "), h.Executable, userOf(h), h.JobID,
+		h.StartUnixNano, fg.start.Format(time.RFC3339), h.Wallclock, h.NumRanks, len(fg.hosts), strings.Join(fg.hosts, ","),
+		fg.lib, fg.mpi, fg.wall, fg.share, fg.bytes, fg.imb, h.Incomplete, time.Now().UTC().Format(time.RFC3339))
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, err
+		return 0, false, err
 	}
-	id, err := res.LastInsertId()
+	id, err = res.LastInsertId()
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
+	return id, true, nil
+}
+
+// insertDetails inserts the rows of job id's ranks, calls, call sites,
+// loops and regions.
+func insertDetails(ctx context.Context, tx *sql.Tx, id int64, j *analysis.Job) error {
 	exec := func(query string, rows func(stmt *sql.Stmt) error) error {
 		stmt, err := tx.PrepareContext(ctx, query)
 		if err != nil {
@@ -463,7 +495,7 @@ func (d *DB) insert(ctx context.Context, path, key string, r *jobRow) (bool, err
 		defer stmt.Close()
 		return rows(stmt)
 	}
-	err = exec(`INSERT INTO ranks VALUES (?,?,?,?,?,?,?,?,?,?,?)`, func(s *sql.Stmt) error {
+	err := exec(`INSERT INTO ranks VALUES (?,?,?,?,?,?,?,?,?,?,?)`, func(s *sql.Stmt) error {
 		for _, rs := range j.Summary.Ranks {
 			if _, err := s.ExecContext(ctx, id, rs.Rank, rs.Thread, rs.Wall, rs.MPI, rs.Bytes, rs.Events,
 				rs.UserTime, rs.SysTime, rs.MaxRSS, rs.Complete); err != nil {
@@ -494,23 +526,7 @@ func (d *DB) insert(ctx context.Context, path, key string, r *jobRow) (bool, err
 	}
 	if err == nil {
 		err = exec(`INSERT INTO loops VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, func(s *sql.Stmt) error {
-			for g, grp := range j.Groups {
-				names := map[int]string{}
-				paths := map[int]string{}
-				for _, t := range grp.Tree {
-					names[t.ID] = t.Name
-					p := t.Name
-					if pp, ok := paths[t.Parent]; ok && t.Parent != 0 {
-						p = pp + " > " + t.Name
-					}
-					paths[t.ID] = p
-					if _, err := s.ExecContext(ctx, id, g, t.ID, t.Parent, t.Depth, t.Name, p, t.Header, t.Ranks,
-						t.AvgIterations, t.AvgShare, t.MinShare, t.MaxShare, t.MinRank, t.MaxRank); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
+			return insertLoops(ctx, s, id, j)
 		})
 	}
 	if err == nil {
@@ -524,10 +540,27 @@ func (d *DB) insert(ctx context.Context, path, key string, r *jobRow) (bool, err
 			return nil
 		})
 	}
-	if err != nil {
-		return false, err
+	return err
+}
+
+// insertLoops inserts the loops of job id's groups with their paths of
+// names.
+func insertLoops(ctx context.Context, s *sql.Stmt, id int64, j *analysis.Job) error {
+	for g, grp := range j.Groups {
+		paths := map[int]string{}
+		for _, t := range grp.Tree {
+			p := t.Name
+			if pp, ok := paths[t.Parent]; ok && t.Parent != 0 {
+				p = pp + " > " + t.Name
+			}
+			paths[t.ID] = p
+			if _, err := s.ExecContext(ctx, id, g, t.ID, t.Parent, t.Depth, t.Name, p, t.Header, t.Ranks,
+				t.AvgIterations, t.AvgShare, t.MinShare, t.MaxShare, t.MinRank, t.MaxRank); err != nil {
+				return err
+			}
+		}
 	}
-	return true, tx.Commit()
+	return nil
 }
 
 // Filter selects and orders the rows of Jobs.

@@ -239,81 +239,144 @@ func (c *Collapsed) Loop(id int) *Loop {
 // collapse collapses g along the forest f that NewForest computed from it
 // (so the graph's edges have been checked).
 func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
-	n := len(g.Nodes)
-	c := &Collapsed{Forest: f}
+	k := &collapser{g: g, f: f, n: len(g.Nodes), c: &Collapsed{Forest: f}}
 	for i := range g.Edges {
-		c.NumCounters = max(c.NumCounters, len(g.Edges[i].Counters))
+		k.c.NumCounters = max(k.c.NumCounters, len(g.Edges[i].Counters))
 	}
+	if err := k.provisionalLoops(); err != nil {
+		return nil, err
+	}
+	k.firstExecutions()
+	k.orderLoops()
+	k.loopTree()
+	k.fillLoops()
+	k.levelSums()
+	k.classifyEdges()
+	k.listEdges()
+	k.accumulate()
+	if err := buildLevels(k.c, g, k.lv, k.loopOf, k.tr.parent, k.first, k.gsrc, k.gdst); err != nil {
+		return nil, err
+	}
+	k.c.Levels = k.lv
+	return k.c, nil
+}
 
-	// Loops, first under provisional indices (order of header index).
-	tmpOf := make([]int32, n)
-	var headers []int32
+// collapser holds the state collapse's phases hand on: the loops first
+// under provisional indices t (by header index, then the split self-loops),
+// then under final IDs 1 to nl (0 is the top level).
+type collapser struct {
+	g *flowgraph.Graph
+	f *Forest
+	c *Collapsed
+	n int
+
+	headers []int32 // header node of each provisional loop
+	tmpOf   []int32 // provisional loop a header heads, -1
+	selfOf  []int32 // provisional index of a header's split self-loop, -1
+	nh, nl  int     // loops but the split self-loops, all loops
+	tparent []int32 // parent of a provisional loop, -1: top level
+	tloopOf []int32 // innermost provisional loop of a node, -1
+	tdepth  []int32
+
+	first  []int64 // first event of every node
+	tfirst []int64 // first event of every provisional loop
+	order  []int32 // provisional loops in ID order
+	idOf   []int32 // final ID of each provisional loop
+
+	tr     tree
+	header []int32 // header node of each loop ID, -1 for the root
+	loopOf []int32 // innermost loop ID of each node, 0: top level
+
+	ctrs []int64 // the loops' counters: accumulated, then own-level sums
+	lv   []Level
+	own  []Stats // each loop's sums at its own level
+
+	gsrc, gdst   []int32 // level node ids of each edge, -1 for back edges
+	backs, exits buckets[int]
+	entries      buckets[Entry]
+}
+
+func (k *collapser) isSplit(t int32) bool { return int(t) >= k.nh }
+
+// provisionalLoops numbers the loops by header, splits off self-loops,
+// and finds each loop's parent and depth and each node's loop.
+func (k *collapser) provisionalLoops() error {
+	f, n := k.f, k.n
+	k.tmpOf = make([]int32, n)
 	for v := range n {
-		tmpOf[v] = -1
+		k.tmpOf[v] = -1
 		if f.IsHeader[v] {
-			tmpOf[v] = int32(len(headers))
-			headers = append(headers, int32(v))
+			k.tmpOf[v] = int32(len(k.headers))
+			k.headers = append(k.headers, int32(v))
 		}
 	}
-	// A header with an edge to itself that also heads a larger loop is
-	// a call repeated back to back at the top of that loop's body (e.g.
-	// a loop of MPI_Irecv as the first statement of the time step loop).
-	// The forest has one loop per header, so give the repetition a loop
-	// of its own, nested in the larger one and holding only the header;
-	// otherwise the larger loop's iterations would count the repetitions.
+	k.splitSelfLoops()
+	nl := len(k.headers)
+	k.nl = nl
+	k.tparent = make([]int32, nl) // -1: top level
+	for t, h := range k.headers {
+		k.tparent[t] = -1
+		if k.isSplit(int32(t)) {
+			k.tparent[t] = k.tmpOf[h]
+			continue
+		}
+		if p := f.Header[h]; p >= 0 {
+			if p >= n || !f.IsHeader[p] {
+				return fmt.Errorf("forest: header %d of node %d is not a loop header", p, h)
+			}
+			k.tparent[t] = k.tmpOf[p]
+		}
+	}
+	k.tloopOf = make([]int32, n)
+	for v := range n {
+		switch {
+		case f.IsHeader[v] && k.selfOf[v] >= 0:
+			k.tloopOf[v] = k.selfOf[v]
+		case f.IsHeader[v]:
+			k.tloopOf[v] = k.tmpOf[v]
+		case f.Header[v] >= 0:
+			if !f.IsHeader[f.Header[v]] {
+				return fmt.Errorf("forest: header %d of node %d is not a loop header", f.Header[v], v)
+			}
+			k.tloopOf[v] = k.tmpOf[f.Header[v]]
+		default:
+			k.tloopOf[v] = -1
+		}
+	}
+	var err error
+	k.tdepth, err = depths(k.tparent)
+	return err
+}
+
+// splitSelfLoops gives a header with an edge to itself that also heads a
+// larger loop a second loop, nested in the larger one and holding only the
+// header. Such a header is a call repeated back to back at the top of that
+// loop's body (e.g. a loop of MPI_Irecv as the first statement of the time
+// step loop); the forest has one loop per header, and without the split
+// the larger loop's iterations would count the repetitions.
+func (k *collapser) splitSelfLoops() {
+	f, n := k.f, k.n
 	hasBody := make([]bool, n)
 	for v := range n {
 		if h := f.Header[v]; h >= 0 && h < n {
 			hasBody[h] = true
 		}
 	}
-	selfOf := make([]int32, n) // provisional index of the split self-loop, -1
-	nh := len(headers)
-	for _, h := range headers[:nh] {
-		selfOf[h] = -1
+	k.selfOf = make([]int32, n)
+	k.nh = len(k.headers)
+	for _, h := range k.headers[:k.nh] {
+		k.selfOf[h] = -1
 		if f.SelfLoop[h] && hasBody[h] {
-			selfOf[h] = int32(len(headers))
-			headers = append(headers, h)
+			k.selfOf[h] = int32(len(k.headers))
+			k.headers = append(k.headers, h)
 		}
 	}
-	nl := len(headers)
-	isSplit := func(t int32) bool { return int(t) >= nh }
-	tparent := make([]int32, nl) // -1: top level
-	for t, h := range headers {
-		tparent[t] = -1
-		if isSplit(int32(t)) {
-			tparent[t] = tmpOf[h]
-			continue
-		}
-		if p := f.Header[h]; p >= 0 {
-			if p >= n || !f.IsHeader[p] {
-				return nil, fmt.Errorf("forest: header %d of node %d is not a loop header", p, h)
-			}
-			tparent[t] = tmpOf[p]
-		}
-	}
-	tloopOf := make([]int32, n)
-	for v := range n {
-		switch {
-		case f.IsHeader[v] && selfOf[v] >= 0:
-			tloopOf[v] = selfOf[v]
-		case f.IsHeader[v]:
-			tloopOf[v] = tmpOf[v]
-		case f.Header[v] >= 0:
-			if !f.IsHeader[f.Header[v]] {
-				return nil, fmt.Errorf("forest: header %d of node %d is not a loop header", f.Header[v], v)
-			}
-			tloopOf[v] = tmpOf[f.Header[v]]
-		default:
-			tloopOf[v] = -1
-		}
-	}
-	tdepth, err := depths(tparent)
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// First execution of every node and loop.
+// firstExecutions finds the first event of every node and of the nodes
+// of every loop.
+func (k *collapser) firstExecutions() {
+	g, n, nl := k.g, k.n, k.nl
 	first := make([]int64, n)
 	for v := range first {
 		first[v] = math.MaxInt64
@@ -332,10 +395,17 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		tfirst[t] = math.MaxInt64
 	}
 	for v := range n {
-		if t := tloopOf[v]; t >= 0 {
+		if t := k.tloopOf[v]; t >= 0 {
 			tfirst[t] = min(tfirst[t], first[v])
 		}
 	}
+	k.first, k.tfirst = first, tfirst
+}
+
+// orderLoops carries each loop's first event up to its ancestors and
+// numbers the loops by first event, depth and header preorder.
+func (k *collapser) orderLoops() {
+	nl, tdepth, tparent, tfirst := k.nl, k.tdepth, k.tparent, k.tfirst
 	// Deepest loops first, so each minimum reaches the root.
 	byDepth := make([]int32, nl)
 	for t := range byDepth {
@@ -355,72 +425,85 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		if c := cmp.Compare(tdepth[a], tdepth[b]); c != 0 {
 			return c
 		}
-		return cmp.Compare(f.Preorder[headers[a]], f.Preorder[headers[b]])
+		return cmp.Compare(k.f.Preorder[k.headers[a]], k.f.Preorder[k.headers[b]])
 	})
-	idOf := make([]int32, nl)
+	k.idOf = make([]int32, nl)
 	for i, t := range order {
-		idOf[t] = int32(i + 1)
+		k.idOf[t] = int32(i + 1)
 	}
+	k.order = order
+}
 
-	// The loop tree under final IDs; 0 is the root (top level).
-	tr := tree{parent: make([]int32, nl+1), depth: make([]int32, nl+1)}
-	header := make([]int32, nl+1)
-	header[0] = -1
+// loopTree builds the loop tree under final IDs; 0 is the root (top level).
+func (k *collapser) loopTree() {
+	nl := k.nl
+	k.tr = tree{parent: make([]int32, nl+1), depth: make([]int32, nl+1)}
+	k.header = make([]int32, nl+1)
+	k.header[0] = -1
 	for t := range nl {
-		id := idOf[t]
-		header[id] = headers[t]
-		if p := tparent[t]; p >= 0 {
-			tr.parent[id] = idOf[p]
+		id := k.idOf[t]
+		k.header[id] = k.headers[t]
+		if p := k.tparent[t]; p >= 0 {
+			k.tr.parent[id] = k.idOf[p]
 		}
-		tr.depth[id] = tdepth[t] + 1
+		k.tr.depth[id] = k.tdepth[t] + 1
 	}
-	tr.build()
-	loopOf := make([]int32, n)
-	for v := range n {
-		if t := tloopOf[v]; t >= 0 {
-			loopOf[v] = idOf[t]
+	k.tr.build()
+	k.loopOf = make([]int32, k.n)
+	for v := range k.n {
+		if t := k.tloopOf[v]; t >= 0 {
+			k.loopOf[v] = k.idOf[t]
 		}
 	}
+}
 
+// fillLoops sets the loops' fields known from the tree, and their nodes
+// and children.
+func (k *collapser) fillLoops() {
+	c, f, n, nl := k.c, k.f, k.n, k.nl
 	c.Loops = make([]Loop, nl)
 	nc := c.NumCounters
-	ctrs := make([]int64, 2*(nl+1)*nc) // accumulated, then own-level sums
+	k.ctrs = make([]int64, 2*(nl+1)*nc) // accumulated, then own-level sums
 	for id := 1; id <= nl; id++ {
-		t := order[id-1]
+		t := k.order[id-1]
 		l := &c.Loops[id-1]
 		l.ID = id
 		l.Name = "Loop " + strconv.Itoa(id)
-		l.Header = int(header[id])
-		l.Parent = int(tr.parent[id])
-		l.Depth = int(tr.depth[id])
-		if isSplit(t) {
+		l.Header = int(k.header[id])
+		l.Parent = int(k.tr.parent[id])
+		l.Depth = int(k.tr.depth[id])
+		if k.isSplit(t) {
 			l.SelfLoop = true
 		} else {
 			l.Irreducible = f.Irreducible[l.Header]
-			l.SelfLoop = f.SelfLoop[l.Header] && selfOf[l.Header] < 0
+			l.SelfLoop = f.SelfLoop[l.Header] && k.selfOf[l.Header] < 0
 		}
-		l.FirstEvent = tfirst[t]
+		l.FirstEvent = k.tfirst[t]
 		if l.FirstEvent == math.MaxInt64 {
 			l.FirstEvent = -1
 		}
-		l.Stats.Counters = ctrs[id*nc : (id+1)*nc : (id+1)*nc]
+		l.Stats.Counters = k.ctrs[id*nc : (id+1)*nc : (id+1)*nc]
 	}
 	c.LoopOf = make([]int, n)
 	direct := newBuckets[int](nl + 1)
 	for v := range n {
-		c.LoopOf[v] = int(loopOf[v])
-		direct.count(loopOf[v])
+		c.LoopOf[v] = int(k.loopOf[v])
+		direct.count(k.loopOf[v])
 	}
 	direct.alloc()
 	for v := range n {
-		direct.put(loopOf[v], v)
+		direct.put(k.loopOf[v], v)
 	}
 	for id := 1; id <= nl; id++ {
 		c.Loops[id-1].Nodes = direct.get(id)
 	}
 	loopChildren(c.Loops)
+}
 
-	// Per level sums; level id 0 is the top.
+// levelSums starts the per level sums (level id 0 is the top) with the
+// nodes' times.
+func (k *collapser) levelSums() {
+	nl, nc := k.nl, k.c.NumCounters
 	lv := make([]Level, nl+1)
 	for id := range lv {
 		lv[id].Loop = id
@@ -428,33 +511,40 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	own := make([]Stats, nl+1)
 	for id := range own {
 		off := (nl + 1 + id) * nc
-		own[id].Counters = ctrs[off : off+nc : off+nc]
+		own[id].Counters = k.ctrs[off : off+nc : off+nc]
 	}
-	for v := range n {
-		nd := &g.Nodes[v]
-		id := loopOf[v]
+	for v := range k.n {
+		nd := &k.g.Nodes[v]
+		id := k.loopOf[v]
 		lv[id].NodeTime += nd.Time.Total
 		own[id].Calls += nd.Count
 		own[id].Bytes += nd.Bytes.Total
 		own[id].NodeTime += nd.Time.Total
 	}
+	k.lv, k.own = lv, own
+}
 
-	// Classify edges: the level each belongs to, back edges, the loop
-	// nodes it connects, and the loops it enters and leaves.
+// rep is the node standing for v at the level of loop level: v itself or
+// the child loop of level that holds it (numbered after the n nodes).
+func (k *collapser) rep(v int32, level int32) int32 {
+	l := k.loopOf[v]
+	if l == level {
+		return v
+	}
+	return int32(k.n) + k.tr.climb(l, k.tr.depth[level]+1) - 1
+}
+
+// classifyEdges finds the level each edge belongs to, back edges, the
+// level nodes it connects, and counts the loops it enters and leaves.
+func (k *collapser) classifyEdges() {
+	g, c, nl, tr, loopOf, lv, own := k.g, k.c, k.nl, &k.tr, k.loopOf, k.lv, k.own
 	ne := len(g.Edges)
 	c.EdgeLevel = make([]int, ne)
-	gsrc := make([]int32, ne) // level node ids, -1 for back edges
-	gdst := make([]int32, ne)
-	backs := newBuckets[int](nl + 1)
-	entries := newBuckets[Entry](nl + 1)
-	exits := newBuckets[int](nl + 1)
-	rep := func(v int32, level int32) int32 {
-		l := loopOf[v]
-		if l == level {
-			return v
-		}
-		return int32(n) + tr.climb(l, tr.depth[level]+1) - 1
-	}
+	k.gsrc = make([]int32, ne)
+	k.gdst = make([]int32, ne)
+	k.backs = newBuckets[int](nl + 1)
+	k.entries = newBuckets[Entry](nl + 1)
+	k.exits = newBuckets[int](nl + 1)
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		u, v := int32(e.Src), int32(e.Dst)
@@ -462,25 +552,25 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 		level := tr.lca(a, b)
 		c.EdgeLevel[i] = int(level)
 		for x := a; x != level; x = tr.parent[x] {
-			exits.count(x)
+			k.exits.count(x)
 		}
 		for x := b; x != level; x = tr.parent[x] {
-			entries.count(x)
+			k.entries.count(x)
 			own[x].Entries += e.Count
 		}
 		own[level].EdgeTime += e.Time.Total
-		for k, ctr := range e.Counters {
-			own[level].Counters[k] += ctr
+		for j, ctr := range e.Counters {
+			own[level].Counters[j] += ctr
 		}
-		if level != 0 && v == header[level] {
-			backs.count(level)
+		if level != 0 && v == k.header[level] {
+			k.backs.count(level)
 			lv[level].BackTime += e.Time.Total
 			own[level].Iterations += e.Count
-			gsrc[i], gdst[i] = -1, -1
+			k.gsrc[i], k.gdst[i] = -1, -1
 			continue
 		}
 		lv[level].EdgeTime += e.Time.Total
-		gsrc[i], gdst[i] = rep(u, level), rep(v, level)
+		k.gsrc[i], k.gdst[i] = k.rep(u, level), k.rep(v, level)
 	}
 	if g.Initial >= 0 {
 		for x := loopOf[g.Initial]; x != 0; x = tr.parent[x] {
@@ -488,25 +578,34 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 			own[x].Entries++
 		}
 	}
-	// Second pass: fill the per-loop lists, sized by the first.
-	backs.alloc()
-	entries.alloc()
-	exits.alloc()
+}
+
+// listEdges fills the per-loop lists of back edges, entries and exits,
+// sized by classifyEdges.
+func (k *collapser) listEdges() {
+	g, tr, loopOf := k.g, &k.tr, k.loopOf
+	k.backs.alloc()
+	k.entries.alloc()
+	k.exits.alloc()
 	for i := range g.Edges {
 		e := &g.Edges[i]
-		level := int32(c.EdgeLevel[i])
+		level := int32(k.c.EdgeLevel[i])
 		for x := loopOf[e.Src]; x != level; x = tr.parent[x] {
-			exits.put(x, i)
+			k.exits.put(x, i)
 		}
 		for x := loopOf[e.Dst]; x != level; x = tr.parent[x] {
-			entries.put(x, Entry{Edge: i, Count: e.Count})
+			k.entries.put(x, Entry{Edge: i, Count: e.Count})
 		}
-		if gsrc[i] < 0 {
-			backs.put(level, i)
+		if k.gsrc[i] < 0 {
+			k.backs.put(level, i)
 		}
 	}
+}
 
-	// Accumulate statistics bottom-up: children have larger IDs.
+// accumulate sums the loops' statistics bottom-up (children have larger
+// IDs) and hands each loop its edge lists.
+func (k *collapser) accumulate() {
+	g, c, lv := k.g, k.c, k.lv
 	c.Total, c.Init = 0, 0
 	for v := range g.Nodes {
 		c.Total += g.Nodes[v].Time.Total
@@ -517,48 +616,40 @@ func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
 	for i := range g.Edges {
 		c.Total += g.Edges[i].Time.Total
 	}
-	for id := nl; id >= 1; id-- {
-		s := &own[id]
+	for id := k.nl; id >= 1; id-- {
+		s := &k.own[id]
 		s.Iterations += s.Entries
 		s.Time = s.NodeTime + s.EdgeTime
 		l := &c.Loops[id-1]
 		st := &l.Stats
 		st.Iterations, st.Entries = s.Iterations, s.Entries
-		st.Calls += s.Calls
-		st.NodeTime += s.NodeTime
-		st.EdgeTime += s.EdgeTime
-		st.Time += s.Time
-		st.Bytes += s.Bytes
-		for k := range s.Counters {
-			st.Counters[k] += s.Counters[k]
-		}
+		addStats(st, s)
 		if run := c.Total - c.Init; run > 0 {
 			st.Share = float64(st.Time) / float64(run)
 		}
 		lv[l.Parent].LoopTime += st.Time
 		if l.Parent != 0 {
 			ps := &c.Loops[l.Parent-1].Stats
-			ps.Calls += st.Calls
-			ps.NodeTime += st.NodeTime
-			ps.EdgeTime += st.EdgeTime
-			ps.Time += st.Time
-			ps.Bytes += st.Bytes
-			for k := range st.Counters {
-				ps.Counters[k] += st.Counters[k]
-			}
+			addStats(ps, st)
 		}
-		l.BackEdges = backs.get(id)
-		l.Exits = exits.get(id)
-		l.Entries = entries.get(id)
+		l.BackEdges = k.backs.get(id)
+		l.Exits = k.exits.get(id)
+		l.Entries = k.entries.get(id)
 		attributeIterations(g, l)
 		lv[id].BackEdges = l.BackEdges
 	}
+}
 
-	if err := buildLevels(c, g, lv, loopOf, tr.parent, first, gsrc, gdst); err != nil {
-		return nil, err
+// addStats adds s's calls, times, bytes and counters to st.
+func addStats(st, s *Stats) {
+	st.Calls += s.Calls
+	st.NodeTime += s.NodeTime
+	st.EdgeTime += s.EdgeTime
+	st.Time += s.Time
+	st.Bytes += s.Bytes
+	for k := range s.Counters {
+		st.Counters[k] += s.Counters[k]
 	}
-	c.Levels = lv
-	return c, nil
 }
 
 // depths returns the depth (0 for outermost) of every loop given the parent

@@ -13,27 +13,63 @@ import (
 // gsrc is overwritten.
 func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []int32, first []int64, gsrc, gdst []int32) error {
 	n := len(g.Nodes)
-	nl := len(c.Loops)
-	ng := n + nl
-	levelOf := func(gid int32) int32 {
-		if int(gid) < n {
-			return loopOf[gid]
+	b := &levelBuilder{c: c, g: g, n: n, nl: len(c.Loops), ng: n + len(c.Loops), loopOf: loopOf, parent: parent, first: first}
+	b.sortDrawn(gsrc, gdst)
+	b.mergeParallel(gsrc, gdst)
+	b.groupByLevel()
+	local := make([]int32, b.ng)
+	h := readyHeap{first: b.firstOf}
+	for id := 0; id <= b.nl; id++ {
+		if err := b.orderLevel(id, &lv[id], &h, local); err != nil {
+			return err
 		}
-		return parent[int(gid)-n+1]
+		b.levelEdges(&lv[id], local)
 	}
-	firstOf := func(gid int32) int64 {
-		if int(gid) < n {
-			return first[gid]
-		}
-		if fe := c.Loops[int(gid)-n].FirstEvent; fe >= 0 {
-			return fe
-		}
-		return math.MaxInt64
-	}
+	return nil
+}
 
-	// Sort the drawn edges by (src gid, dst gid) with two counting sorts,
-	// so parallel edges become neighbours and each source's edges are
-	// contiguous.
+// levelBuilder holds the state buildLevels' phases hand on.
+type levelBuilder struct {
+	c             *Collapsed
+	g             *flowgraph.Graph
+	n, nl, ng     int // graph nodes, loops, level nodes
+	loopOf        []int32
+	parent        []int32
+	first         []int64
+	drawn         int
+	sorted        []int   // drawn edges by (src gid, dst gid)
+	outStart      []int32 // into sorted, per source gid
+	aggStart      []int32 // merged edges of each source gid
+	mStart        []int32 // merged edge k covers sorted[mStart[k]:mStart[k+1]]
+	mDst          []int32
+	mCount, mTime []int64
+	indeg         []int32
+	lstart        []int32 // members[lstart[id]:lstart[id+1]] are level id's
+	members       []int32
+}
+
+func (b *levelBuilder) levelOf(gid int32) int32 {
+	if int(gid) < b.n {
+		return b.loopOf[gid]
+	}
+	return b.parent[int(gid)-b.n+1]
+}
+
+func (b *levelBuilder) firstOf(gid int32) int64 {
+	if int(gid) < b.n {
+		return b.first[gid]
+	}
+	if fe := b.c.Loops[int(gid)-b.n].FirstEvent; fe >= 0 {
+		return fe
+	}
+	return math.MaxInt64
+}
+
+// sortDrawn sorts the drawn edges by (src gid, dst gid) with two counting
+// sorts, so parallel edges become neighbours and each source's edges are
+// contiguous.
+func (b *levelBuilder) sortDrawn(gsrc, gdst []int32) {
+	ng := b.ng
 	var drawn int
 	cnt := make([]int32, ng+1)
 	for _, d := range gdst {
@@ -67,9 +103,14 @@ func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []
 		sorted[cnt[s]] = int(i)
 		cnt[s]++
 	}
+	b.drawn, b.sorted, b.outStart = drawn, sorted, outStart
+}
 
-	// Merge parallel edges. aggStart[s]..aggStart[s+1] are the merged
-	// edges of source gid s; merged edge k covers sorted[mStart[k]:mStart[k+1]].
+// mergeParallel merges parallel edges. aggStart[s]..aggStart[s+1] are the
+// merged edges of source gid s; merged edge k covers
+// sorted[mStart[k]:mStart[k+1]].
+func (b *levelBuilder) mergeParallel(gsrc, gdst []int32) {
+	ng, drawn, sorted, outStart := b.ng, b.drawn, b.sorted, b.outStart
 	aggStart := make([]int32, ng+1)
 	mStart := make([]int32, 0, drawn+1)
 	mDst := make([]int32, 0, drawn)
@@ -94,21 +135,25 @@ func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []
 	// Edge structs would cost a cache miss each.
 	mCount := make([]int64, len(mDst))
 	mTime := make([]int64, len(mDst))
-	for i := range g.Edges {
+	for i := range b.g.Edges {
 		if gdst[i] >= 0 {
-			mCount[aggOf[i]] += g.Edges[i].Count
-			mTime[aggOf[i]] += g.Edges[i].Time.Total
+			mCount[aggOf[i]] += b.g.Edges[i].Count
+			mTime[aggOf[i]] += b.g.Edges[i].Time.Total
 		}
 	}
 	indeg := make([]int32, ng)
 	for _, d := range mDst {
 		indeg[d]++
 	}
+	b.aggStart, b.mStart, b.mDst, b.mCount, b.mTime, b.indeg = aggStart, mStart, mDst, mCount, mTime, indeg
+}
 
-	// Group level nodes by level.
+// groupByLevel groups the level nodes by level.
+func (b *levelBuilder) groupByLevel() {
+	ng, nl := b.ng, b.nl
 	lstart := make([]int32, nl+2)
 	for gid := range ng {
-		lstart[levelOf(int32(gid))+1]++
+		lstart[b.levelOf(int32(gid))+1]++
 	}
 	for k := 0; k <= nl; k++ {
 		lstart[k+1] += lstart[k]
@@ -117,66 +162,72 @@ func buildLevels(c *Collapsed, g *flowgraph.Graph, lv []Level, loopOf, parent []
 	fill := make([]int32, nl+1)
 	copy(fill, lstart[:nl+1])
 	for gid := range ng {
-		l := levelOf(int32(gid))
+		l := b.levelOf(int32(gid))
 		members[fill[l]] = int32(gid)
 		fill[l]++
 	}
+	b.lstart, b.members = lstart, members
+}
 
-	// Topological order per level (Kahn), the earliest executed ready
-	// node first. A node left over means a cycle, which the forest rules
-	// out; report it rather than draw a wrong graph.
-	local := make([]int32, ng)
-	h := readyHeap{first: firstOf}
-	for id := 0; id <= nl; id++ {
-		ms := members[lstart[id]:lstart[id+1]]
-		l := &lv[id]
-		l.Nodes = make([]LevelNode, 0, len(ms))
-		h.items = h.items[:0]
-		for _, gid := range ms {
-			if indeg[gid] == 0 {
-				h.push(gid)
-			}
+// orderLevel puts level id's nodes in topological order (Kahn), the
+// earliest executed ready node first, and records each one's index in
+// local. A node left over means a cycle, which the forest rules out;
+// report it rather than draw a wrong graph.
+func (b *levelBuilder) orderLevel(id int, l *Level, h *readyHeap, local []int32) error {
+	n, aggStart, mDst, indeg := b.n, b.aggStart, b.mDst, b.indeg
+	ms := b.members[b.lstart[id]:b.lstart[id+1]]
+	l.Nodes = make([]LevelNode, 0, len(ms))
+	h.items = h.items[:0]
+	for _, gid := range ms {
+		if indeg[gid] == 0 {
+			h.push(gid)
 		}
-		for len(h.items) > 0 {
-			gid := h.pop()
-			local[gid] = int32(len(l.Nodes))
-			if int(gid) < n {
-				l.Nodes = append(l.Nodes, LevelNode{Node: int(gid)})
-			} else {
-				l.Nodes = append(l.Nodes, LevelNode{Node: -1, Loop: int(gid) - n + 1})
-			}
-			for k := aggStart[gid]; k < aggStart[gid+1]; k++ {
-				d := mDst[k]
-				indeg[d]--
-				if indeg[d] == 0 {
-					h.push(d)
-				}
-			}
+	}
+	for len(h.items) > 0 {
+		gid := h.pop()
+		local[gid] = int32(len(l.Nodes))
+		if int(gid) < n {
+			l.Nodes = append(l.Nodes, LevelNode{Node: int(gid)})
+		} else {
+			l.Nodes = append(l.Nodes, LevelNode{Node: -1, Loop: int(gid) - n + 1})
 		}
-		if len(l.Nodes) != len(ms) {
-			return fmt.Errorf("level %d of the collapsed graph is cyclic (%d of %d nodes ordered)", id, len(l.Nodes), len(ms))
-		}
-		var ne int
-		for _, x := range l.Nodes {
-			gid := x.Node
-			if x.Loop > 0 {
-				gid = n + x.Loop - 1
-			}
-			ne += int(aggStart[gid+1] - aggStart[gid])
-		}
-		l.Edges = make([]LevelEdge, 0, ne)
-		for si, x := range l.Nodes {
-			gid := x.Node
-			if x.Loop > 0 {
-				gid = n + x.Loop - 1
-			}
-			for k := aggStart[gid]; k < aggStart[gid+1]; k++ {
-				idx := sorted[mStart[k]:mStart[k+1]:mStart[k+1]]
-				l.Edges = append(l.Edges, LevelEdge{Src: si, Dst: int(local[mDst[k]]), Edges: idx, Count: mCount[k], Time: mTime[k]})
+		for k := aggStart[gid]; k < aggStart[gid+1]; k++ {
+			d := mDst[k]
+			indeg[d]--
+			if indeg[d] == 0 {
+				h.push(d)
 			}
 		}
 	}
+	if len(l.Nodes) != len(ms) {
+		return fmt.Errorf("level %d of the collapsed graph is cyclic (%d of %d nodes ordered)", id, len(l.Nodes), len(ms))
+	}
 	return nil
+}
+
+// levelEdges fills the edges of level l, whose nodes are ordered, from
+// the merged edges of its nodes.
+func (b *levelBuilder) levelEdges(l *Level, local []int32) {
+	n, aggStart := b.n, b.aggStart
+	var ne int
+	for _, x := range l.Nodes {
+		gid := x.Node
+		if x.Loop > 0 {
+			gid = n + x.Loop - 1
+		}
+		ne += int(aggStart[gid+1] - aggStart[gid])
+	}
+	l.Edges = make([]LevelEdge, 0, ne)
+	for si, x := range l.Nodes {
+		gid := x.Node
+		if x.Loop > 0 {
+			gid = n + x.Loop - 1
+		}
+		for k := aggStart[gid]; k < aggStart[gid+1]; k++ {
+			idx := b.sorted[b.mStart[k]:b.mStart[k+1]:b.mStart[k+1]]
+			l.Edges = append(l.Edges, LevelEdge{Src: si, Dst: int(local[b.mDst[k]]), Edges: idx, Count: b.mCount[k], Time: b.mTime[k]})
+		}
+	}
 }
 
 // readyHeap is a binary min-heap of level node gids keyed by first

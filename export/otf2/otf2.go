@@ -215,20 +215,7 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 	if _, err := os.Stat(anchor); err == nil {
 		return st, fmt.Errorf("write %s: archive exists (remove it first)", anchor)
 	}
-	// Ranks selected, and their position in MPI_COMM_WORLD of the archive.
-	var blocks []int
-	commRank := map[int]int{}
-	var worldRanks []int
-	for i, e := range f.Index {
-		if opt.Ranks != nil && !opt.Ranks[e.Rank] {
-			continue
-		}
-		blocks = append(blocks, i)
-		if _, ok := commRank[e.Rank]; !ok {
-			commRank[e.Rank] = len(worldRanks)
-			worldRanks = append(worldRanks, e.Rank)
-		}
-	}
+	blocks, commRank, worldRanks := selectRanks(f, opt)
 	if len(blocks) == 0 {
 		return st, fmt.Errorf("%s: no rank selected", f.Path)
 	}
@@ -255,165 +242,29 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 			err = fmt.Errorf("write %s: %w", anchor, err)
 		}
 	}()
-	if err := otf2Err("set flush callbacks", C.mf_set_flush(ar)); err != nil {
+	if err := setupArchive(ar); err != nil {
 		return st, err
 	}
-	if err := otf2Err("set collective callbacks", C.mf_OTF2_Archive_SetSerialCollectiveCallbacks(ar)); err != nil {
-		return st, err
+	w := &archiveWriter{
+		ar: ar, f: f, opt: opt, st: &st, commRank: commRank,
+		regions:     map[string]uint32{ComputeRegion: 0},
+		regionNames: []string{ComputeRegion},
+		regionRoles: []C.OTF2_RegionRole{C.OTF2_REGION_ROLE_FUNCTION},
+		names:       export.ResourceNames(f),
+		recs:        make([]C.mf_rec, 0, batch),
 	}
-	creator := C.CString("mpiflow")
-	defer C.free(unsafe.Pointer(creator))
-	C.mf_OTF2_Archive_SetCreator(ar, creator)
-	if err := otf2Err("open event files", C.mf_OTF2_Archive_OpenEvtFiles(ar)); err != nil {
-		return st, err
-	}
-
-	regions := map[string]uint32{ComputeRegion: 0}
-	regionNames := []string{ComputeRegion}
-	regionRoles := []C.OTF2_RegionRole{C.OTF2_REGION_ROLE_FUNCTION}
-	names := export.ResourceNames(f)
-	var locs []location
-	var traceEnd int64
-	recs := make([]C.mf_rec, 0, batch)
 	for li, bi := range blocks {
-		if opt.Progress != nil {
-			opt.Progress(int64(li)*(1<<20), int64(len(blocks))*(1<<20))
-		}
-		r, err := f.ReadRank(bi)
-		if err != nil {
+		if err := w.writeRank(li, bi, len(blocks)); err != nil {
 			return st, err
 		}
-		host := r.Host
-		if h := f.Header.Hosts; host == "" && r.Rank < len(h) {
-			host = h[r.Rank]
-		}
-		if host == "" {
-			host = "unknown host"
-		}
-		loc := location{rank: r.Rank, thread: r.Thread, host: host, name: names[bi]}
-		g := &r.Graph
-		// Per node: region, kind, partner (in the archive's world) and bytes.
-		type nodeInfo struct {
-			region  uint32
-			info    callInfo
-			partner int // -1 when unknown or not selected
-			bytes   uint64
-		}
-		nodes := make([]nodeInfo, len(g.Nodes))
-		for k := range g.Nodes {
-			n := &g.Nodes[k]
-			reg, ok := regions[n.Key.Call]
-			info := classify(n.Key.Call)
-			if !ok {
-				reg = uint32(len(regionNames))
-				regions[n.Key.Call] = reg
-				regionNames = append(regionNames, n.Key.Call)
-				regionRoles = append(regionRoles, info.role)
-			}
-			ni := nodeInfo{region: reg, info: info, partner: -1, bytes: uint64(max(export.MeanBytes(n), 0))}
-			if p, ok := export.Partner(n); ok {
-				if cr, ok := commRank[p]; ok {
-					ni.partner = cr
-				}
-			}
-			nodes[k] = ni
-		}
-		w := C.mf_OTF2_Archive_GetEvtWriter(ar, C.OTF2_LocationRef(li))
-		if w == nil {
-			return st, fmt.Errorf("otf2: no event writer for location %d", li)
-		}
-		flush := func() error {
-			if len(recs) == 0 {
-				return nil
-			}
-			code := C.mf_write(w, &recs[0], C.size_t(len(recs)))
-			loc.events += uint64(len(recs))
-			recs = recs[:0]
-			return otf2Err("write events", code)
-		}
-		add := func(kind C.uint32_t, t int64, a uint32, b uint64) error {
-			recs = append(recs, C.mf_rec{t: C.uint64_t(max(t, 0)), b: C.uint64_t(b), a: C.uint32_t(a), kind: kind})
-			if len(recs) == batch {
-				return flush()
-			}
-			return nil
-		}
-		s, err := export.NewRankEvents(r, opt)
-		if err != nil {
-			return st, err
-		}
-		// Closed below once the rank is written; the deferred Close is
-		// for the error returns.
-		defer s.Close()
-		started := false
-		var prevEnd int64
-		for {
-			sp, ok, err := s.Next()
-			if err != nil {
-				return st, fmt.Errorf("%s: %w", f.Path, err)
-			}
-			if !ok {
-				break
-			}
-			export.RankProgress(opt, li, len(blocks), r, sp.Index)
-			st.Events++
-			traceEnd = max(traceEnd, sp.End)
-			if started && sp.Start > prevEnd {
-				if err := errors.Join(add(C.MF_ENTER, prevEnd, 0, 0), add(C.MF_LEAVE, sp.Start, 0, 0)); err != nil {
-					return st, err
-				}
-			}
-			started, prevEnd = true, sp.End
-			ni := &nodes[sp.Node]
-			errs := []error{add(C.MF_ENTER, sp.Start, ni.region, 0)}
-			switch {
-			case ni.info.kind == KindCollective:
-				errs = append(errs, add(C.MF_CBEGIN, sp.Start, 0, 0), add(C.MF_CEND, sp.End, uint32(ni.info.op), ni.bytes))
-			case ni.partner < 0:
-			case ni.info.kind == KindSend:
-				errs = append(errs, add(C.MF_SEND, sp.Start, uint32(ni.partner), ni.bytes))
-			case ni.info.kind == KindRecv:
-				errs = append(errs, add(C.MF_RECV, sp.End, uint32(ni.partner), ni.bytes))
-			case ni.info.kind == KindSendRecv:
-				errs = append(errs, add(C.MF_SEND, sp.Start, uint32(ni.partner), ni.bytes), add(C.MF_RECV, sp.End, uint32(ni.partner), ni.bytes))
-			}
-			errs = append(errs, add(C.MF_LEAVE, sp.End, ni.region, 0))
-			if err := errors.Join(errs...); err != nil {
-				return st, err
-			}
-		}
-		if err := s.Close(); err != nil {
-			return st, err
-		}
-		if err := flush(); err != nil {
-			return st, err
-		}
-		if err := otf2Err("close event writer", C.mf_OTF2_Archive_CloseEvtWriter(ar, w)); err != nil {
-			return st, err
-		}
-		locs = append(locs, loc)
-		st.Ranks++
 	}
 	if err := otf2Err("close event files", C.mf_OTF2_Archive_CloseEvtFiles(ar)); err != nil {
 		return st, err
 	}
-	// Local definition files: empty, but readers expect one per location.
-	if err := otf2Err("open definition files", C.mf_OTF2_Archive_OpenDefFiles(ar)); err != nil {
+	if err := writeLocalDefs(ar, len(w.locs)); err != nil {
 		return st, err
 	}
-	for li := range locs {
-		dw := C.mf_OTF2_Archive_GetDefWriter(ar, C.OTF2_LocationRef(li))
-		if dw == nil {
-			return st, fmt.Errorf("otf2: no definition writer for location %d", li)
-		}
-		if err := otf2Err("close definition writer", C.mf_OTF2_Archive_CloseDefWriter(ar, dw)); err != nil {
-			return st, err
-		}
-	}
-	if err := otf2Err("close definition files", C.mf_OTF2_Archive_CloseDefFiles(ar)); err != nil {
-		return st, err
-	}
-	if err := writeGlobalDefs(ar, f, locs, worldRanks, regionNames, regionRoles, traceEnd); err != nil {
+	if err := writeGlobalDefs(ar, f, w.locs, worldRanks, w.regionNames, w.regionRoles, w.traceEnd); err != nil {
 		return st, err
 	}
 	closed = true
@@ -424,6 +275,213 @@ func Write(path string, f *flowgraph.File, opt export.Options) (st export.Stats,
 		opt.Progress(1, 1)
 	}
 	return st, nil
+}
+
+// selectRanks returns the index blocks of the selected ranks, and each
+// rank's position in MPI_COMM_WORLD of the archive.
+func selectRanks(f *flowgraph.File, opt export.Options) (blocks []int, commRank map[int]int, worldRanks []int) {
+	commRank = map[int]int{}
+	for i, e := range f.Index {
+		if opt.Ranks != nil && !opt.Ranks[e.Rank] {
+			continue
+		}
+		blocks = append(blocks, i)
+		if _, ok := commRank[e.Rank]; !ok {
+			commRank[e.Rank] = len(worldRanks)
+			worldRanks = append(worldRanks, e.Rank)
+		}
+	}
+	return blocks, commRank, worldRanks
+}
+
+// setupArchive sets the callbacks and the creator of a new archive and
+// opens its event files.
+func setupArchive(ar *C.OTF2_Archive) error {
+	if err := otf2Err("set flush callbacks", C.mf_set_flush(ar)); err != nil {
+		return err
+	}
+	if err := otf2Err("set collective callbacks", C.mf_OTF2_Archive_SetSerialCollectiveCallbacks(ar)); err != nil {
+		return err
+	}
+	creator := C.CString("mpiflow")
+	defer C.free(unsafe.Pointer(creator))
+	C.mf_OTF2_Archive_SetCreator(ar, creator)
+	return otf2Err("open event files", C.mf_OTF2_Archive_OpenEvtFiles(ar))
+}
+
+// writeLocalDefs writes the local definition files: empty, but readers
+// expect one per location.
+func writeLocalDefs(ar *C.OTF2_Archive, nlocs int) error {
+	if err := otf2Err("open definition files", C.mf_OTF2_Archive_OpenDefFiles(ar)); err != nil {
+		return err
+	}
+	for li := range nlocs {
+		dw := C.mf_OTF2_Archive_GetDefWriter(ar, C.OTF2_LocationRef(li))
+		if dw == nil {
+			return fmt.Errorf("otf2: no definition writer for location %d", li)
+		}
+		if err := otf2Err("close definition writer", C.mf_OTF2_Archive_CloseDefWriter(ar, dw)); err != nil {
+			return err
+		}
+	}
+	return otf2Err("close definition files", C.mf_OTF2_Archive_CloseDefFiles(ar))
+}
+
+// archiveWriter holds what Write's ranks share: the regions met so far,
+// the locations written, the end of the trace and the record batch.
+type archiveWriter struct {
+	ar          *C.OTF2_Archive
+	f           *flowgraph.File
+	opt         export.Options
+	st          *export.Stats
+	commRank    map[int]int
+	regions     map[string]uint32
+	regionNames []string
+	regionRoles []C.OTF2_RegionRole
+	names       []string
+	locs        []location
+	traceEnd    int64
+	recs        []C.mf_rec
+
+	ew  *C.OTF2_EvtWriter // of the rank being written
+	loc *location
+}
+
+// nodeInfo is a node's region, kind, partner (in the archive's world) and
+// bytes.
+type nodeInfo struct {
+	region  uint32
+	info    callInfo
+	partner int // -1 when unknown or not selected
+	bytes   uint64
+}
+
+// nodeInfos returns the nodeInfo of every node of g, adding its regions.
+func (w *archiveWriter) nodeInfos(g *flowgraph.Graph) []nodeInfo {
+	nodes := make([]nodeInfo, len(g.Nodes))
+	for k := range g.Nodes {
+		n := &g.Nodes[k]
+		reg, ok := w.regions[n.Key.Call]
+		info := classify(n.Key.Call)
+		if !ok {
+			reg = uint32(len(w.regionNames))
+			w.regions[n.Key.Call] = reg
+			w.regionNames = append(w.regionNames, n.Key.Call)
+			w.regionRoles = append(w.regionRoles, info.role)
+		}
+		ni := nodeInfo{region: reg, info: info, partner: -1, bytes: uint64(max(export.MeanBytes(n), 0))}
+		if p, ok := export.Partner(n); ok {
+			if cr, ok := w.commRank[p]; ok {
+				ni.partner = cr
+			}
+		}
+		nodes[k] = ni
+	}
+	return nodes
+}
+
+func (w *archiveWriter) flush() error {
+	if len(w.recs) == 0 {
+		return nil
+	}
+	code := C.mf_write(w.ew, &w.recs[0], C.size_t(len(w.recs)))
+	w.loc.events += uint64(len(w.recs))
+	w.recs = w.recs[:0]
+	return otf2Err("write events", code)
+}
+
+func (w *archiveWriter) add(kind C.uint32_t, t int64, a uint32, b uint64) error {
+	w.recs = append(w.recs, C.mf_rec{t: C.uint64_t(max(t, 0)), b: C.uint64_t(b), a: C.uint32_t(a), kind: kind})
+	if len(w.recs) == batch {
+		return w.flush()
+	}
+	return nil
+}
+
+// writeRank writes the events of index block bi as location li of nblocks.
+func (w *archiveWriter) writeRank(li, bi, nblocks int) error {
+	f, opt := w.f, w.opt
+	if opt.Progress != nil {
+		opt.Progress(int64(li)*(1<<20), int64(nblocks)*(1<<20))
+	}
+	r, err := f.ReadRank(bi)
+	if err != nil {
+		return err
+	}
+	host := r.Host
+	if h := f.Header.Hosts; host == "" && r.Rank < len(h) {
+		host = h[r.Rank]
+	}
+	if host == "" {
+		host = "unknown host"
+	}
+	loc := location{rank: r.Rank, thread: r.Thread, host: host, name: w.names[bi]}
+	nodes := w.nodeInfos(&r.Graph)
+	w.ew = C.mf_OTF2_Archive_GetEvtWriter(w.ar, C.OTF2_LocationRef(li))
+	if w.ew == nil {
+		return fmt.Errorf("otf2: no event writer for location %d", li)
+	}
+	w.loc = &loc
+	s, err := export.NewRankEvents(r, opt)
+	if err != nil {
+		return err
+	}
+	// Closed below once the rank is written; the deferred Close is for
+	// the error returns.
+	defer s.Close()
+	started := false
+	var prevEnd int64
+	for {
+		sp, ok, err := s.Next()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if !ok {
+			break
+		}
+		export.RankProgress(opt, li, nblocks, r, sp.Index)
+		w.st.Events++
+		w.traceEnd = max(w.traceEnd, sp.End)
+		if started && sp.Start > prevEnd {
+			if err := errors.Join(w.add(C.MF_ENTER, prevEnd, 0, 0), w.add(C.MF_LEAVE, sp.Start, 0, 0)); err != nil {
+				return err
+			}
+		}
+		started, prevEnd = true, sp.End
+		if err := w.span(&nodes[sp.Node], sp.Start, sp.End); err != nil {
+			return err
+		}
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := otf2Err("close event writer", C.mf_OTF2_Archive_CloseEvtWriter(w.ar, w.ew)); err != nil {
+		return err
+	}
+	w.locs = append(w.locs, loc)
+	w.st.Ranks++
+	return nil
+}
+
+// span adds the records of one call of node ni from start to end.
+func (w *archiveWriter) span(ni *nodeInfo, start, end int64) error {
+	errs := []error{w.add(C.MF_ENTER, start, ni.region, 0)}
+	switch {
+	case ni.info.kind == KindCollective:
+		errs = append(errs, w.add(C.MF_CBEGIN, start, 0, 0), w.add(C.MF_CEND, end, uint32(ni.info.op), ni.bytes))
+	case ni.partner < 0:
+	case ni.info.kind == KindSend:
+		errs = append(errs, w.add(C.MF_SEND, start, uint32(ni.partner), ni.bytes))
+	case ni.info.kind == KindRecv:
+		errs = append(errs, w.add(C.MF_RECV, end, uint32(ni.partner), ni.bytes))
+	case ni.info.kind == KindSendRecv:
+		errs = append(errs, w.add(C.MF_SEND, start, uint32(ni.partner), ni.bytes), w.add(C.MF_RECV, end, uint32(ni.partner), ni.bytes))
+	}
+	errs = append(errs, w.add(C.MF_LEAVE, end, ni.region, 0))
+	return errors.Join(errs...)
 }
 
 // defs writes global definitions, interning strings.

@@ -302,19 +302,57 @@ func read(path string) (*importer.Trace, error) {
 	if d.resolution == 0 {
 		return nil, errors.New("otf2: no clock properties (timer resolution 0)")
 	}
-	str := func(ref C.uint32_t) string {
-		s := C.mf_str(d, C.uint64_t(ref))
-		if s == nil {
-			return ""
-		}
-		return C.GoString(s)
-	}
-	def := func(kind int, i uint64) *C.mf_def { return C.mf_def_at(d, C.int(kind), C.uint64_t(i)) }
-
+	a := &archiveReader{path: path, cpath: cpath, r: r, d: d, nloc: uint64(d.ndefs[2])}
 	tr := &importer.Trace{Name: strings.TrimSuffix(filepath.Base(path), ".otf2")}
-	// Containers: system tree nodes, then location groups under them,
-	// then locations (resources) under their group, or in its place when
-	// the group has a single location.
+	locRes := a.containers(tr)
+	if len(tr.Res) == 0 {
+		return nil, errors.New("otf2: the archive has no locations")
+	}
+	regionName := map[uint32]string{}
+	for i := uint64(0); i < uint64(d.ndefs[3]); i++ {
+		x := a.def(3, i)
+		regionName[uint32(x.self)] = a.str(x.name)
+	}
+	evs := newEvents(tr, uint64(d.resolution), uint64(d.offset), regionName)
+	if err := a.events(evs, locRes); err != nil {
+		return nil, err
+	}
+	if err := a.shortLocation(); err != nil {
+		return nil, err
+	}
+	if err := evs.finish(); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// archiveReader is an open archive and its definitions, read by read.
+type archiveReader struct {
+	path  string
+	cpath *C.char
+	r     *C.OTF2_Reader
+	d     *C.mf_data
+	nloc  uint64
+}
+
+func (a *archiveReader) str(ref C.uint32_t) string {
+	s := C.mf_str(a.d, C.uint64_t(ref))
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
+}
+
+func (a *archiveReader) def(kind int, i uint64) *C.mf_def {
+	return C.mf_def_at(a.d, C.int(kind), C.uint64_t(i))
+}
+
+// containers adds the containers and resources of the archive to tr:
+// system tree nodes, then location groups under them, then locations
+// (resources) under their group, or in its place when the group has a
+// single location. It returns the resource of each location.
+func (a *archiveReader) containers(tr *importer.Trace) map[uint64]int {
+	d, str, def := a.d, a.str, a.def
 	stn := map[uint64]int{}
 	nstn := uint64(d.ndefs[0])
 	for i := uint64(0); i < nstn; i++ {
@@ -328,7 +366,7 @@ func read(path string) (*importer.Trace, error) {
 			tr.Containers[stn[uint64(x.self)]].Parent = p
 		}
 	}
-	nlg, nloc := uint64(d.ndefs[1]), uint64(d.ndefs[2])
+	nlg, nloc := uint64(d.ndefs[1]), a.nloc
 	perGroup := map[uint64]int{}
 	for i := uint64(0); i < nloc; i++ {
 		perGroup[uint64(def(2, i).parent)]++
@@ -365,102 +403,96 @@ func read(path string) (*importer.Trace, error) {
 		tr.Containers = append(tr.Containers, importer.Container{Name: name, Parent: parent, Resource: len(tr.Res)})
 		tr.Res = append(tr.Res, aggregate.Resource{Name: name})
 	}
-	if len(tr.Res) == 0 {
-		return nil, errors.New("otf2: the archive has no locations")
-	}
-	regionName := map[uint32]string{}
-	for i := uint64(0); i < uint64(d.ndefs[3]); i++ {
-		x := def(3, i)
-		regionName[uint32(x.self)] = str(x.name)
-	}
+	return locRes
+}
 
-	// Events, chunk by chunk, in global time order.
+// events feeds the archive's events, chunk by chunk in global time order,
+// to evs.
+func (a *archiveReader) events(evs *events, locRes map[uint64]int) error {
+	r, d := a.r, a.d
 	var ger *C.OTF2_GlobalEvtReader
 	var bad C.int64_t
 	var badEvt C.int
 	if err := otf2Err("otf2: open events", C.mf_open_events(r, d, &ger, &bad, &badEvt)); err != nil {
 		if bad >= 0 {
-			file := locationFile(path, uint64(def(2, uint64(bad)).self), ".def")
+			file := locationFile(a.path, uint64(a.def(2, uint64(bad)).self), ".def")
 			if badEvt != 0 {
-				file = locationFile(path, uint64(def(2, uint64(bad)).self), ".evt")
+				file = locationFile(a.path, uint64(a.def(2, uint64(bad)).self), ".evt")
 			}
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		return nil, err
+		return err
 	}
 	defer C.mf_OTF2_Reader_CloseGlobalEvtReader(r, ger)
 	d.evs = (*C.mf_ev)(C.malloc(C.size_t(chunk * unsafe.Sizeof(C.mf_ev{}))))
 	if d.evs == nil {
-		return nil, errors.New("out of memory")
+		return errors.New("out of memory")
 	}
 	d.capevs = chunk
-	evs := newEvents(tr, uint64(d.resolution), uint64(d.offset), regionName)
-	// damaged is the error of location x, whose file gave n events and
-	// then err (nil: the end of the file).
-	damaged := func(x *C.mf_def, n uint64, err error) error {
-		e := fmt.Errorf("%s: cut short or damaged: location %q has %d of the %d events its definition announces",
-			locationFile(path, uint64(x.self), ".evt"), str(x.name), n, uint64(x.nev))
-		if err != nil {
-			e = fmt.Errorf("%w: %w", e, err)
-		}
-		return e
-	}
-	// shortLocation names the first location that gave fewer events than
-	// its definition announces (0: not announced); OTF2 may report its
-	// damaged file as the end of its events.
-	shortLocation := func() error {
-		for i := uint64(0); i < nloc; i++ {
-			x := def(2, i)
-			var n C.uint64_t
-			if err := otf2Err("otf2: events read", C.mf_events_read(d, C.uint64_t(i), &n)); err != nil {
-				return fmt.Errorf("%s: %w", locationFile(path, uint64(x.self), ".evt"), err)
-			}
-			if uint64(n) < uint64(x.nev) {
-				return damaged(x, uint64(n), nil)
-			}
-		}
-		return nil
-	}
 	for {
 		d.nevs = 0
 		var n C.uint64_t
 		code := C.mf_OTF2_Reader_ReadGlobalEvents(r, ger, chunk, &n)
 		if code != C.OTF2_SUCCESS {
-			err := otf2Err("otf2: read events", code)
-			// Reading stopped for every location: read each alone to
-			// name the damaged one.
-			for i := uint64(0); i < nloc; i++ {
-				x := def(2, i)
-				var n C.uint64_t
-				lerr := otf2Err("otf2: read events", C.mf_read_location(cpath, x.self, &n))
-				if lerr != nil || uint64(n) < uint64(x.nev) {
-					if lerr == nil {
-						lerr = err
-					}
-					return nil, damaged(x, uint64(n), lerr)
-				}
-			}
-			return nil, err
+			return a.readError(otf2Err("otf2: read events", code))
 		}
 		for i := uint64(0); i < uint64(d.nevs); i++ {
 			ev := C.mf_ev_at(d, C.uint64_t(i))
 			res, ok := locRes[uint64(ev.loc)]
 			if !ok {
-				return nil, fmt.Errorf("otf2: event of undefined location %d", uint64(ev.loc))
+				return fmt.Errorf("otf2: event of undefined location %d", uint64(ev.loc))
 			}
 			if err := evs.add(res, uint64(ev.t), uint32(ev.region), ev.enter != 0); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if n == 0 {
-			break
+			return nil
 		}
 	}
-	if err := shortLocation(); err != nil {
-		return nil, err
+}
+
+// readError names the damaged location when reading stopped with err for
+// every location, reading each alone.
+func (a *archiveReader) readError(err error) error {
+	for i := uint64(0); i < a.nloc; i++ {
+		x := a.def(2, i)
+		var n C.uint64_t
+		lerr := otf2Err("otf2: read events", C.mf_read_location(a.cpath, x.self, &n))
+		if lerr != nil || uint64(n) < uint64(x.nev) {
+			if lerr == nil {
+				lerr = err
+			}
+			return a.damaged(x, uint64(n), lerr)
+		}
 	}
-	if err := evs.finish(); err != nil {
-		return nil, err
+	return err
+}
+
+// damaged is the error of location x, whose file gave n events and then
+// err (nil: the end of the file).
+func (a *archiveReader) damaged(x *C.mf_def, n uint64, err error) error {
+	e := fmt.Errorf("%s: cut short or damaged: location %q has %d of the %d events its definition announces",
+		locationFile(a.path, uint64(x.self), ".evt"), a.str(x.name), n, uint64(x.nev))
+	if err != nil {
+		e = fmt.Errorf("%w: %w", e, err)
 	}
-	return tr, nil
+	return e
+}
+
+// shortLocation names the first location that gave fewer events than its
+// definition announces (0: not announced); OTF2 may report its damaged
+// file as the end of its events.
+func (a *archiveReader) shortLocation() error {
+	for i := uint64(0); i < a.nloc; i++ {
+		x := a.def(2, i)
+		var n C.uint64_t
+		if err := otf2Err("otf2: events read", C.mf_events_read(a.d, C.uint64_t(i), &n)); err != nil {
+			return fmt.Errorf("%s: %w", locationFile(a.path, uint64(x.self), ".evt"), err)
+		}
+		if uint64(n) < uint64(x.nev) {
+			return a.damaged(x, uint64(n), nil)
+		}
+	}
+	return nil
 }
