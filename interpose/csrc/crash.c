@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "core.h"
 #include "partial.h"
 
@@ -330,4 +331,12 @@ void mf_partial_fallback(int64_t wall)
 				(long long)n[k], k ? alt : P.dir, k ? " on each rank's host" : "", name, k ? alt : P.dir, name);
 	if (n[2])
 		fprintf(stderr, "mpiflow: the data of %lld rank thread(s) is lost\n", (long long)n[2]);
+}
+
+/* register_hooks hands core the partial files' setup and the checkpoints
+ * of each recording thread (core.h, mf_hooks) when the library loads. */
+__attribute__((constructor)) static void register_hooks(void)
+{
+	mf_core_hooks.start = mf_partial_setup;
+	mf_core_hooks.thread = mf_start_checkpoints;
 }

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder.h"
+#include "record.h"
 #include "regions.h"
 
 #ifdef __cplusplus
