@@ -51,10 +51,10 @@ static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int saf
 	in.thread = t->index;
 	in.regions = mf_regions(&in.nregions);
 	mf_partial_site *sites = NULL;
-	if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
-		for (int k = 0; k < snap.nsites; k++) {
-			const mf_region *rg = mf_region_of(in.regions, in.nregions, snap.sites[k]);
-			const uint64_t addr = rg ? rg->caller : snap.sites[k];
+	if (safe && snap.tab.nsites > 0 && (sites = calloc((size_t)snap.tab.nsites, sizeof *sites))) {
+		for (int k = 0; k < snap.tab.nsites; k++) {
+			const mf_region *rg = mf_region_of(in.regions, in.nregions, snap.tab.sites[k]);
+			const uint64_t addr = rg ? rg->caller : snap.tab.sites[k];
 			Dl_info di;
 			if (!dladdr((void *)(uintptr_t)addr, &di) || !di.dli_fname)
 				continue;
@@ -63,7 +63,7 @@ static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int saf
 		}
 	}
 	in.sites = sites;
-	in.nsites = sites ? snap.nsites : 0;
+	in.nsites = sites ? snap.tab.nsites : 0;
 	int rc = mf_write_partial(&snap, &in, dir);
 	free(sites);
 	return rc;

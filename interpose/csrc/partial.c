@@ -51,7 +51,7 @@ static void write_timing(mf_out *o, const mf_rec *r, const mf_view *v)
 /* write_node writes node i of r (flowgraph.Node). */
 static void write_node(mf_out *o, const mf_rec *r, const mf_partial_info *in, int32_t i)
 {
-	const mf_node *n = &r->nodes[i];
+	const mf_node *n = &r->tab.nodes[i];
 	mf_mp_map(o, 7);
 	mf_mp_key(o, "key");
 	mf_mp_map(o, 5);
@@ -61,7 +61,7 @@ static void write_node(mf_out *o, const mf_rec *r, const mf_partial_info *in, in
 	else
 		mf_mp_key(o, "?");
 	mf_mp_key(o, "site");
-	mf_mp_int(o, n->site_idx >= 0 && n->site_idx < r->nsites ? n->site_idx : -1);
+	mf_mp_int(o, n->site_idx >= 0 && n->site_idx < r->tab.nsites ? n->site_idx : -1);
 	mf_mp_key(o, "bytes");
 	mf_mp_int(o, n->kbytes);
 	mf_mp_key(o, "partner");
@@ -101,8 +101,8 @@ static void write_node(mf_out *o, const mf_rec *r, const mf_partial_info *in, in
 static void write_nodes(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 {
 	mf_mp_key(o, "nodes");
-	mf_mp_arr(o, (uint64_t)r->nnodes);
-	for (int32_t i = 0; i < r->nnodes; i++)
+	mf_mp_arr(o, (uint64_t)r->tab.nnodes);
+	for (int32_t i = 0; i < r->tab.nnodes; i++)
 		write_node(o, r, in, i);
 }
 
@@ -110,11 +110,11 @@ static void write_nodes(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 static void write_edges(mf_out *o, const mf_rec *r, const mf_view *v)
 {
 	mf_mp_key(o, "edges");
-	int32_t ne = v->drop_edges ? 0 : r->nedges;
+	int32_t ne = v->drop_edges ? 0 : r->tab.nedges;
 	int32_t nc = r->ncounters < 0 ? 0 : r->ncounters > MF_MAX_COUNTERS ? MF_MAX_COUNTERS : r->ncounters;
 	mf_mp_arr(o, (uint64_t)ne);
 	for (int32_t i = 0; i < ne; i++) {
-		const mf_edge *e = &r->edges[i];
+		const mf_edge *e = &r->tab.edges[i];
 		mf_mp_map(o, 6);
 		mf_mp_key(o, "src");
 		mf_mp_int(o, e->src);
@@ -139,16 +139,16 @@ static void write_edges(mf_out *o, const mf_rec *r, const mf_view *v)
 static void write_sites(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 {
 	mf_mp_key(o, "sites");
-	if (r->nsites == 0) {
+	if (r->tab.nsites == 0) {
 		mf_mp_nil(o);
 	} else {
-		mf_mp_arr(o, (uint64_t)r->nsites);
-		for (int32_t i = 0; i < r->nsites; i++) {
+		mf_mp_arr(o, (uint64_t)r->tab.nsites);
+		for (int32_t i = 0; i < r->tab.nsites; i++) {
 			const mf_partial_site *ps = in->sites && i < in->nsites ? &in->sites[i] : NULL;
-			const mf_region *rg = mf_region_of(in->regions, in->nregions, r->sites[i]);
+			const mf_region *rg = mf_region_of(in->regions, in->nregions, r->tab.sites[i]);
 			mf_mp_map(o, rg ? 8 : 6);
 			mf_mp_key(o, "addr");
-			mf_mp_uint(o, rg ? rg->caller : r->sites[i]);
+			mf_mp_uint(o, rg ? rg->caller : r->tab.sites[i]);
 			if (rg) {
 				mf_mp_key(o, "region");
 				mf_mp_str(o, rg->name);

@@ -25,7 +25,7 @@ extern "C" {
 /* mf_timing_sum is the open interval's raw sum of id. */
 static inline int64_t mf_timing_sum(const mf_rec *r, uint32_t id)
 {
-	return id & 1 ? r->edges[id >> 1].tsum : r->nodes[id >> 1].tsum;
+	return id & 1 ? r->tab.edges[id >> 1].tsum : r->tab.nodes[id >> 1].tsum;
 }
 
 /* mf_tm_touch adds v to the open interval's raw sum of id (which is 0
@@ -160,7 +160,7 @@ static inline __attribute__((always_inline)) int32_t mf_find_node(mf_rec *r, con
 		const mf_node *p = r->prev_node;
 		int32_t s = p->succ_node;
 		if (s >= 0) {
-			const mf_node *c = &r->nodes[s];
+			const mf_node *c = &r->tab.nodes[s];
 			/* the default key (call and site): the other fields of
 			 * every node's key are 0 and -1 */
 			if (c->call == ev->call &&
@@ -193,7 +193,7 @@ static inline __attribute__((always_inline)) int mf_record_edge(mf_rec *r, const
 		p->succ_node = ni;
 		p->succ_edge = *ei;
 	}
-	mf_edge *e = &r->edges[*ei];
+	mf_edge *e = &r->tab.edges[*ei];
 	mf_stat_add(&e->time, ev->enter - r->last_exit, e->count);
 	/* the gap belongs to the interval of the previous event, which
 	 * closes here if this event starts the next one */
@@ -229,7 +229,7 @@ static inline __attribute__((always_inline)) void mf_rep_start(mf_rec *r, const 
 		r->rep_call = -1;
 		return;
 	}
-	mf_edge *e = &r->edges[ei];
+	mf_edge *e = &r->tab.edges[ei];
 	if (r->rep_len < MF_REP_TIMED)
 		r->rep_len++;
 	if (r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
@@ -262,7 +262,7 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	const int32_t ni = mf_find_node(r, ev, kf, idx, &ei);
 	if (ni < 0)
 		return; /* out of memory, r->failed is set */
-	mf_node *n = &r->nodes[ni];
+	mf_node *n = &r->tab.nodes[ni];
 	const int64_t dur = ev->exit - ev->enter;
 	mf_stat_add(&n->time, dur, n->count);
 	mf_node_record(r, n, ev);
@@ -414,7 +414,7 @@ static inline __attribute__((always_inline)) void mf_record_repeat(mf_rec *r, co
  * wait for mf_settle. */
 static inline int64_t mf_rec_node_count(const mf_rec *r, int32_t ni)
 {
-	return r->nodes[ni].count + (ni == r->prev ? r->pending : 0);
+	return r->tab.nodes[ni].count + (ni == r->prev ? r->pending : 0);
 }
 
 
@@ -433,11 +433,11 @@ static inline int mf_node_got_max(const mf_rec *r, mf_node *n, int32_t ni, int64
 
 static inline __attribute__((always_inline)) void mf_node_got(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 {
-	if (__builtin_expect(got != posted || r->failed || (uint32_t)ni >= (uint32_t)r->nnodes, 0)) {
+	if (__builtin_expect(got != posted || r->failed || (uint32_t)ni >= (uint32_t)r->tab.nnodes, 0)) {
 		mf_node_got_(r, ni, posted, got);
 		return;
 	}
-	mf_node *n = &r->nodes[ni];
+	mf_node *n = &r->tab.nodes[ni];
 	if (mf_node_got_max(r, n, ni, got) && ni == r->prev) /* the cache must stay within the range */
 		mf_rep_cache(r, n, n->bytes.min);
 }
@@ -463,11 +463,11 @@ __attribute__((noinline)) static int mf_record_fast(mf_rec *r, uint64_t site, in
 	const int32_t ni = p->succ_node, ei = p->succ_edge;
 	if (ni < 0 || ni == r->prev)
 		return 0;
-	mf_node *n = &r->nodes[ni];
+	mf_node *n = &r->tab.nodes[ni];
 	const int32_t call = (int32_t)(uint32_t)cp, partner = (int32_t)(cp >> 32);
 	if (n->call != call || n->site != site)
 		return 0;
-	mf_edge *e = &r->edges[ei];
+	mf_edge *e = &r->tab.edges[ei];
 	if (e->ocount != 1 && idx != e->ostart + e->ocount * e->ostride)
 		return 0;
 	const int32_t lp = n->last_partner;

@@ -44,15 +44,15 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->trace_fd = -1;
 	r->bk.edge = -1;
 	r->ckpt_next = INT64_MAX;
-	r->nhashcap = 256;
-	r->ehashcap = 256;
-	r->shashcap = 64;
-	r->nhash = calloc(r->nhashcap, sizeof(int32_t));
-	r->ehash = calloc(r->ehashcap, sizeof(int32_t));
-	r->shash = calloc(r->shashcap, sizeof(int32_t));
+	r->tab.nhashcap = 256;
+	r->tab.ehashcap = 256;
+	r->tab.shashcap = 64;
+	r->tab.nhash = calloc(r->tab.nhashcap, sizeof(int32_t));
+	r->tab.ehash = calloc(r->tab.ehashcap, sizeof(int32_t));
+	r->tab.shash = calloc(r->tab.shashcap, sizeof(int32_t));
 	r->tm.buf[0] = malloc((size_t)(r->tm.budget / 2 + 1));
 	r->tm.buf[1] = malloc((size_t)(r->tm.budget / 2 + 1));
-	if (!r->nhash || !r->ehash || !r->shash || !r->tm.buf[0] || !r->tm.buf[1]) {
+	if (!r->tab.nhash || !r->tab.ehash || !r->tab.shash || !r->tm.buf[0] || !r->tm.buf[1]) {
 		mf_rec_free(r);
 		return -1;
 	}
@@ -64,21 +64,21 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 void mf_rec_free(mf_rec *r)
 {
 	r->rep_call = -1; /* a call after MPI_Finalize must not reach the freed tables */
-	for (int32_t i = 0; i < r->nnodes; i++)
-		free(r->nodes[i].partners);
-	for (int32_t i = 0; i < r->nedges; i++) {
-		free(r->edges[i].terms);
-		free(r->edges[i].roots);
+	for (int32_t i = 0; i < r->tab.nnodes; i++)
+		free(r->tab.nodes[i].partners);
+	for (int32_t i = 0; i < r->tab.nedges; i++) {
+		free(r->tab.edges[i].terms);
+		free(r->tab.edges[i].roots);
 	}
 	free(r->bk.terms);
 	r->bk.terms = NULL;
 	r->bk.cap = 0;
-	free(r->nodes);
-	free(r->edges);
-	free(r->sites);
-	free(r->nhash);
-	free(r->ehash);
-	free(r->shash);
+	free(r->tab.nodes);
+	free(r->tab.edges);
+	free(r->tab.sites);
+	free(r->tab.nhash);
+	free(r->tab.ehash);
+	free(r->tab.shash);
 	free(r->tm.buf[0]);
 	free(r->tm.buf[1]);
 	free(r->tm.ids[0]);
@@ -97,10 +97,10 @@ void mf_rec_free(mf_rec *r)
 	free(r->tm.kept);
 	free(r->tm.order);
 	free(r->tr.buf);
-	r->nodes = NULL;
-	r->edges = NULL;
-	r->sites = NULL;
-	r->nhash = r->ehash = r->shash = NULL;
+	r->tab.nodes = NULL;
+	r->tab.edges = NULL;
+	r->tab.sites = NULL;
+	r->tab.nhash = r->tab.ehash = r->tab.shash = NULL;
 	r->tm.buf[0] = r->tm.buf[1] = NULL;
 	r->tm.ids[0] = r->tm.ids[1] = NULL;
 	r->tm.idcap[0] = r->tm.idcap[1] = 0;
@@ -115,7 +115,7 @@ void mf_rec_free(mf_rec *r)
 	r->tm.pub[0].len = r->tm.pub[1].len = 0;
 	r->tm.pub[0].nclosed = r->tm.pub[1].nclosed = 0;
 	r->tr.buf = NULL;
-	r->nnodes = r->nedges = r->nsites = 0;
+	r->tab.nnodes = r->tab.nedges = r->tab.nsites = 0;
 }
 
 int mf_parse_key(const char *s, uint32_t *flags)

@@ -93,7 +93,7 @@ typedef struct {
 	int32_t call;
 	int32_t kpartner;
 	int32_t kcomm;
-	int32_t site_idx; /* index into mf_rec.sites, -1 if the site is not in the key */
+	int32_t site_idx; /* index into mf_rec.tab.sites, -1 if the site is not in the key */
 	/* successor cache: the node and edge that followed this node last */
 	int32_t succ_node, succ_edge;
 	int32_t npartners;
@@ -221,6 +221,24 @@ typedef struct mf_timing {
 	int64_t lidx, ldur; /* the last long event and its duration (timingRec.longIdx, longDur) */
 } mf_timing;
 
+/* mf_tables holds the recorder's nodes, edges and call sites: growable
+ * arrays, each found through an open-addressing hash table of index + 1
+ * (0: empty) (tables.c). */
+typedef struct {
+	mf_node *nodes;
+	int32_t nnodes, capnodes;
+	int32_t *nhash;
+	uint32_t nhashcap;
+	mf_edge *edges;
+	int32_t nedges, capedges;
+	int32_t *ehash;
+	uint32_t ehashcap;
+	uint64_t *sites;
+	int32_t nsites, capsites;
+	int32_t *shash;
+	uint32_t shashcap;
+} mf_tables;
+
 /* mf_seq_backup: while mf_seq_close folds the terms of edge `edge` (-1:
  * none), a signal handler must see them as they were before the close:
  * terms [0, from) of the edge, then terms[from, n), then the run o*.
@@ -317,20 +335,8 @@ typedef struct mf_rec {
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
 
 	uint32_t keyflags;
-	mf_node *nodes;
-	int32_t nnodes, capnodes;
-	int32_t *nhash; /* open addressing: node index + 1, 0 = empty */
-	uint32_t nhashcap;
-	mf_edge *edges;
-	int32_t nedges, capedges;
-	int32_t *ehash;
-	uint32_t ehashcap;
-	uint64_t *sites;
-	int32_t nsites, capsites;
-	int32_t *shash;
-	uint32_t shashcap;
-
-	int32_t initial;
+	int32_t initial; /* here, in keyflags' padding: the fields after tab keep their offsets */
+	mf_tables tab;   /* nodes, edges, call sites (tables.c) */
 	int64_t t0;
 
 	mf_timing tm; /* the timing's slow paths (timing.c) */

@@ -116,7 +116,7 @@ void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n)
 		r->bk.ostride = e->ostride;
 		r->bk.ocount = e->ocount;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		r->bk.edge = (int32_t)(e - r->edges);
+		r->bk.edge = (int32_t)(e - r->tab.edges);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		e->terms[e->nterms] = (mf_term){.start = e->ostart, .stride = e->ostride, .count = e->ocount, .size = 1};
 		e->roots[e->nroots++] = e->nterms++;
@@ -134,12 +134,12 @@ void mf_seq_close(mf_rec *r, mf_edge *e, int64_t n)
  * (they go along prev's self-loop). */
 static int64_t edge_pending(const mf_rec *r, const mf_edge *e)
 {
-	return r->pending > 0 && r->prev >= 0 && e == &r->edges[r->nodes[r->prev].succ_edge] ? r->pending : 0;
+	return r->pending > 0 && r->prev >= 0 && e == &r->tab.edges[r->tab.nodes[r->prev].succ_edge] ? r->pending : 0;
 }
 
 mf_seqv mf_rec_seq(const mf_rec *r, const mf_edge *e)
 {
-	if (r->bk.edge >= 0 && &r->edges[r->bk.edge] == e)
+	if (r->bk.edge >= 0 && &r->tab.edges[r->bk.edge] == e)
 		return (mf_seqv){.a = e->terms, .na = r->bk.from, .b = r->bk.terms + r->bk.from, .nb = r->bk.n - r->bk.from,
 				 .ostart = r->bk.ostart, .ostride = r->bk.ostride, .ocount = r->bk.ocount};
 	return (mf_seqv){.a = e->terms, .na = e->nterms, .ostart = e->ostart, .ostride = e->ostride,
@@ -284,12 +284,12 @@ mf_view mf_rec_view(const mf_rec *r)
 	if (!r->failed || r->nevents == 0)
 		return v;
 	int64_t total = 0;
-	for (int32_t i = 0; i < r->nedges; i++)
-		total += mf_rec_edge_count(r, &r->edges[i]);
+	for (int32_t i = 0; i < r->tab.nedges; i++)
+		total += mf_rec_edge_count(r, &r->tab.edges[i]);
 	if (total + 1 < v.nevents)
 		v.nevents = total + 1;
-	for (int32_t i = 0; i < r->nedges; i++) {
-		const mf_edge *e = &r->edges[i];
+	for (int32_t i = 0; i < r->tab.nedges; i++) {
+		const mf_edge *e = &r->tab.edges[i];
 		mf_seqv sv = mf_rec_seq(r, e);
 		if (mf_rec_edge_count(r, e) != mf_seqv_len(&sv) || mf_seqv_last(&sv) >= v.nevents) {
 			v.nevents = 0;

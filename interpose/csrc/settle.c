@@ -10,11 +10,11 @@
 
 void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 {
-	if (r->failed || ni < 0 || ni >= r->nnodes || got < 0 || got > posted)
+	if (r->failed || ni < 0 || ni >= r->tab.nnodes || got < 0 || got > posted)
 		return;
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	mf_node *n = &r->nodes[ni];
+	mf_node *n = &r->tab.nodes[ni];
 	n->bytes.total += got - posted;
 	if (got < n->bytes.min)
 		n->bytes.min = got;
@@ -27,11 +27,11 @@ void mf_node_got_(mf_rec *r, int32_t ni, int64_t posted, int64_t got)
 
 void mf_node_source(mf_rec *r, int32_t ni, int32_t rank)
 {
-	if (r->failed || ni < 0 || ni >= r->nnodes || rank < 0)
+	if (r->failed || ni < 0 || ni >= r->tab.nnodes || rank < 0)
 		return;
 	r->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	mf_node_partner(r, &r->nodes[ni], rank);
+	mf_node_partner(r, &r->tab.nodes[ni], rank);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->busy = 0;
 }
@@ -97,9 +97,9 @@ static double calls_excess(const mf_node *n, int64_t expect, int64_t span, int *
 void mf_settle(mf_rec *r, int64_t enter, int ended)
 {
 	int64_t j = r->pending;
-	mf_node *n = &r->nodes[r->prev];
+	mf_node *n = &r->tab.nodes[r->prev];
 	int32_t ei = n->succ_edge;
-	mf_edge *e = &r->edges[ei];
+	mf_edge *e = &r->tab.edges[ei];
 	/* the counts the untimed repeats left to this (mf_record_rep) */
 	n->count += j;
 	n->bytes.total += r->pend_bytes;

@@ -62,7 +62,7 @@ static int rehash(int32_t **tab, uint32_t *cap, int32_t n, uint64_t (*hash)(mf_r
 
 static uint64_t node_hash_at(mf_rec *r, int32_t i)
 {
-	const mf_node *n = &r->nodes[i];
+	const mf_node *n = &r->tab.nodes[i];
 	return node_hash(n->call, n->site, n->kbytes, n->kpartner, n->kcomm);
 }
 
@@ -73,44 +73,44 @@ static uint64_t edge_hash(int32_t src, int32_t dst)
 
 static uint64_t edge_hash_at(mf_rec *r, int32_t i)
 {
-	return edge_hash(r->edges[i].src, r->edges[i].dst);
+	return edge_hash(r->tab.edges[i].src, r->tab.edges[i].dst);
 }
 
 static uint64_t site_hash_at(mf_rec *r, int32_t i)
 {
-	return mix64(r->sites[i]);
+	return mix64(r->tab.sites[i]);
 }
 
 static int32_t site_index(mf_rec *r, uint64_t addr)
 {
-	uint32_t j = (uint32_t)mix64(addr) & (r->shashcap - 1);
+	uint32_t j = (uint32_t)mix64(addr) & (r->tab.shashcap - 1);
 	for (;;) {
-		int32_t v = r->shash[j];
+		int32_t v = r->tab.shash[j];
 		if (!v)
 			break;
-		if (r->sites[v - 1] == addr)
+		if (r->tab.sites[v - 1] == addr)
 			return v - 1;
-		j = (j + 1) & (r->shashcap - 1);
+		j = (j + 1) & (r->tab.shashcap - 1);
 	}
-	if (mf_grow((void **)&r->sites, &r->capsites, r->nsites + 1, sizeof(uint64_t)))
+	if (mf_grow((void **)&r->tab.sites, &r->tab.capsites, r->tab.nsites + 1, sizeof(uint64_t)))
 		return -1;
-	int32_t i = r->nsites++;
-	r->sites[i] = addr;
-	r->shash[j] = i + 1;
-	if ((uint32_t)r->nsites * 2 > r->shashcap && rehash(&r->shash, &r->shashcap, r->nsites, site_hash_at, r))
+	int32_t i = r->tab.nsites++;
+	r->tab.sites[i] = addr;
+	r->tab.shash[j] = i + 1;
+	if ((uint32_t)r->tab.nsites * 2 > r->tab.shashcap && rehash(&r->tab.shash, &r->tab.shashcap, r->tab.nsites, site_hash_at, r))
 		return -1;
 	return i;
 }
 
 int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kbytes, int32_t kpartner, int32_t kcomm)
 {
-	uint32_t mask = r->nhashcap - 1;
+	uint32_t mask = r->tab.nhashcap - 1;
 	uint32_t j = (uint32_t)node_hash(ev->call, site, kbytes, kpartner, kcomm) & mask;
 	for (;;) {
-		int32_t v = r->nhash[j];
+		int32_t v = r->tab.nhash[j];
 		if (!v)
 			break;
-		const mf_node *c = &r->nodes[v - 1];
+		const mf_node *c = &r->tab.nodes[v - 1];
 		if (c->call == ev->call && c->site == site && c->kbytes == kbytes && c->kpartner == kpartner &&
 		    c->kcomm == kcomm)
 			return v - 1;
@@ -124,14 +124,14 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 			return -1;
 		}
 	}
-	if (mf_grow((void **)&r->nodes, &r->capnodes, r->nnodes + 1, sizeof(mf_node))) {
+	if (mf_grow((void **)&r->tab.nodes, &r->tab.capnodes, r->tab.nnodes + 1, sizeof(mf_node))) {
 		mf_rec_fail(r);
 		return -1;
 	}
 	if (r->prev >= 0) /* the table may have moved */
-		r->prev_node = &r->nodes[r->prev];
-	int32_t i = r->nnodes++;
-	mf_node *n = &r->nodes[i];
+		r->prev_node = &r->tab.nodes[r->prev];
+	int32_t i = r->tab.nnodes++;
+	mf_node *n = &r->tab.nodes[i];
 	memset(n, 0, sizeof(*n));
 	n->call = ev->call;
 	n->site = site;
@@ -143,8 +143,8 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 	n->succ_node = -1;
 	n->texit_fx = -1;
 	n->succ_edge = -1;
-	r->nhash[j] = i + 1;
-	if ((uint32_t)r->nnodes * 2 > r->nhashcap && rehash(&r->nhash, &r->nhashcap, r->nnodes, node_hash_at, r)) {
+	r->tab.nhash[j] = i + 1;
+	if ((uint32_t)r->tab.nnodes * 2 > r->tab.nhashcap && rehash(&r->tab.nhash, &r->tab.nhashcap, r->tab.nnodes, node_hash_at, r)) {
 		mf_rec_fail(r);
 		return -1;
 	}
@@ -155,28 +155,28 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 
 int32_t mf_edge_lookup(mf_rec *r, int32_t src, int32_t dst)
 {
-	uint32_t mask = r->ehashcap - 1;
+	uint32_t mask = r->tab.ehashcap - 1;
 	uint32_t j = (uint32_t)edge_hash(src, dst) & mask;
 	for (;;) {
-		int32_t v = r->ehash[j];
+		int32_t v = r->tab.ehash[j];
 		if (!v)
 			break;
-		const mf_edge *e = &r->edges[v - 1];
+		const mf_edge *e = &r->tab.edges[v - 1];
 		if (e->src == src && e->dst == dst)
 			return v - 1;
 		j = (j + 1) & mask;
 	}
-	if (mf_grow((void **)&r->edges, &r->capedges, r->nedges + 1, sizeof(mf_edge))) {
+	if (mf_grow((void **)&r->tab.edges, &r->tab.capedges, r->tab.nedges + 1, sizeof(mf_edge))) {
 		mf_rec_fail(r);
 		return -1;
 	}
-	int32_t i = r->nedges++;
-	mf_edge *e = &r->edges[i];
+	int32_t i = r->tab.nedges++;
+	mf_edge *e = &r->tab.edges[i];
 	memset(e, 0, sizeof(*e));
 	e->src = src;
 	e->dst = dst;
-	r->ehash[j] = i + 1;
-	if ((uint32_t)r->nedges * 2 > r->ehashcap && rehash(&r->ehash, &r->ehashcap, r->nedges, edge_hash_at, r)) {
+	r->tab.ehash[j] = i + 1;
+	if ((uint32_t)r->tab.nedges * 2 > r->tab.ehashcap && rehash(&r->tab.ehash, &r->tab.ehashcap, r->tab.nedges, edge_hash_at, r)) {
 		mf_rec_fail(r);
 		return -1;
 	}

@@ -16,7 +16,7 @@
  * per id arrays (whose new entries are zero: no carry, old stamps). */
 int mf_tm_reserve(mf_rec *r)
 {
-	int64_t need = (int64_t)r->nnodes + r->nedges;
+	int64_t need = (int64_t)r->tab.nnodes + r->tab.nedges;
 	if (need > r->tm.cap) {
 		int64_t nc = r->tm.cap ? r->tm.cap * 2 : 64;
 		while (nc < need)
@@ -35,7 +35,7 @@ int mf_tm_reserve(mf_rec *r)
 		}
 		r->tm.cap = nc;
 	}
-	int64_t ids = 2 * (int64_t)(r->nnodes > r->nedges ? r->nnodes : r->nedges);
+	int64_t ids = 2 * (int64_t)(r->tab.nnodes > r->tab.nedges ? r->tab.nnodes : r->tab.nedges);
 	if (ids > r->tm.idn) {
 		int64_t nc = r->tm.idn ? r->tm.idn * 2 : 128;
 		while (nc < ids)
@@ -69,9 +69,9 @@ void mf_tm_publish(mf_rec *r)
 static void tm_reset_open(mf_rec *r)
 {
 	for (int64_t i = 0; i < r->tm_nopen[0]; i++)
-		r->nodes[r->tm_open[0][i] >> 1].tsum = 0;
+		r->tab.nodes[r->tm_open[0][i] >> 1].tsum = 0;
 	for (int64_t i = 0; i < r->tm_nopen[1]; i++)
-		r->edges[r->tm_open[1][i] >> 1].tsum = 0;
+		r->tab.edges[r->tm_open[1][i] >> 1].tsum = 0;
 	r->tm_gen++;
 	r->tm_nopen[0] = r->tm_nopen[1] = 0;
 	r->tm.mrest = r->tm.crest = 0;
@@ -373,7 +373,7 @@ static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind
 	uint64_t tt = 0;
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t id = list[i];
-		int64_t *sum = kind ? &r->edges[id >> 1].tsum : &r->nodes[id >> 1].tsum;
+		int64_t *sum = kind ? &r->tab.edges[id >> 1].tsum : &r->tab.nodes[id >> 1].tsum;
 		uint64_t code = quantize(*sum + carry[id], shift, &rest);
 		*sum = 0;
 		carry[id] = rest;
@@ -471,7 +471,7 @@ static inline int outlier(int64_t v, int64_t total, int64_t count)
  * where they stand out. */
 static void tm_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum)
 {
-	const mf_node *p = &r->nodes[r->prev];
+	const mf_node *p = &r->tab.nodes[r->prev];
 	r->tm.lastin.gap = stands_out(gap, gapsum);
 	r->tm.lastin.dur = r->tm.lidx == idx - 1 ? stands_out(r->tm.ldur, p->tstamp == r->tm_gen ? p->tsum : 0) : 0;
 	for (;;) {

@@ -64,8 +64,8 @@ static inline void tm_put_direct(mf_rec *r, uint8_t *restrict o, int64_t *len, u
 	const int32_t shift = r->tm.shift;
 	int64_t l = *len, ni = *nids;
 	uint64_t t = 0;
-	const mf_node *nodes = r->nodes;
-	const mf_edge *edges = r->edges;
+	const mf_node *nodes = r->tab.nodes;
+	const mf_edge *edges = r->tab.edges;
 	const mf_tm_slot *msum = r->tm.m;
 	int64_t *carries = r->tm.carry;
 	mf_tm_slot *pc = r->tm.p;

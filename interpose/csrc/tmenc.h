@@ -183,7 +183,7 @@ static inline int32_t quantum_shift(int64_t total)
 }
 
 /* TM_F is field f of the node or edge of id. */
-#define TM_F(r, id, f) (*((id) & 1 ? &(r)->edges[(id) >> 1].f : &(r)->nodes[(id) >> 1].f))
+#define TM_F(r, id, f) (*((id) & 1 ? &(r)->tab.edges[(id) >> 1].f : &(r)->tab.nodes[(id) >> 1].f))
 
 /* The sums of an interval to put, and the carries to round it with. */
 enum { TM_OPEN, TM_MERGED };

@@ -68,9 +68,9 @@ int mf_trace_close(mf_rec *r, const char *const *names, int ncalls)
 	if (r->trace_fd < 0)
 		return 0;
 	mf_trace_uvarint(r->tr.buf, &r->tr.len, 0);
-	mf_trace_uvarint(r->tr.buf, &r->tr.len, (uint64_t)r->nnodes);
-	for (int32_t i = 0; i < r->nnodes; i++) {
-		const mf_node *n = &r->nodes[i];
+	mf_trace_uvarint(r->tr.buf, &r->tr.len, (uint64_t)r->tab.nnodes);
+	for (int32_t i = 0; i < r->tab.nnodes; i++) {
+		const mf_node *n = &r->tab.nodes[i];
 		const char *name = n->call >= 0 && n->call < ncalls ? names[n->call] : "?";
 		size_t l = strlen(name);
 		if (l > 200)
