@@ -18,8 +18,9 @@ MPICH_SHOW   := $(shell $(MPICH_CC) -show 2>/dev/null)
 MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
 MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
-MF_SRC       := $(addprefix interpose/csrc/,recorder.c timing.c partial.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c regions.c wrappers_gen.c)
-MF_HDR       := $(addprefix interpose/csrc/,recorder.h partial.h mpiflow.h mf_mpi.h clock.h core.h regions.h)
+MF_REC_SRC   := $(addprefix interpose/csrc/,recorder.c tables.c seq.c settle.c tight.c trace.c timing.c tmenc.c)
+MF_SRC       := $(MF_REC_SRC) $(addprefix interpose/csrc/,partial.c mpout.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c regions.c wrappers_gen.c)
+MF_HDR       := $(wildcard interpose/csrc/*.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 
 .PHONY: libs bench-overhead bench-overhead-papi bench-recorder bench-replay bench-wrappers $(LIBDIR)/libmpiflow-go.so
@@ -54,7 +55,7 @@ bench-overhead-papi:
 REC_EVENTS ?= 1000000
 bench-recorder:
 	@mkdir -p $(LIBDIR)/bench
-	$(CC) -O2 -std=gnu11 -Iinterpose/csrc -o $(LIBDIR)/bench/recbench interpose/bench/recbench.c interpose/csrc/recorder.c interpose/csrc/timing.c
+	$(CC) -O2 -std=gnu11 -Iinterpose/csrc -o $(LIBDIR)/bench/recbench interpose/bench/recbench.c $(MF_REC_SRC)
 	for b in 1 4 16; do $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b || exit 1; done
 	if command -v valgrind >/dev/null; then for b in 1 4 16; do \
 		valgrind --tool=callgrind --callgrind-out-file=/dev/null $(LIBDIR)/bench/recbench $(REC_EVENTS) $$b 1 2>&1 | \

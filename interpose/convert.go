@@ -62,7 +62,7 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 	if view.nevents == 0 {
 		g.Initial = -1
 	}
-	nodes := unsafe.Slice(r.nodes, int(r.nnodes))
+	nodes := unsafe.Slice(r.tab.nodes, int(r.tab.nnodes))
 	g.Nodes = make([]flowgraph.Node, len(nodes))
 	for i := range nodes {
 		cn := &nodes[i]
@@ -89,7 +89,7 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 		}
 		g.Nodes[i] = n
 	}
-	edges := unsafe.Slice(r.edges, int(r.nedges))
+	edges := unsafe.Slice(r.tab.edges, int(r.tab.nedges))
 	if view.drop_edges != 0 {
 		edges = nil
 	}
@@ -109,7 +109,7 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 		e.Seq = recSeq(r, ce)
 		g.Edges[i] = e
 	}
-	sites := unsafe.Slice(r.sites, int(r.nsites))
+	sites := unsafe.Slice(r.tab.sites, int(r.tab.nsites))
 	if len(sites) > 0 {
 		g.Sites = make([]flowgraph.CallSite, len(sites))
 	}
@@ -182,12 +182,12 @@ func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
 		}
 	}
 	carry := unsafe.Slice(r.tm.carry, int(r.tm.idn))
-	for i := range int(r.nnodes) {
+	for i := range int(r.tab.nnodes) {
 		if c := carry[2*i]; c != 0 {
 			st.Carry = append(st.Carry, flowgraph.TimingEntry{Index: i, Sum: int64(c)})
 		}
 	}
-	for i := range int(r.nedges) {
+	for i := range int(r.tab.nedges) {
 		if c := carry[2*i+1]; c != 0 {
 			st.Carry = append(st.Carry, flowgraph.TimingEntry{Edge: true, Index: i, Sum: int64(c)})
 		}

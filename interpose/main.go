@@ -3,8 +3,9 @@
 //
 // The interposition itself is plain C: csrc/ holds the MPI wrappers
 // (generated from gen/mpi.spec by `go generate`) and the MPI helpers, built
-// against one MPI into lib/libmpiflow-<mpi>.so; csrc/recorder.c holds the
-// event flow graph recorder, shared by both libraries (see csrc.go). The C library records
+// against one MPI into lib/libmpiflow-<mpi>.so; csrc/recorder.c and the files
+// beside it (record.h) hold the event flow graph recorder, shared by both
+// libraries (see csrc.go). The C library records
 // every MPI call without calling into Go, and at MPI_Finalize it dlopen()s
 // the Go library and calls mpiflowFinalize once, which converts the
 // recorder's tables into a flowgraph.Rank and writes the job file with

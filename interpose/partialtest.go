@@ -41,8 +41,8 @@ static int pt_write_in_handler(const mf_rec *r, const mf_partial_info *in, const
 // last event: that edge counted the event but lost its sequence number.
 static int pt_drop_last_seq(mf_rec *r) {
 	int64_t last = r->nevents - 1;
-	for (int32_t i = 0; i < r->nedges; i++) {
-		mf_edge *e = &r->edges[i];
+	for (int32_t i = 0; i < r->tab.nedges; i++) {
+		mf_edge *e = &r->tab.edges[i];
 		if (e->ocount == 0 || e->ostart + (e->ocount - 1) * e->ostride != last)
 			continue;
 		if (--e->ocount == 0)

@@ -3,7 +3,7 @@ package main
 /*
 #include <stdlib.h>
 #include <fcntl.h>
-#include "recorder.h"
+#include "record.h"
 
 static mf_rec *rt_new(uint32_t flags, int64_t bytes, int64_t intervals) {
 	mf_rec *r = malloc(sizeof(mf_rec));
@@ -110,7 +110,7 @@ type recEvent struct {
 }
 
 // add records e as the wrappers do and returns mf_repeat's answer (0:
-// mf_record; see recorder.h for the others).
+// mf_record; see record.h for the others).
 func (r *recorder) add(e recEvent) int {
 	var cin, cout *C.int64_t
 	if len(e.CountersEnter) > 0 {
@@ -151,7 +151,7 @@ func lostCPU(ns int64) { C.rt_set_lost(C.int64_t(ns)) }
 // resetProbes forgets the probes that found the thread running.
 func (r *recorder) resetProbes() { r.r.cpu_clean = 0 }
 
-// Fast repeats' probes of the thread's CPU time (recorder.h).
+// Fast repeats' probes of the thread's CPU time (tight.h).
 const (
 	tightProbeNS = C.MF_TIGHT_PROBE_NS
 	tightClean   = C.MF_TIGHT_CLEAN

@@ -6,7 +6,7 @@
  * runs is printed. Run it under valgrind --tool=callgrind to count
  * instructions, which this shared machine's timings cannot resolve to a
  * few ns. */
-#include "recorder.h"
+#include "record.h"
 
 #include <stdio.h>
 #include <stdlib.h>

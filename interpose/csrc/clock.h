@@ -84,4 +84,12 @@ static inline int64_t mf_now(void)
 	return MF_SLOWDOWN(mf_clock_slow());
 }
 
+/* mf_now_real is the wall-clock time, ns since the epoch. */
+static inline int64_t mf_now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 #endif

@@ -20,6 +20,7 @@
 __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec")));
 
 mf_state G = {.mu = PTHREAD_MUTEX_INITIALIZER};
+mf_hooks mf_core_hooks;
 
 /* job_id is the job's id as finalize.go's jobID makes it: from the
  * launcher's environment, else rank 0's pid (broadcast: every rank's
@@ -363,9 +364,11 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.threads = provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE;
 	mf_recv_shared = G.threads;
 	G.active = 1;
-	mf_partial_setup();
+	if (mf_core_hooks.start)
+		mf_core_hooks.start();
 	G.ckpt_every = checkpoint_every(getenv("MPIFLOW_CHECKPOINT"));
-	mf_start_checkpoints(&G.main);
+	if (mf_core_hooks.thread)
+		mf_core_hooks.thread(&G.main);
 	mf_tls_rec = &G.main.rec;
 }
 
@@ -394,7 +397,8 @@ mf_rec *mf_thread_rec(void)
 	t->rec.ncounters = mf_papi_thread(t->index);
 	mf_rec_mode(&t->rec);
 	open_trace(t);
-	mf_start_checkpoints(t);
+	if (mf_core_hooks.thread)
+		mf_core_hooks.thread(t);
 	mf_tls_rec = &t->rec;
 	return &t->rec;
 }

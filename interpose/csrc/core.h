@@ -57,30 +57,14 @@ MF_HIDDEN const char *mf_output_dir(void);
  * and def with a warning on rank 0 for anything else. */
 MF_HIDDEN int mf_flag(const char *name, int def);
 
-/* papi.c: the hardware counters. mf_papi_start sets up those of
- * MPIFLOW_PAPI on the calling (main) thread and returns how many work;
- * mf_papi_thread sets up the same on the calling thread (recording thread
- * number thread) and returns their number, or 0 (warned once) when it
- * cannot; mf_papi_names is their names, comma-separated ("" for none). */
-MF_HIDDEN int mf_papi_start(void);
-MF_HIDDEN int mf_papi_thread(int thread);
-MF_HIDDEN const char *mf_papi_names(void);
-
-/* handles.c: mf_free_caches frees the handle caches and the request table
- * at MPI_Finalize. */
-MF_HIDDEN void mf_free_caches(void);
-
-/* crash.c: the partial files of runs that never reach MPI_Finalize.
- * mf_partial_setup prepares them and installs the crash paths at MPI_Init;
- * mf_start_checkpoints arms the checkpoints of a thread; mf_partial_off
- * stops the partial files for good (MPI_Finalize); mf_remove_checkpoints
- * removes the checkpoint files once the job file is written;
- * mf_partial_fallback keeps the ranks' data as partial files when it was
- * not (collective). */
-MF_HIDDEN void mf_partial_setup(void);
-MF_HIDDEN void mf_start_checkpoints(mf_thr *t);
-MF_HIDDEN void mf_partial_off(void);
-MF_HIDDEN void mf_remove_checkpoints(void);
-MF_HIDDEN void mf_partial_fallback(int64_t wall);
+/* Hooks another file registers with core, so that core depends on none
+ * of them (crash.c registers its partial files and checkpoints): start
+ * runs at the end of mf_start, thread for each recording thread (the main
+ * one included) once it records. NULL: none. */
+typedef struct mf_hooks {
+	void (*start)(void);
+	void (*thread)(mf_thr *t);
+} mf_hooks;
+extern mf_hooks mf_core_hooks MF_HIDDEN;
 
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "core.h"
 #include "partial.h"
 
@@ -50,10 +51,10 @@ static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int saf
 	in.thread = t->index;
 	in.regions = mf_regions(&in.nregions);
 	mf_partial_site *sites = NULL;
-	if (safe && snap.nsites > 0 && (sites = calloc((size_t)snap.nsites, sizeof *sites))) {
-		for (int k = 0; k < snap.nsites; k++) {
-			const mf_region *rg = mf_region_of(in.regions, in.nregions, snap.sites[k]);
-			const uint64_t addr = rg ? rg->caller : snap.sites[k];
+	if (safe && snap.tab.nsites > 0 && (sites = calloc((size_t)snap.tab.nsites, sizeof *sites))) {
+		for (int k = 0; k < snap.tab.nsites; k++) {
+			const mf_region *rg = mf_region_of(in.regions, in.nregions, snap.tab.sites[k]);
+			const uint64_t addr = rg ? rg->caller : snap.tab.sites[k];
 			Dl_info di;
 			if (!dladdr((void *)(uintptr_t)addr, &di) || !di.dli_fname)
 				continue;
@@ -62,7 +63,7 @@ static int write_partial(mf_thr *t, mf_partial_info in, const char *dir, int saf
 		}
 	}
 	in.sites = sites;
-	in.nsites = sites ? snap.nsites : 0;
+	in.nsites = sites ? snap.tab.nsites : 0;
 	int rc = mf_write_partial(&snap, &in, dir);
 	free(sites);
 	return rc;
@@ -330,4 +331,12 @@ void mf_partial_fallback(int64_t wall)
 				(long long)n[k], k ? alt : P.dir, k ? " on each rank's host" : "", name, k ? alt : P.dir, name);
 	if (n[2])
 		fprintf(stderr, "mpiflow: the data of %lld rank thread(s) is lost\n", (long long)n[2]);
+}
+
+/* register_hooks hands core the partial files' setup and the checkpoints
+ * of each recording thread (core.h, mf_hooks) when the library loads. */
+__attribute__((constructor)) static void register_hooks(void)
+{
+	mf_core_hooks.start = mf_partial_setup;
+	mf_core_hooks.thread = mf_start_checkpoints;
 }

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "finalize.h"
 #include "core.h"
+#include "crash.h"
 #include "mpiflow.h"
 
 /* ---- MPI helpers for the Go part (mf_ops) ---- */

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "fortran.h"
 #include "mf_mpi.h"
 
 mf_fsentinels mf_fsent;

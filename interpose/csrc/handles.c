@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handles.h"
 #include "core.h"
 
 mf_ginfo mf_world_info = {.id = 0, .identity = 1, .outdeg = -1};

@@ -10,8 +10,9 @@
 #ifndef MPIFLOW_H
 #define MPIFLOW_H
 
-#include "recorder.h"
+#include "record.h"
 #include "regions.h"
+#include "tmenc.h"
 
 /* Reduction operations of mf_ops.allreduce_i64. */
 enum { MF_SUM = 0, MF_MIN = 1, MF_MAX = 2 };

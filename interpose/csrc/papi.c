@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "papi.h"
 #include "core.h"
 
 /* Hardware counters (MPIFLOW_PAPI), read through a dlopen()ed libpapi so

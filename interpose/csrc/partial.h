@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder.h"
+#include "record.h"
 #include "regions.h"
 
 #ifdef __cplusplus
@@ -30,7 +30,7 @@ extern "C" {
 
 /* A call site resolved in advance (e.g. with dladdr at MPI_Init or when a
  * site is first seen, outside any signal handler), indexed like
- * mf_rec.sites. obj NULL leaves CallSite.Object empty. */
+ * mf_rec.tab.sites. obj NULL leaves CallSite.Object empty. */
 typedef struct mf_partial_site {
 	const char *obj;
 	uint64_t off;

@@ -1,32 +1,22 @@
 /*
  * timing.c: the timing intervals' slow paths, those of flowgraph's
  * timingRec step for step: closing an interval, compacting the closed ones
- * (merging adjacent intervals, coarsening the quantum), and encoding them
- * for a file. The hot path's part is inline in recorder.h (mf_tm_touch,
- * the checks that call mf_timing_check). See recorder.h and interpose/README.md,
- * "Timing".
+ * (merging adjacent intervals, coarsening the quantum). tmenc.c encodes
+ * them; the hot path's part is inline in record.h (mf_tm_touch, the checks
+ * that call mf_timing_check). See interpose/README.md, "Timing".
  */
-#include "recorder.h"
+#include "timing.h"
+#include "record.h"
+#include "tmenc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* tm_grow reallocs *p to n elements of size elem; it returns -1 (and
- * leaves *p) when out of memory. */
-static int tm_grow(void **p, int64_t n, size_t elem)
-{
-	void *q = realloc(*p, (size_t)n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	return 0;
-}
 
 /* mf_tm_reserve makes room for every node and edge in the timing lists and
  * per id arrays (whose new entries are zero: no carry, old stamps). */
 int mf_tm_reserve(mf_rec *r)
 {
-	int64_t need = (int64_t)r->nnodes + r->nedges;
+	int64_t need = (int64_t)r->tab.nnodes + r->tab.nedges;
 	if (need > r->tm.cap) {
 		int64_t nc = r->tm.cap ? r->tm.cap * 2 : 64;
 		while (nc < need)
@@ -45,7 +35,7 @@ int mf_tm_reserve(mf_rec *r)
 		}
 		r->tm.cap = nc;
 	}
-	int64_t ids = 2 * (int64_t)(r->nnodes > r->nedges ? r->nnodes : r->nedges);
+	int64_t ids = 2 * (int64_t)(r->tab.nnodes > r->tab.nedges ? r->tab.nnodes : r->tab.nedges);
 	if (ids > r->tm.idn) {
 		int64_t nc = r->tm.idn ? r->tm.idn * 2 : 128;
 		while (nc < ids)
@@ -63,142 +53,6 @@ int mf_tm_reserve(mf_rec *r)
 	return 0;
 }
 
-/* ---- Timing: the slow paths of flowgraph's timingRec, step for step ---- */
-
-/* Nibble streams (flowgraph.Timing): nibble i is the high half of byte i/2
- * when i is even. A nibble varint holds 3 bits a nibble, least significant
- * first, the high bit set when more follow. */
-static inline int nib_len(uint64_t v)
-{
-	return (64 - __builtin_clzll(v | 1) + 2) / 3;
-}
-
-static inline void put_nib(uint8_t *b, int64_t *n, uint64_t v)
-{
-	int64_t i = *n;
-	if (v < 8) { /* the common cases: one nibble, two */
-		if (i & 1)
-			b[i >> 1] |= (uint8_t)v;
-		else
-			b[i >> 1] = (uint8_t)(v << 4);
-		*n = i + 1;
-		return;
-	}
-	if (v < 64) {
-		uint8_t x0 = (uint8_t)((v & 7) | 8), x1 = (uint8_t)(v >> 3);
-		if (i & 1) {
-			b[i >> 1] |= x0;
-			b[(i >> 1) + 1] = (uint8_t)(x1 << 4);
-		} else {
-			b[i >> 1] = (uint8_t)(x0 << 4 | x1);
-		}
-		*n = i + 2;
-		return;
-	}
-	for (;;) {
-		uint8_t x = (uint8_t)(v & 7);
-		v >>= 3;
-		if (v)
-			x |= 8;
-		if (i & 1)
-			b[i >> 1] |= x;
-		else
-			b[i >> 1] = (uint8_t)(x << 4);
-		i++;
-		if (!v)
-			break;
-	}
-	*n = i;
-}
-
-/* put_last writes the last gap and the last duration of an interval that
- * ends early at quantum 2^shift. */
-static void put_last(uint8_t *b, int64_t *n, mf_tm_last last, int32_t shift)
-{
-	put_nib(b, n, (uint64_t)(last.gap > 0 ? last.gap : 0) >> shift);
-	put_nib(b, n, (uint64_t)(last.dur > 0 ? last.dur : 0) >> shift);
-}
-
-/* get_nib reads a nibble varint of our own encoding at nibble *pos. */
-static inline uint64_t get_nib(const uint8_t *b, int64_t *pos)
-{
-	int64_t i = *pos;
-	unsigned x0 = (unsigned)(b[i >> 1] >> (4 - 4 * (i & 1))) & 15;
-	if (x0 < 8) { /* the common cases: one nibble, two */
-		*pos = i + 1;
-		return x0;
-	}
-	unsigned x1 = (unsigned)(b[(i + 1) >> 1] >> (4 - 4 * ((i + 1) & 1))) & 15;
-	if (x1 < 8) {
-		*pos = i + 2;
-		return (x0 & 7) | x1 << 3;
-	}
-	uint64_t v = 0;
-	for (int s = 0;; s += 3) {
-		unsigned x = (unsigned)(b[i >> 1] >> (4 - 4 * (i & 1))) & 15;
-		i++;
-		v |= (uint64_t)(x & 7) << s;
-		if (x < 8)
-			break;
-	}
-	*pos = i;
-	return v;
-}
-
-/* put_id and get_id write and read the uvarints of the id buffers. */
-static inline int64_t put_id(uint8_t *b, int64_t n, uint32_t id)
-{
-	if (id < 0x80) {
-		b[n] = (uint8_t)id;
-		return n + 1;
-	}
-	size_t k = (size_t)n;
-	mf_trace_uvarint(b, &k, id);
-	return (int64_t)k;
-}
-
-static inline uint32_t get_id(const uint8_t *b, int64_t *pos)
-{
-	if (b[*pos] < 0x80)
-		return b[(*pos)++];
-	uint32_t v = 0;
-	int shift = 0;
-	for (;;) {
-		uint8_t c = b[(*pos)++];
-		v |= (uint32_t)(c & 0x7f) << shift;
-		if (c < 0x80)
-			return v;
-		shift += 7;
-	}
-}
-
-/* quantize is flowgraph's quantize: the code of v at quantum 2^shift,
- * rounded half up (at most INT64_MAX >> shift), with the rounding left in
- * *rest; v <= 0 gives code 0 and rest v. */
-static inline uint64_t quantize(int64_t v, int32_t shift, int64_t *rest)
-{
-	if (v <= 0) {
-		*rest = v;
-		return 0;
-	}
-	int64_t c = v >> shift;
-	if (shift > 0)
-		c += (v >> (shift - 1)) & 1;
-	if (c > INT64_MAX >> shift)
-		c = INT64_MAX >> shift;
-	*rest = v - (int64_t)((uint64_t)c << shift);
-	return (uint64_t)c;
-}
-
-/* quantum_shift is flowgraph's quantumShift. */
-static int32_t quantum_shift(int64_t total)
-{
-	int b = total > 0 ? 64 - __builtin_clzll((uint64_t)total) : 0;
-	return b > MF_TM_QUANTUM_BITS ? b - MF_TM_QUANTUM_BITS : 0;
-}
-
-/* TM_F is field f of the node or edge of id. */
-#define TM_F(r, id, f) (*((id) & 1 ? &(r)->edges[(id) >> 1].f : &(r)->nodes[(id) >> 1].f))
 
 void mf_tm_publish(mf_rec *r)
 {
@@ -215,9 +69,9 @@ void mf_tm_publish(mf_rec *r)
 static void tm_reset_open(mf_rec *r)
 {
 	for (int64_t i = 0; i < r->tm_nopen[0]; i++)
-		r->nodes[r->tm_open[0][i] >> 1].tsum = 0;
+		r->tab.nodes[r->tm_open[0][i] >> 1].tsum = 0;
 	for (int64_t i = 0; i < r->tm_nopen[1]; i++)
-		r->edges[r->tm_open[1][i] >> 1].tsum = 0;
+		r->tab.edges[r->tm_open[1][i] >> 1].tsum = 0;
 	r->tm_gen++;
 	r->tm_nopen[0] = r->tm_nopen[1] = 0;
 	r->tm.mrest = r->tm.crest = 0;
@@ -235,217 +89,6 @@ static inline void tm_merge(mf_rec *r, uint32_t id, int64_t v)
 	}
 }
 
-/* The sums of an interval to put, and the carries to round it with. */
-enum { TM_OPEN, TM_MERGED };
-enum { TM_RECORDING, TM_PASS };
-
-static inline int64_t tm_sum(const mf_rec *r, uint32_t id, int src)
-{
-	return src == TM_OPEN ? TM_F(r, id, tsum) : r->tm.m[id].v;
-}
-
-static inline int64_t tm_carry_of(const mf_rec *r, uint32_t id, int carry)
-{
-	if (carry == TM_RECORDING)
-		return r->tm.carry[id];
-	return r->tm.p[id].stamp == r->tm.pgen ? r->tm.p[id].v : 0;
-}
-
-static inline void tm_set_carry(mf_rec *r, uint32_t id, int carry, int64_t v)
-{
-	if (carry == TM_RECORDING) {
-		r->tm.carry[id] = v;
-		return;
-	}
-	mf_tm_slot *s = &r->tm.p[id];
-	if (s->stamp == r->tm.pgen) {
-		s->v = v;
-	} else if (v != 0) { /* an untouched pass carry is 0 */
-		s->stamp = r->tm.pgen;
-		s->v = v;
-		r->tm.plist[r->tm.nplist++] = id;
-	}
-}
-
-static int cap_cmp(const void *a, const void *b)
-{
-	const mf_cap_entry *x = a, *y = b;
-	if (x->code != y->code)
-		return x->code > y->code ? -1 : 1;
-	return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
-/* cap_codes (timingRec.capCodes) marks the keep largest of the n codes of
- * r->tm.codes (ties: the earlier first) in r->tm.kept and folds the others
- * into the remainder codes by kind. */
-static void cap_codes(mf_rec *r, int64_t n, int32_t keep, uint64_t *mc, uint64_t *cc)
-{
-	for (int64_t i = 0; i < n; i++)
-		r->tm.order[i] = (mf_cap_entry){.code = r->tm.codes[i], .pos = i};
-	qsort(r->tm.order, (size_t)n, sizeof(mf_cap_entry), cap_cmp);
-	memset(r->tm.kept, 0, (size_t)n);
-	for (int32_t k = 0; k < keep; k++)
-		r->tm.kept[r->tm.order[k].pos] = 1;
-	for (int64_t i = 0; i < n; i++) {
-		if (r->tm.kept[i])
-			continue;
-		if (r->tm.entries[i] & 1)
-			*cc += r->tm.codes[i];
-		else
-			*mc += r->tm.codes[i];
-	}
-}
-
-/* tm_events_code is flowgraph's eventsCode: the code of an interval of
- * events events at spacing sp, 0 when it is full. */
-static inline uint64_t tm_events_code(int64_t events, int64_t sp)
-{
-	return events == sp ? 0 : (uint64_t)events;
-}
-
-/* tm_put (timingRec.put) rounds an interval of events events, the ids of
- * lists (nodes, edges, each in first touch order) with the raw sums of src
- * and raw remainders mr, cr, with the carries of carry, caps it to keep
- * entries when capped, and writes it at spacing sp at nibble *len of out
- * and its ids at byte *nids of r->tm.ids[ib] if that keeps *len within
- * limit, then updates the carries and adds its time as encoded to *time.
- * It returns 0, or -1 (nothing written) if the interval does not fit or
- * memory runs out (r->failed). */
-static int tm_put(mf_rec *r, uint8_t *out, int64_t *len, int64_t limit, int ib, int64_t *nids,
-		  uint32_t *const lists[2], const int64_t counts[2], int src, int carry, int32_t keep, int capped,
-		  int64_t mr, int64_t cr, uint64_t *time, int64_t events, int64_t sp, mf_tm_last last)
-{
-	int32_t shift = r->tm.shift;
-	int64_t n = counts[0] + counts[1];
-	const uint64_t ec = tm_events_code(events, sp);
-	if (*nids + 5 * n > r->tm.idcap[ib]) {
-		int64_t c = r->tm.idcap[ib] ? 2 * r->tm.idcap[ib] : 4096;
-		while (c < *nids + 5 * n)
-			c *= 2;
-		if (tm_grow((void **)&r->tm.ids[ib], c, 1)) {
-			mf_rec_fail(r);
-			return -1;
-		}
-		r->tm.idcap[ib] = c;
-	}
-	uint8_t *ids = r->tm.ids[ib];
-	int64_t l = *len, ni = *nids;
-	uint64_t t = 0;
-	if (keep == 0 && l + 22 + 2 * 11 + 2 * 22 + n * 22 <= limit) {
-		/* It fits whatever the codes: round and write in one go. The
-		 * tables are in locals: the byte stores could alias r. */
-		uint8_t *restrict o = out, *restrict io = ids;
-		const mf_node *nodes = r->nodes;
-		const mf_edge *edges = r->edges;
-		const mf_tm_slot *msum = r->tm.m;
-		int64_t *carries = r->tm.carry;
-		mf_tm_slot *pc = r->tm.p;
-		const int64_t pgen = r->tm.pgen;
-		put_nib(o, &l, ec);
-		put_nib(o, &l, (uint64_t)counts[0]);
-		put_nib(o, &l, (uint64_t)counts[1]);
-		for (int kind = 0; kind < 2; kind++) {
-			const uint32_t *list = lists[kind];
-			const int64_t cnt = counts[kind];
-			for (int64_t i = 0; i < cnt; i++) {
-				uint32_t id = list[i];
-				int64_t v, rest;
-				if (src == TM_OPEN)
-					v = kind ? edges[id >> 1].tsum : nodes[id >> 1].tsum;
-				else
-					v = msum[id].v;
-				if (carry == TM_RECORDING)
-					v += carries[id];
-				else if (pc[id].stamp == pgen)
-					v += pc[id].v;
-				uint64_t code = quantize(v, shift, &rest);
-				put_nib(o, &l, code);
-				ni = put_id(io, ni, id);
-				t += code << shift;
-				if (carry == TM_RECORDING)
-					carries[id] = rest;
-				else if (rest != 0 || pc[id].stamp == pgen)
-					tm_set_carry(r, id, carry, rest);
-			}
-		}
-		if (ec)
-			put_last(o, &l, last, shift);
-		*len = l;
-		*nids = ni;
-		*time += t;
-		return 0;
-	}
-	uint32_t *entries = r->tm.entries;
-	uint64_t *codes = r->tm.codes;
-	int64_t *rests = r->tm.rests;
-	for (int kind = 0, k = 0; kind < 2; kind++) {
-		for (int64_t i = 0; i < counts[kind]; i++, k++) {
-			uint32_t id = lists[kind][i];
-			entries[k] = id;
-			codes[k] = quantize(tm_sum(r, id, src) + tm_carry_of(r, id, carry), shift, &rests[k]);
-		}
-	}
-	int64_t *rc = carry == TM_RECORDING ? r->tm.rcarry : r->tm.prcarry;
-	uint64_t mc = 0, cc = 0;
-	int64_t mrest = 0, crest = 0;
-	if (keep > 0) {
-		mc = quantize(mr + rc[0], shift, &mrest);
-		cc = quantize(cr + rc[1], shift, &crest);
-	}
-	const uint8_t *kept = NULL;
-	uint64_t nn = (uint64_t)counts[0], ne = (uint64_t)counts[1];
-	if (capped && keep > 0 && n > keep) {
-		cap_codes(r, n, keep, &mc, &cc);
-		kept = r->tm.kept;
-		nn = 0;
-		for (int64_t i = 0; i < counts[0]; i++)
-			nn += kept[i];
-		ne = (uint64_t)keep - nn;
-	}
-	int64_t size = nib_len(ec) + nib_len(nn) + nib_len(ne);
-	if (keep > 0)
-		size += nib_len(mc) + nib_len(cc);
-	if (ec)
-		size += nib_len((uint64_t)(last.gap > 0 ? last.gap : 0) >> shift) +
-			nib_len((uint64_t)(last.dur > 0 ? last.dur : 0) >> shift);
-	for (int64_t i = 0; i < n; i++) {
-		if (kept && !kept[i])
-			continue;
-		size += nib_len(codes[i]);
-		if (keep > 0)
-			size += nib_len(entries[i] >> 1);
-	}
-	if (l + size > limit)
-		return -1;
-	put_nib(out, &l, ec);
-	put_nib(out, &l, nn);
-	put_nib(out, &l, ne);
-	if (keep > 0) {
-		put_nib(out, &l, mc);
-		put_nib(out, &l, cc);
-		t = (mc + cc) << shift;
-	}
-	for (int64_t i = 0; i < n; i++) {
-		if (!kept || kept[i]) {
-			if (keep > 0)
-				put_nib(out, &l, entries[i] >> 1);
-			put_nib(out, &l, codes[i]);
-			ni = put_id(ids, ni, entries[i]);
-			t += codes[i] << shift;
-		}
-		tm_set_carry(r, entries[i], carry, rests[i]);
-	}
-	if (ec)
-		put_last(out, &l, last, shift);
-	if (keep > 0) {
-		rc[0] = mrest;
-		rc[1] = crest;
-	}
-	*len = l;
-	*nids = ni;
-	*time += t;
-	return 0;
-}
 
 /* over_projected is flowgraph's overProjected: whether a pass that wrote
  * out nibbles after reading pos of the total of the closed intervals is
@@ -567,7 +210,7 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 		if (gev > 0 && gev + ev <= sp && span > 0 && closed)
 			tm = tm_peek_time(in, body, old_shift, old_keep);
 		if (gev > 0 && (gev + ev > sp || (span > 0 && tm > span - gtime))) {
-			if (tm_put(r, r->tm.buf[alt], &len, limit, alt, &nids, r->tm.mlist, r->tm.nmlist, TM_MERGED,
+			if (mf_tm_put(r, r->tm.buf[alt], &len, limit, alt, &nids, r->tm.mlist, r->tm.nmlist, TM_MERGED,
 				   TM_PASS, r->tm.keep, 1, r->tm.mmrest, r->tm.mcrest, &time, gev, sp, glast))
 				return 0;
 			*groups = ++ng;
@@ -730,7 +373,7 @@ static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind
 	uint64_t tt = 0;
 	for (int64_t i = 0; i < n; i++) {
 		uint32_t id = list[i];
-		int64_t *sum = kind ? &r->edges[id >> 1].tsum : &r->nodes[id >> 1].tsum;
+		int64_t *sum = kind ? &r->tab.edges[id >> 1].tsum : &r->tab.nodes[id >> 1].tsum;
 		uint64_t code = quantize(*sum + carry[id], shift, &rest);
 		*sum = 0;
 		carry[id] = rest;
@@ -787,7 +430,7 @@ static int tm_close(mf_rec *r, int64_t idx)
 		return TM_CLOSED;
 	}
 	uint64_t time = (uint64_t)r->tm.ctime;
-	if (tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
+	if (mf_tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
 		   TM_RECORDING, r->tm.keep, 1, r->tm.mrest, r->tm.crest, &time, events, r->tm.spacing,
 		   r->tm.lastin) == 0) {
 		r->tm.len = len;
@@ -828,7 +471,7 @@ static inline int outlier(int64_t v, int64_t total, int64_t count)
  * where they stand out. */
 static void tm_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t gapsum)
 {
-	const mf_node *p = &r->nodes[r->prev];
+	const mf_node *p = &r->tab.nodes[r->prev];
 	r->tm.lastin.gap = stands_out(gap, gapsum);
 	r->tm.lastin.dur = r->tm.lidx == idx - 1 ? stands_out(r->tm.ldur, p->tstamp == r->tm_gen ? p->tsum : 0) : 0;
 	for (;;) {
@@ -854,107 +497,5 @@ void mf_timing_check(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t
 		if (outlier(dur, n->time.total - dur, n->count - 1) && r->tm_end > idx + 1)
 			r->tm_end = idx + 1;
 	}
-}
-
-int64_t mf_timing_prefix(const mf_timing_pub *p, int64_t maxev)
-{
-	int64_t pos = 0, ev = 0;
-	for (int64_t k = 0; k < p->nclosed; k++) {
-		const int64_t at = pos;
-		uint64_t c = get_nib(p->buf, &pos);
-		ev += c ? (int64_t)c : p->spacing;
-		if (ev > maxev)
-			return at;
-		uint64_t n = get_nib(p->buf, &pos);
-		n += get_nib(p->buf, &pos);
-		if (p->keep > 0)
-			n = 2 * n + 2; /* remainders, indices */
-		if (c)
-			n += 2; /* the last gap and duration */
-		for (uint64_t e = 0; e < n; e++)
-			get_nib(p->buf, &pos);
-	}
-	return pos;
-}
-
-/* A nibble stream written through put in chunks. */
-typedef struct {
-	void (*put)(void *ctx, const uint8_t *b, size_t n);
-	void *ctx;
-	uint8_t b[64];
-	size_t n;
-	uint64_t total;
-	int half; /* a high nibble is pending */
-	uint8_t pending;
-} nib_out;
-
-static void nout_byte(nib_out *o, uint8_t c)
-{
-	o->total++;
-	if (!o->put)
-		return;
-	o->b[o->n++] = c;
-	if (o->n == sizeof(o->b)) {
-		o->put(o->ctx, o->b, o->n);
-		o->n = 0;
-	}
-}
-
-static void nout_var(nib_out *o, uint64_t v)
-{
-	for (;;) {
-		uint8_t x = (uint8_t)(v & 7);
-		v >>= 3;
-		if (v)
-			x |= 8;
-		if (o->half)
-			nout_byte(o, (uint8_t)(o->pending | x));
-		else
-			o->pending = (uint8_t)(x << 4);
-		o->half = !o->half;
-		if (!v)
-			return;
-	}
-}
-
-uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs, int64_t open,
-			  void (*put)(void *ctx, const uint8_t *b, size_t n), void *ctx)
-{
-	nib_out o = {.put = put, .ctx = ctx};
-	if (nibs / 2 > 0 && put)
-		put(ctx, p->buf, (size_t)(nibs / 2));
-	o.total = (uint64_t)(nibs / 2);
-	if (nibs & 1) {
-		o.half = 1;
-		o.pending = p->buf[nibs / 2] & 0xf0;
-	}
-	if (open > 0) {
-		/* timingRec.put of the open interval, uncapped */
-		int64_t rest;
-		nout_var(&o, tm_events_code(open, p->spacing));
-		nout_var(&o, (uint64_t)r->tm_nopen[0]);
-		nout_var(&o, (uint64_t)r->tm_nopen[1]);
-		if (p->keep > 0) {
-			nout_var(&o, quantize(r->tm.mrest + r->tm.rcarry[0], p->shift, &rest));
-			nout_var(&o, quantize(r->tm.crest + r->tm.rcarry[1], p->shift, &rest));
-		}
-		for (int kind = 0; kind < 2; kind++) {
-			for (int64_t i = 0; i < r->tm_nopen[kind]; i++) {
-				uint32_t id = r->tm_open[kind][i];
-				if (p->keep > 0)
-					nout_var(&o, id >> 1);
-				nout_var(&o, quantize(TM_F(r, id, tsum) + r->tm.carry[id], p->shift, &rest));
-			}
-		}
-		if (tm_events_code(open, p->spacing)) { /* no event follows: no last gap or duration */
-			nout_var(&o, 0);
-			nout_var(&o, 0);
-		}
-	}
-	if (o.half)
-		nout_byte(&o, o.pending);
-	if (put && o.n > 0)
-		put(ctx, o.b, o.n);
-	return o.total;
 }
 

@@ -1,0 +1,2 @@
+/* csrc/settle.c compiled into the Go package by cgo (see csrc.go). */
+#include "csrc/settle.c"

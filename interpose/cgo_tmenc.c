@@ -1,0 +1,2 @@
+/* csrc/tmenc.c compiled into the Go package by cgo (see csrc.go). */
+#include "csrc/tmenc.c"
