@@ -169,7 +169,8 @@ func TestPajeVariablesModel(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"host1", "host2", "link1"}, []string{m.Resources[0].Name, m.Resources[1].Name, m.Resources[2].Name})
 	const g = int64(1e9) // 1 s at the peak
-	want := map[string][][]int64{ // per resource, per slice: power, power_used, bandwidth, bandwidth_used
+	// Per resource, per slice: power, power_used, bandwidth, bandwidth_used.
+	want := map[string][][]int64{
 		// host1: power 1e9 of a peak 2e9; power_used 1e9 (peak 2e9) on [1.5, 4).
 		"host1": {{g / 2, 0, 0, 0}, {g / 2, g / 4, 0, 0}, {g / 2, g / 2, 0, 0}, {g / 2, g / 2, 0, 0}, {g / 2, 0, 0, 0}, {g / 2, 0, 0, 0}},
 		// host2: power 2e9, the peak; power_used 2e9 on [3, 5.5).
