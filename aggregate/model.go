@@ -266,13 +266,17 @@ func BuildWindows(src Source, wins []Window, workers int) ([]*Model, error) {
 
 // read adds every event of resource r of src to the models ms. The
 // sources of mpiflow ranks add their states themselves, by timing
-// interval where they can (addRank); any other source, a type that embeds
-// one and has an Open of its own included, is read through Open.
+// interval where they can (addRank), Values integrate their variables;
+// any other source, a type that embeds one and has an Open of its own
+// included, is read through Open.
 func read(ms []*Model, src Source, r int, buf []StateEvent) error {
 	accs := make([]*accumulator, len(ms))
 	for i, m := range ms {
 		acc := m.accumulator(r)
 		accs[i] = &acc
+	}
+	if v, ok := src.(*Values); ok {
+		return v.add(r, accs)
 	}
 	if s, ok := src.(*RankSource); ok {
 		rk, err := s.rank(r)

@@ -22,6 +22,11 @@ type PajeOptions struct {
 	// types then has a resource per type (named by the type, below it),
 	// and a value name that several types use is named "type: value".
 	StateType string
+	// Variables imports the variables instead of the states, which a
+	// trace without states gets anyway; VariableType selects one
+	// variable type (alias or name) and implies Variables.
+	Variables    bool
+	VariableType string
 }
 
 // pajeOldFields maps the field names of the older Pajé header style
@@ -99,6 +104,8 @@ type pajeParser struct {
 	kids      [][]int
 	stacks    map[stateKey]*stateStack
 	order     []stateKey // stacks in creation order
+	vars      map[stateKey]*variable
+	varOrder  []stateKey // vars in creation order
 	last      int64      // latest time seen
 	tr        Trace
 }
@@ -342,6 +349,8 @@ func (p *pajeParser) event(d *pajeDef, vals []string) error {
 		return p.timedOther(d, vals)
 	case paje.SetState, paje.PushState, paje.PopState, paje.ResetState:
 		return p.changeState(d, vals, t)
+	case paje.SetVariable, paje.AddVariable, paje.SubVariable:
+		return p.changeVariable(d, vals, t)
 	}
 	return nil
 }
@@ -570,24 +579,32 @@ func (p *pajeParser) destroy(c int, t int64) {
 			st.stack = st.stack[:0]
 		}
 	}
+	p.destroyVars(c, t)
 	for _, k := range p.kids[c] {
 		p.destroy(k, t)
 	}
 }
 
 // finish closes the states still open at the trace's last time, picks the
-// state type and builds the resources.
+// state types, or the variables (see finishVars) when asked or when the
+// trace has no states, and builds the resources.
 func (p *pajeParser) finish(opt PajeOptions) error {
 	for _, k := range p.order {
 		st := p.stacks[k]
 		st.close(k.cont, p.last)
+	}
+	if opt.Variables || opt.VariableType != "" {
+		return p.finishVars(opt)
 	}
 	types, err := p.stateTypes(opt)
 	if err != nil {
 		return err
 	}
 	if len(types) == 0 {
-		return errors.New("the trace has no states")
+		if opt.StateType == "" && len(p.typesWith(paje.DefineVariableType)) > 0 {
+			return p.finishVars(opt)
+		}
+		return p.noStates(opt)
 	}
 	p.resources(types, p.stateNames(types))
 	SetRanks(&p.tr)
@@ -613,8 +630,11 @@ func (p *pajeParser) stateTypes(opt PajeOptions) ([]int, error) {
 					ti, err = i, nil
 				}
 			}
+			if err != nil && len(p.typesWith(paje.DefineStateType)) == 0 {
+				return nil, p.noStates(PajeOptions{})
+			}
 			if err != nil {
-				return nil, err
+				return nil, &OptionError{Option: "StateType", Msg: fmt.Sprintf("%v; the state types: %s", err, list(p.typesWith(paje.DefineStateType)))}
 			}
 		}
 		if used[ti] {

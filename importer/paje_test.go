@@ -315,7 +315,8 @@ func FuzzParsePaje(f *testing.F) {
 	f.Add([]byte(pajeDefs + pajeBody))
 	f.Add([]byte(pajeDefs + "5 1 State p1 \"x\n"))
 	f.Add([]byte("%EventDef PajeSetState 1\n% Time date\n%EndEventDef\n1 1e400\n"))
-	for _, name := range []string{"pajeng-all.paje", "pajeng-old.paje"} {
+	f.Add([]byte(pajeVarDefs + "9 0 v p1 2\n10 1 v p1 3\n9 1 v p2 7\n11 2 v p1 1.5\n4 3 P p2\n"))
+	for _, name := range []string{"pajeng-all.paje", "pajeng-old.paje", "simgrid-platform.paje"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		require.NoError(f, err)
 		f.Add(data)
@@ -327,17 +328,46 @@ func FuzzParsePaje(f *testing.F) {
 		}
 		// A trace that parses is consistent: intervals inside the span,
 		// states and resources in range, and a hierarchy over all resources.
+		if tr.Values != nil {
+			checkValues(t, tr)
+			return
+		}
 		require.Len(t, tr.Events, len(tr.Res))
 		for r, evs := range tr.Events {
 			for _, ev := range evs {
-				require.Equal(t, r, ev.Resource)
-				require.Less(t, ev.Start, ev.End)
-				require.GreaterOrEqual(t, ev.Start, tr.Start)
-				require.LessOrEqual(t, ev.End, tr.End)
-				require.True(t, ev.State >= 0 && ev.State < len(tr.StateNames))
+				checkInterval(t, tr, r, ev.Resource, ev.State, ev.Start, ev.End)
 			}
 		}
 		_, err = aggregate.NewHierarchy(tr.DefaultSpec(), tr.Resources())
 		require.NoError(t, err)
 	})
+}
+
+// checkValues checks that the pieces of a trace of variables are in the
+// span, of variables and resources in range, and aggregate.
+func checkValues(t *testing.T, tr *Trace) {
+	require.Empty(t, tr.Events)
+	require.Len(t, tr.Values, len(tr.Res))
+	for r, evs := range tr.Values {
+		for _, ev := range evs {
+			checkInterval(t, tr, r, ev.Resource, ev.Variable, ev.Start, ev.End)
+		}
+	}
+	src := tr.Source()
+	_, err := aggregate.NewHierarchy(src.(*aggregate.Values).DefaultSpec(), src.Resources())
+	require.NoError(t, err)
+	if tr.End-tr.Start >= 2 {
+		_, err = aggregate.Build(src, 2, 1)
+		require.NoError(t, err)
+	}
+}
+
+// checkInterval checks that an interval of resource r (a state or a piece
+// of a variable) is of r, in the span, and of a state in range.
+func checkInterval(t *testing.T, tr *Trace, r, resource, state int, start, end int64) {
+	require.Equal(t, r, resource)
+	require.Less(t, start, end)
+	require.GreaterOrEqual(t, start, tr.Start)
+	require.LessOrEqual(t, end, tr.End)
+	require.True(t, state >= 0 && state < len(tr.StateNames))
 }

@@ -41,6 +41,10 @@ type Trace struct {
 	Start, End int64 // ns
 	// Events holds the intervals of each resource in time order.
 	Events [][]aggregate.StateEvent
+	// Values, set when the trace was imported as variables (Pajé
+	// variables), holds the pieces of each resource's variables; then
+	// StateNames names the variables and Events is empty (see Source).
+	Values [][]aggregate.ValueEvent
 }
 
 var _ aggregate.Source = (*Trace)(nil)

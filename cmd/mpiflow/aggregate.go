@@ -21,25 +21,39 @@ type stateReader struct {
 	format importer.Format
 	what   string // the format in the error that lists them
 	// open reads the trace at path; header is nil for foreign traces.
-	open func(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error)
+	open func(path string, group bool, pj importer.PajeOptions) (aggregate.Source, *flowgraph.Header, error)
 }
 
 // stateReaders are the formats aggregate reads.
 func stateReaders() []stateReader {
 	return []stateReader{
 		{importer.FormatMpiflow, "mpiflow file", openMpiflowStates},
-		{importer.FormatPaje, "Pajé trace", foreignStates(func(path, stateType string) (*importer.Trace, error) {
-			return importer.ReadPaje(path, importer.PajeOptions{StateType: stateType})
+		{importer.FormatPaje, "Pajé trace", foreignStates(func(path string, pj importer.PajeOptions) (*importer.Trace, error) {
+			tr, err := importer.ReadPaje(path, pj)
+			return tr, pajeFlags(path, err)
 		})},
-		{importer.FormatOTF2, "OTF2 archive", foreignStates(func(path, _ string) (*importer.Trace, error) {
+		{importer.FormatOTF2, "OTF2 archive", foreignStates(func(path string, _ importer.PajeOptions) (*importer.Trace, error) {
 			return otf2in.Read(path)
 		})},
 	}
 }
 
+// pajeOptionFlags name the Pajé import options as aggregate's flags.
+var pajeOptionFlags = map[string]string{"StateType": "--state-type", "VariableType": "--variable-type", "Variables": "--variables"}
+
+// pajeFlags names the flag that fixes err, an error of ReadPaje(path),
+// if one does.
+func pajeFlags(path string, err error) error {
+	var oe *importer.OptionError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("%s: %s (%s)", path, oe.Msg, pajeOptionFlags[oe.Option])
+	}
+	return err
+}
+
 // openStateTrace opens an mpiflow file, a Pajé trace or an OTF2 archive as
 // a state trace for the aggregator. header is nil for foreign traces.
-func openStateTrace(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
+func openStateTrace(path string, group bool, pj importer.PajeOptions) (aggregate.Source, *flowgraph.Header, error) {
 	format, err := importer.Sniff(path)
 	if err != nil {
 		return nil, nil, err
@@ -48,7 +62,7 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 	var what []string
 	for _, r := range readers {
 		if r.format == format {
-			return r.open(path, group, stateType)
+			return r.open(path, group, pj)
 		}
 		what = append(what, r.what)
 	}
@@ -57,9 +71,9 @@ func openStateTrace(path string, group bool, stateType string) (aggregate.Source
 }
 
 // openMpiflowStates reads an mpiflow file's ranks as a state trace.
-func openMpiflowStates(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
-	if stateType != "" {
-		return nil, nil, fmt.Errorf("%s: --state-type applies to Pajé traces, this is an mpiflow file", path)
+func openMpiflowStates(path string, group bool, pj importer.PajeOptions) (aggregate.Source, *flowgraph.Header, error) {
+	if pj != (importer.PajeOptions{}) {
+		return nil, nil, fmt.Errorf("%s: --state-type, --variables and --variable-type apply to Pajé traces, this is an mpiflow file", path)
 	}
 	job, err := load(path, "", analysis.Options{NoLoops: true, NoResolve: true, NoSequences: true})
 	if err != nil {
@@ -73,14 +87,14 @@ func openMpiflowStates(path string, group bool, stateType string) (aggregate.Sou
 }
 
 // foreignStates opens a trace of another tool with read, its MPI calls
-// grouped with group.
-func foreignStates(read func(path, stateType string) (*importer.Trace, error)) func(string, bool, string) (aggregate.Source, *flowgraph.Header, error) {
-	return func(path string, group bool, stateType string) (aggregate.Source, *flowgraph.Header, error) {
-		tr, err := read(path, stateType)
+// grouped with group (variables have none).
+func foreignStates(read func(string, importer.PajeOptions) (*importer.Trace, error)) func(string, bool, importer.PajeOptions) (aggregate.Source, *flowgraph.Header, error) {
+	return func(path string, group bool, pj importer.PajeOptions) (aggregate.Source, *flowgraph.Header, error) {
+		tr, err := read(path, pj)
 		if err != nil {
 			return nil, nil, err
 		}
-		if group {
+		if group && tr.Values == nil {
 			tr.MapStates(func(s string) string {
 				if s == aggregate.ComputeState {
 					return s
@@ -88,7 +102,7 @@ func foreignStates(read func(path, stateType string) (*importer.Trace, error)) f
 				return aggregate.CallGroup(s)
 			})
 		}
-		return tr, nil, nil
+		return tr.Source(), nil, nil
 	}
 }
 
@@ -118,10 +132,13 @@ and must list every rank exactly once.
 
 FILE can also be a Pajé trace (container tree as hierarchy) or an OTF2
 archive's .otf2 anchor file (system tree as hierarchy), so traces recorded by
-other tools can be aggregated too.`,
+other tools can be aggregated too. A Pajé trace without states (SimGrid's)
+has its variables aggregated, each cell a variable's time integral over the
+slice as a share of its peak; --variables chooses them over states.`,
 		Example: `  mpiflow aggregate run.mpiflow
   mpiflow aggregate trace.paje --p 0.6      # a Pajé trace of another tool
   mpiflow aggregate scorep/traces.otf2      # an OTF2 archive (Score-P)
+  mpiflow aggregate simgrid.trace           # a Pajé trace of variables (SimGrid)
   mpiflow aggregate run.mpiflow --slices 60 --p 0.7 --group
   mpiflow aggregate run.mpiflow --pvalues --p auto
   mpiflow aggregate run.mpiflow --hierarchy site.json --json > aggregates.json`,
@@ -139,7 +156,9 @@ other tools can be aggregated too.`,
 	f.BoolVar(&fl.group, "group", false, "group calls into p2p, collective, wait, io and other")
 	f.StringVar(&fl.mode, "mode", "spacetime", "spacetime, space (time integrated) or time (ranks integrated)")
 	f.IntVar(&fl.top, "top", 20, "number of aggregates listed in the summary")
-	f.StringVar(&fl.stateType, "state-type", "", "Pajé input: the state type to aggregate (default: all, a resource per container and type)")
+	f.StringVar(&fl.pj.StateType, "state-type", "", "Pajé input: the state type to aggregate (default: all, a resource per container and type)")
+	f.BoolVar(&fl.pj.Variables, "variables", false, "Pajé input: aggregate the variables (time-integrated), not the states (default when the trace has no states)")
+	f.StringVar(&fl.pj.VariableType, "variable-type", "", "Pajé input: the variable type to aggregate (implies --variables; default: all)")
 	f.Float64Var(&fl.threshold, "threshold", aggregate.DefaultThreshold, "p resolution of --pvalues")
 	return cmd
 }
@@ -155,7 +174,7 @@ type aggregateFlags struct {
 	mode      string
 	top       int
 	threshold float64
-	stateType string
+	pj        importer.PajeOptions // Pajé input: states or variables
 }
 
 // options checks the flags and returns the aggregator's options.
@@ -181,6 +200,9 @@ func (fl *aggregateFlags) options() (aggregate.RunOptions, error) {
 	default:
 		return opt, fmt.Errorf("--mode %q: want spacetime, space or time", fl.mode)
 	}
+	if fl.pj.StateType != "" && (fl.pj.Variables || fl.pj.VariableType != "") {
+		return opt, errors.New("--state-type chooses states, --variables and --variable-type variables: give one")
+	}
 	if err := errors.Join(checkInt("slices", fl.nslices, 1, aggregate.MaxSlices), checkInt("top", fl.top, 0, -1),
 		checkOpen("threshold", fl.threshold, 0, 1)); err != nil {
 		return opt, err
@@ -201,7 +223,7 @@ func (fl *aggregateFlags) run(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return err
 	}
-	src, header, err := openStateTrace(path, fl.group, fl.stateType)
+	src, header, err := openStateTrace(path, fl.group, fl.pj)
 	if err != nil {
 		return err // the readers' errors name the file
 	}

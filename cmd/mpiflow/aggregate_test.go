@@ -98,3 +98,45 @@ func TestAggregatePajeStateTypes(t *testing.T) {
 	assert.NotContains(t, one, `"x"`)
 	assert.Contains(t, one, `"z"`)
 }
+
+// TestAggregatePajeVariables: a Pajé trace of variables only (SimGrid's
+// platform traces) aggregates with no option, one variable type with
+// --variable-type; the errors of a wrong choice name the flag that fixes
+// them.
+func TestAggregatePajeVariables(t *testing.T) {
+	vars := filepath.Join("..", "..", "importer", "testdata", "simgrid-platform.paje")
+	states := filepath.Join("testdata", "two-state-types.paje")
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		states []string // the states of the result, if it succeeds
+		err    string
+	}{
+		{name: "variables by default", args: []string{vars}, states: []string{"power", "power_used", "bandwidth", "bandwidth_used"}},
+		{name: "one variable type", args: []string{vars, "--variable-type", "power_used"}, states: []string{"power_used"}},
+		{name: "--variables on variables", args: []string{vars, "--variables"}, states: []string{"power", "power_used", "bandwidth", "bandwidth_used"}},
+		{name: "states by default", args: []string{states}, states: []string{"x", "y", "z", "w"}},
+		{name: "no variables", args: []string{states, "--variables"}, err: "the trace has no variables; its state types: A, B (--state-type)"},
+		{name: "unknown variable type", args: []string{vars, "--variable-type", "speed"},
+			err: `no variable type "speed" with values; the variables: power, power_used, bandwidth, bandwidth_used (--variable-type)`},
+		{name: "no states", args: []string{vars, "--state-type", "S"}, err: "the trace has no states; its variables: power, power_used, bandwidth, bandwidth_used (--variable-type)"},
+		{name: "unknown state type", args: []string{states, "--state-type", "S"}, err: `unknown type "S"; the state types: A, B (--state-type)`},
+		{name: "states and variables", args: []string{states, "--state-type", "A", "--variables"}, err: "--state-type chooses states, --variables and --variable-type variables: give one"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := run(t, append([]string{"aggregate", "--slices", "3", "--json"}, tt.args...)...)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			var res aggregate.Result
+			require.NoError(t, json.Unmarshal([]byte(out), &res))
+			assert.Subset(t, res.States, tt.states)
+			assert.Len(t, res.States, len(tt.states))
+			require.NotNil(t, res.Partition)
+			assert.NotEmpty(t, res.Partition.Aggregates)
+		})
+	}
+}

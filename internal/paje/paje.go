@@ -12,9 +12,9 @@ type Kind int
 const (
 	DefineContainerType Kind = iota
 	DefineStateType
-	DefineEventType    // event types: kept as types, otherwise ignored
-	DefineVariableType // variable types: kept as types, otherwise ignored
-	DefineLinkType     // link types: kept as types, otherwise ignored
+	DefineEventType // event types: kept as types, otherwise ignored
+	DefineVariableType
+	DefineLinkType // link types: kept as types, otherwise ignored
 	DefineEntityValue
 	CreateContainer
 	DestroyContainer
@@ -22,7 +22,10 @@ const (
 	PushState
 	PopState
 	ResetState
-	TimedOther // events, variables, links: time, type and container checked, otherwise ignored
+	SetVariable
+	AddVariable
+	SubVariable
+	TimedOther // events and links: time, type and container checked, otherwise ignored
 )
 
 // Field names, as written; readers match them without regard to case.
@@ -66,7 +69,7 @@ func (e Event) Required() []string {
 func Lookup(name string) (Event, bool) {
 	fTime, fAlias, fType := Field{Time, "date", true}, Field{Alias, "string", false}, Field{Type, "string", true}
 	fContainer, fName, fValue := Field{Container, "string", true}, Field{Name, "string", true}, Field{Value, "string", true}
-	fColor := Field{Color, "color", false}
+	fColor, fDouble := Field{Color, "color", false}, Field{Value, "double", true}
 	timed := []Field{fTime, fType, fContainer}
 	k, fields := TimedOther, timed
 	switch name {
@@ -94,7 +97,13 @@ func Lookup(name string) (Event, bool) {
 		k = PopState
 	case "PajeResetState":
 		k = ResetState
-	case "PajeNewEvent", "PajeSetVariable", "PajeAddVariable", "PajeSubVariable", "PajeStartLink", "PajeEndLink":
+	case "PajeSetVariable":
+		k, fields = SetVariable, append(timed, fDouble)
+	case "PajeAddVariable":
+		k, fields = AddVariable, append(timed, fDouble)
+	case "PajeSubVariable":
+		k, fields = SubVariable, append(timed, fDouble)
+	case "PajeNewEvent", "PajeStartLink", "PajeEndLink":
 	default:
 		return Event{}, false
 	}

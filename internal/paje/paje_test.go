@@ -26,9 +26,9 @@ func TestLookup(t *testing.T) {
 		{"PajePopState", PopState, []string{"time", "type", "container"}},
 		{"PajeResetState", ResetState, []string{"time", "type", "container"}},
 		{"PajeNewEvent", TimedOther, []string{"time", "type", "container"}},
-		{"PajeSetVariable", TimedOther, []string{"time", "type", "container"}},
-		{"PajeAddVariable", TimedOther, []string{"time", "type", "container"}},
-		{"PajeSubVariable", TimedOther, []string{"time", "type", "container"}},
+		{"PajeSetVariable", SetVariable, []string{"time", "type", "container", "value"}},
+		{"PajeAddVariable", AddVariable, []string{"time", "type", "container", "value"}},
+		{"PajeSubVariable", SubVariable, []string{"time", "type", "container", "value"}},
 		{"PajeStartLink", TimedOther, []string{"time", "type", "container"}},
 		{"PajeEndLink", TimedOther, []string{"time", "type", "container"}},
 	} {
