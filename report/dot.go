@@ -97,6 +97,24 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		opt.Metric = analysis.MetricTime
 	}
 	k := analysis.MetricIndex(metrics, opt.Metric)
+	g := newDOTGraph()
+	nmax, emax, legend := dotScale(lg, k, opt)
+	if !opt.NoLegend {
+		g.Attr("label", legend)
+	}
+	nodes := make([]dot.Node, len(lg.Nodes))
+	for i := range lg.Nodes {
+		nodes[i] = dotNode(g, lg, i, metrics, k, nmax, opt)
+	}
+	for i := range lg.Edges {
+		dotEdge(g, lg, i, nodes, metrics, k, emax, opt)
+	}
+	return g.String()
+}
+
+// newDOTGraph is an empty graph with the fonts and spacing of every
+// drawing.
+func newDOTGraph() *dot.Graph {
 	g := dot.NewGraph(dot.Directed)
 	g.Attr("rankdir", "TB")
 	g.Attr("nodesep", "0.25")
@@ -112,8 +130,12 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 		e.Attr("fontname", "Helvetica")
 		e.Attr("fontsize", "9")
 	})
-	var nmax, emax float64
-	var legend string
+	return g
+}
+
+// dotScale is the value of metric k coloured full red on the nodes and
+// on the edges, and the legend that says so.
+func dotScale(lg *analysis.Level, k int, opt DOTOptions) (nmax, emax float64, legend string) {
 	switch {
 	case opt.Scale > 0:
 		nmax, emax = opt.Scale, opt.Scale
@@ -129,69 +151,69 @@ func DOT(lg *analysis.Level, metrics []string, opt DOTOptions) string {
 	if opt.Title != "" {
 		legend = opt.Title + "\n" + legend
 	}
-	if !opt.NoLegend {
-		g.Attr("label", legend)
+	return nmax, emax, legend
+}
+
+// dotNode draws node i of the level.
+func dotNode(g *dot.Graph, lg *analysis.Level, i int, metrics []string, k int, nmax float64, opt DOTOptions) dot.Node {
+	e := &lg.Nodes[i]
+	n := g.Node(fmt.Sprintf("n%d", i))
+	n.Attr("label", Label(e, metrics))
+	tip := Tooltip(e, metrics, lg)
+	fill := "#ffffff"
+	switch {
+	case opt.NodeStyle != nil:
+		var note string
+		fill, note = opt.NodeStyle(i)
+		tip += "\n" + note
+	case e.StartUp():
+		fill = startUpColor
+	case k >= 0:
+		fill = heatOf(e.Vals[k], nmax)
 	}
-	nodes := make([]dot.Node, len(lg.Nodes))
-	for i := range lg.Nodes {
-		e := &lg.Nodes[i]
-		n := g.Node(fmt.Sprintf("n%d", i))
-		n.Attr("label", Label(e, metrics))
-		tip := Tooltip(e, metrics, lg)
-		fill := "#ffffff"
-		switch {
-		case opt.NodeStyle != nil:
-			var note string
-			fill, note = opt.NodeStyle(i)
-			tip += "\n" + note
-		case e.StartUp():
-			fill = startUpColor
-		case k >= 0:
-			fill = heatOf(e.Vals[k], nmax)
+	n.Attr("tooltip", tip)
+	n.Attr("fillcolor", fill)
+	n.Attr("fontcolor", TextColor(fill))
+	if e.Kind == analysis.KindLoop {
+		n.Attr("shape", "box3d")
+		n.Attr("style", "filled,bold")
+		if opt.LoopHref != nil {
+			n.Attr("href", opt.LoopHref(e.Loop))
 		}
-		n.Attr("tooltip", tip)
-		n.Attr("fillcolor", fill)
-		n.Attr("fontcolor", TextColor(fill))
-		if e.Kind == analysis.KindLoop {
-			n.Attr("shape", "box3d")
-			n.Attr("style", "filled,bold")
-			if opt.LoopHref != nil {
-				n.Attr("href", opt.LoopHref(e.Loop))
-			}
-		} else {
-			n.Attr("shape", "box")
-			n.Attr("style", "rounded,filled")
-		}
-		if i == lg.Initial {
-			n.Attr("peripheries", "2")
-		}
-		if opt.ElemID != nil {
-			n.Attr("id", opt.ElemID(e.Kind, i))
-		}
-		nodes[i] = n
+	} else {
+		n.Attr("shape", "box")
+		n.Attr("style", "rounded,filled")
 	}
-	for i := range lg.Edges {
-		e := &lg.Edges[i]
-		ed := g.Edge(nodes[e.Src], nodes[e.Dst])
-		ed.Attr("label", Label(e, metrics))
-		ed.Attr("tooltip", Tooltip(e, metrics, lg))
-		color := "#555555"
-		if k >= 0 && !math.IsNaN(e.Vals[k]) && opt.NodeStyle == nil {
-			color = EdgeColor(heatOf(e.Vals[k], emax))
-		}
-		ed.Attr("color", color)
-		ed.Attr("penwidth", "2")
-		if e.Back {
-			// Back edges start the next iteration: drawn dashed, going
-			// up, without pulling the layout out of its top-down order.
-			ed.Attr("style", "dashed")
-			ed.Attr("constraint", "false")
-		}
-		if opt.ElemID != nil {
-			ed.Attr("id", opt.ElemID(analysis.KindEdge, i))
-		}
+	if i == lg.Initial {
+		n.Attr("peripheries", "2")
 	}
-	return g.String()
+	if opt.ElemID != nil {
+		n.Attr("id", opt.ElemID(e.Kind, i))
+	}
+	return n
+}
+
+// dotEdge draws edge i of the level between its nodes.
+func dotEdge(g *dot.Graph, lg *analysis.Level, i int, nodes []dot.Node, metrics []string, k int, emax float64, opt DOTOptions) {
+	e := &lg.Edges[i]
+	ed := g.Edge(nodes[e.Src], nodes[e.Dst])
+	ed.Attr("label", Label(e, metrics))
+	ed.Attr("tooltip", Tooltip(e, metrics, lg))
+	color := "#555555"
+	if k >= 0 && !math.IsNaN(e.Vals[k]) && opt.NodeStyle == nil {
+		color = EdgeColor(heatOf(e.Vals[k], emax))
+	}
+	ed.Attr("color", color)
+	ed.Attr("penwidth", "2")
+	if e.Back {
+		// Back edges start the next iteration: drawn dashed, going
+		// up, without pulling the layout out of its top-down order.
+		ed.Attr("style", "dashed")
+		ed.Attr("constraint", "false")
+	}
+	if opt.ElemID != nil {
+		ed.Attr("id", opt.ElemID(analysis.KindEdge, i))
+	}
 }
 
 // Elements and attributes that SanitizeSVG keeps: what Graphviz uses to
