@@ -2,6 +2,7 @@ package flowgraph
 
 import (
 	"encoding/binary"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,9 +103,13 @@ func TestDecodeTables(t *testing.T) {
 
 	// an array that claims 2^32-1 nodes, then bytes that do not compress
 	// much: an error, not gigabytes allocated
-	huge := append([]byte{0x81, 0xa5, 'n', 'o', 'd', 'e', 's', 0xdd, 0xff, 0xff, 0xff, 0xff}, irregularSeqs(2*streamTables)...)
-	_, err = decodeTables(pack(huge))
+	huge := pack(append([]byte{0x81, 0xa5, 'n', 'o', 'd', 'e', 's', 0xdd, 0xff, 0xff, 0xff, 0xff}, irregularSeqs(2*streamTables)...))
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, err = decodeTables(huge)
+	runtime.ReadMemStats(&m1)
 	assert.ErrorContains(t, err, "elements")
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64*len(huge)+16<<20), "bytes allocated")
 
 	// a header that says more bytes than the frame holds
 	short := pack(raw[:len(raw)-100])
