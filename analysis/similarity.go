@@ -219,12 +219,20 @@ func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64
 func medoid(cs []int, classes [][]int, prof func(rank int) profile) int {
 	n := min(len(cs), medoidCandidates)
 	cands := make([]profile, n)
+	cand := make(map[int]int, n) // class to candidate, whose profile is built
 	for x := range cands {
-		cands[x] = prof(classes[cs[x*len(cs)/n]][0])
+		ci := cs[x*len(cs)/n]
+		cands[x] = prof(classes[ci][0])
+		cand[ci] = x
 	}
 	sums := make([]float64, n)
 	for _, ci := range cs {
-		p := prof(classes[ci][0])
+		var p profile
+		if x, built := cand[ci]; built {
+			p = cands[x]
+		} else {
+			p = prof(classes[ci][0])
+		}
 		for x := range cands {
 			sums[x] += float64(len(classes[ci])) * distance(&cands[x], &p)
 		}
