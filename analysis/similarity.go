@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"encoding/binary"
-	"hash/fnv"
 	"slices"
 
 	"mpiflow/flowgraph"
@@ -50,9 +49,11 @@ type feature struct {
 func rankProfile(g *flowgraph.Graph) profile {
 	p := make(profile, 0, len(g.Nodes)+len(g.Edges))
 	nodeHash := make([]uint64, len(g.Nodes))
+	var key []byte
 	for v := range g.Nodes {
 		n := &g.Nodes[v]
-		nodeHash[v] = hashKey('n', nodeKey(g, v))
+		key = appendNodeKey(key[:0], g, v)
+		nodeHash[v] = hashKey('n', key)
 		f := feature{key: nodeHash[v]}
 		if !flowgraph.IsInit(n.Key.Call) {
 			f.w[dimTime] = float64(n.Time.Total)
@@ -69,7 +70,7 @@ func rankProfile(g *flowgraph.Graph) profile {
 		var b [16]byte
 		binary.LittleEndian.PutUint64(b[:8], nodeHash[e.Src])
 		binary.LittleEndian.PutUint64(b[8:], nodeHash[e.Dst])
-		f := feature{key: hashKey('e', string(b[:]))}
+		f := feature{key: hashKey('e', b[:])}
 		f.w[dimTime] = float64(e.Time.Total)
 		f.w[dimCalls] = float64(e.Count)
 		p = append(p, f)
@@ -102,11 +103,14 @@ func rankProfile(g *flowgraph.Graph) profile {
 	return p
 }
 
-func hashKey(kind byte, key string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte{kind})
-	h.Write([]byte(key))
-	return h.Sum64()
+// hashKey is the 64-bit FNV-1a hash of kind and key.
+func hashKey(kind byte, key []byte) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := (offset ^ uint64(kind)) * prime
+	for _, c := range key {
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
 }
 
 // distance is how different the structures of two ranks are: in the
