@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // checkLengths walks the first msgpack item of b and fails if an array or
@@ -29,47 +30,37 @@ func checkItem(r *bufio.Reader, size uint64) (uint64, error) {
 	i := uint64(0)
 	w := newWindow(r)
 	defer w.release()
-	// next reads k bytes (k <= 4) as a big-endian number.
-	next := func(k int) (uint64, error) {
-		if size-i < uint64(k) {
-			return 0, errors.New("msgpack: truncated")
-		}
-		b, err := w.next(k)
-		if err != nil {
-			return 0, fmt.Errorf("msgpack: %w", err)
-		}
-		i += uint64(k)
-		return readLen(b, k), nil
-	}
 	for pending := uint64(1); pending > 0; pending-- {
-		c, err := next(1)
-		if err != nil {
-			return i, err
+		// An item's first byte and length take 5 bytes at most.
+		b := w.fill(5)
+		if size == i || len(b) == 0 {
+			return i, w.truncated()
 		}
+		c := b[0]
 		// n: the item's elements (a map's keys and values); lenBytes:
 		// the size of its length field; fixed: bytes that follow it
 		// besides the length's.
-		n, lenBytes, fixed, err := itemShape(byte(c), i)
+		n, lenBytes, fixed, err := itemShape(c, i+1)
 		if err != nil {
 			return i, err
 		}
-		if n == 0 && lenBytes < 0 { // array16/32, map16/32
-			if n, err = next(-lenBytes); err != nil {
-				return i, err
-			}
-			if c >= 0xde {
-				n *= 2
-			}
-			lenBytes = 0
+		counted := lenBytes < 0 // array16/32, map16/32: the length is n
+		lenBytes = max(lenBytes, -lenBytes)
+		head := 1 + lenBytes
+		if len(b) < head || size-i < uint64(head) {
+			return i, w.truncated()
 		}
 		size0 := uint64(fixed)
-		if lenBytes > 0 {
-			l, err := next(lenBytes)
-			if err != nil {
-				return i, err
+		switch {
+		case counted:
+			if n = readLen(b[1:], lenBytes); c >= 0xde {
+				n *= 2
 			}
-			size0 += l
+		case lenBytes > 0:
+			size0 += readLen(b[1:], lenBytes)
 		}
+		w.buf = w.buf[head:]
+		i += uint64(head)
 		if size0 > size-i {
 			return i, fmt.Errorf("msgpack: %d bytes at %d, %d left", size0, i, size-i)
 		}
@@ -92,6 +83,7 @@ func checkItem(r *bufio.Reader, size uint64) (uint64, error) {
 type window struct {
 	r   *bufio.Reader
 	buf []byte // the buffered bytes not taken yet
+	err error  // of the reader, other than its end
 }
 
 func newWindow(r *bufio.Reader) *window {
@@ -100,18 +92,25 @@ func newWindow(r *bufio.Reader) *window {
 	return w
 }
 
-// next takes the next k bytes, k at most the reader's buffer.
-func (w *window) next(k int) ([]byte, error) {
+// fill returns the bytes not taken, at least k (k at most the reader's
+// buffer) unless the stream ends before.
+func (w *window) fill(k int) []byte {
 	if len(w.buf) < k {
 		w.release()
-		if _, err := w.r.Peek(k); err != nil {
-			return nil, err
+		if _, err := w.r.Peek(k); err != nil && err != io.EOF {
+			w.err = err
 		}
 		w.buf, _ = w.r.Peek(w.r.Buffered())
 	}
-	b := w.buf[:k]
-	w.buf = w.buf[k:]
-	return b, nil
+	return w.buf
+}
+
+// truncated is the error of a stream that ends before its item.
+func (w *window) truncated() error {
+	if w.err != nil {
+		return fmt.Errorf("msgpack: %w", w.err)
+	}
+	return errors.New("msgpack: truncated")
 }
 
 // skip takes n bytes, n less than 2^31.
