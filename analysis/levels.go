@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unique"
 
@@ -89,6 +90,12 @@ func siteSignature(g *flowgraph.Graph, s int) string {
 }
 
 func nodeKey(g *flowgraph.Graph, v int) string {
+	return string(appendNodeKey(nil, g, v))
+}
+
+// appendNodeKey appends the key of node v to b: "call@object+0xoffset
+// bBytes pPartner cComm".
+func appendNodeKey(b []byte, g *flowgraph.Graph, v int) []byte {
 	k := &g.Nodes[v].Key
 	obj, addr := "", uint64(0)
 	if s := k.Site; s >= 0 && s < len(g.Sites) {
@@ -98,7 +105,11 @@ func nodeKey(g *flowgraph.Graph, v int) string {
 			addr = cs.Addr
 		}
 	}
-	return fmt.Sprintf("%s@%s+%#x b%d p%d c%d", k.Call, obj, addr, k.Bytes, k.Partner, k.Comm)
+	b = append(append(append(append(b, k.Call...), '@'), obj...), "+0x"...)
+	b = append(strconv.AppendUint(b, addr, 16), " b"...)
+	b = append(strconv.AppendInt(b, k.Bytes, 10), " p"...)
+	b = append(strconv.AppendInt(b, int64(k.Partner), 10), " c"...)
+	return strconv.AppendInt(b, int64(k.Comm), 10)
 }
 
 // BuildLevels turns the collapsed graph c of g into drawable levels,

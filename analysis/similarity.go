@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"encoding/binary"
-	"hash/fnv"
 	"slices"
 
 	"mpiflow/flowgraph"
@@ -33,34 +32,35 @@ const (
 
 // profile is what grouping compares of a rank: its calls and transitions,
 // keyed across ranks by call site (hashes of the keys of Elem), each with
-// its share of the rank's total in every dimension. Keys are ascending.
+// its share of the rank's total in every dimension, by ascending key.
 // Loops are not compared: they follow from the transitions, and a rare
 // transition can give a loop another header (on flowgen's HPCC shape,
 // ranks whose calls and transitions differ by 0.3-2.8% of their time,
 // calls and bytes have 50-100% of their loop time in loops of other keys).
-type profile struct {
-	keys []uint64
-	w    [][dims]float64
+type profile []feature
+
+// feature is a call or transition of a profile: its key and its shares.
+type feature struct {
+	key uint64
+	w   [dims]float64
 }
 
 // rankProfile returns the profile of g.
 func rankProfile(g *flowgraph.Graph) profile {
-	type feat struct {
-		key uint64
-		w   [dims]float64
-	}
-	fs := make([]feat, 0, len(g.Nodes)+len(g.Edges))
+	p := make(profile, 0, len(g.Nodes)+len(g.Edges))
 	nodeHash := make([]uint64, len(g.Nodes))
+	var key []byte
 	for v := range g.Nodes {
 		n := &g.Nodes[v]
-		nodeHash[v] = hashKey('n', nodeKey(g, v))
-		f := feat{key: nodeHash[v]}
+		key = appendNodeKey(key[:0], g, v)
+		nodeHash[v] = hashKey('n', key)
+		f := feature{key: nodeHash[v]}
 		if !flowgraph.IsInit(n.Key.Call) {
 			f.w[dimTime] = float64(n.Time.Total)
 		}
 		f.w[dimCalls] = float64(n.Count)
 		f.w[dimBytes] = float64(n.Bytes.Total)
-		fs = append(fs, f)
+		p = append(p, f)
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
@@ -70,42 +70,47 @@ func rankProfile(g *flowgraph.Graph) profile {
 		var b [16]byte
 		binary.LittleEndian.PutUint64(b[:8], nodeHash[e.Src])
 		binary.LittleEndian.PutUint64(b[8:], nodeHash[e.Dst])
-		f := feat{key: hashKey('e', string(b[:]))}
+		f := feature{key: hashKey('e', b[:])}
 		f.w[dimTime] = float64(e.Time.Total)
 		f.w[dimCalls] = float64(e.Count)
-		fs = append(fs, f)
+		p = append(p, f)
 	}
-	slices.SortFunc(fs, func(a, b feat) int { return cmp.Compare(a.key, b.key) })
+	slices.SortFunc(p, func(a, b feature) int { return cmp.Compare(a.key, b.key) })
+	// Features of one key are summed in place.
 	var total [dims]float64
-	p := profile{keys: make([]uint64, 0, len(fs)), w: make([][dims]float64, 0, len(fs))}
-	for _, f := range fs {
-		if n := len(p.keys); n > 0 && p.keys[n-1] == f.key {
+	n := 0
+	for _, f := range p {
+		if n > 0 && p[n-1].key == f.key {
 			for d := range f.w {
-				p.w[n-1][d] += f.w[d]
+				p[n-1].w[d] += f.w[d]
 			}
 		} else {
-			p.keys = append(p.keys, f.key)
-			p.w = append(p.w, f.w)
+			p[n] = f
+			n++
 		}
 		for d := range f.w {
 			total[d] += f.w[d]
 		}
 	}
-	for i := range p.w {
+	p = p[:n]
+	for i := range p {
 		for d := range total {
 			if total[d] > 0 {
-				p.w[i][d] /= total[d]
+				p[i].w[d] /= total[d]
 			}
 		}
 	}
 	return p
 }
 
-func hashKey(kind byte, key string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte{kind})
-	h.Write([]byte(key))
-	return h.Sum64()
+// hashKey is the 64-bit FNV-1a hash of kind and key.
+func hashKey(kind byte, key []byte) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := (offset ^ uint64(kind)) * prime
+	for _, c := range key {
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
 }
 
 // distance is how different the structures of two ranks are: in the
@@ -114,17 +119,18 @@ func hashKey(kind byte, key string) uint64 {
 // both have the same ones, 1 when they share none.
 func distance(a, b *profile) float64 {
 	var only [dims]float64
+	pa, pb := *a, *b
 	i, k := 0, 0
-	for i < len(a.keys) || k < len(b.keys) {
+	for i < len(pa) || k < len(pb) {
 		switch {
-		case k == len(b.keys) || (i < len(a.keys) && a.keys[i] < b.keys[k]):
+		case k == len(pb) || (i < len(pa) && pa[i].key < pb[k].key):
 			for d := range only {
-				only[d] += a.w[i][d]
+				only[d] += pa[i].w[d]
 			}
 			i++
-		case i == len(a.keys) || b.keys[k] < a.keys[i]:
+		case i == len(pa) || pb[k].key < pa[i].key:
 			for d := range only {
-				only[d] += b.w[k][d]
+				only[d] += pb[k].w[d]
 			}
 			k++
 		default:
@@ -184,6 +190,9 @@ func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64
 		gs[best].size += len(cl)
 	}
 	for _, g := range gs {
+		g.leader = nil // a profile is as large as the rank's graph
+	}
+	for _, g := range gs {
 		var members []int
 		for _, ci := range g.classes {
 			members = append(members, classes[ci]...)
@@ -214,12 +223,20 @@ func similarGroups(classes [][]int, prof func(rank int) profile, maxDist float64
 func medoid(cs []int, classes [][]int, prof func(rank int) profile) int {
 	n := min(len(cs), medoidCandidates)
 	cands := make([]profile, n)
+	cand := make(map[int]int, n) // class to candidate, whose profile is built
 	for x := range cands {
-		cands[x] = prof(classes[cs[x*len(cs)/n]][0])
+		ci := cs[x*len(cs)/n]
+		cands[x] = prof(classes[ci][0])
+		cand[ci] = x
 	}
 	sums := make([]float64, n)
 	for _, ci := range cs {
-		p := prof(classes[ci][0])
+		var p profile
+		if x, built := cand[ci]; built {
+			p = cands[x]
+		} else {
+			p = prof(classes[ci][0])
+		}
 		for x := range cands {
 			sums[x] += float64(len(classes[ci])) * distance(&cands[x], &p)
 		}

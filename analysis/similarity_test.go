@@ -132,9 +132,9 @@ func TestSimilarityOne(t *testing.T) {
 }
 
 func prof(keys []uint64, w ...float64) profile {
-	p := profile{keys: keys}
-	for _, x := range w {
-		p.w = append(p.w, [dims]float64{x, x, x})
+	var p profile
+	for i, x := range w {
+		p = append(p, feature{key: keys[i], w: [dims]float64{x, x, x}})
 	}
 	return p
 }
@@ -153,7 +153,7 @@ func TestDistance(t *testing.T) {
 		{"one fewer", a, prof([]uint64{2}, 1), 0.25},
 		{"empty", a, profile{}, 0.5},
 		{"worst dimension", prof([]uint64{1, 2}, 0.5, 0.5),
-			profile{keys: []uint64{1, 3}, w: [][dims]float64{{0.9, 0.5, 1}, {0.1, 0.5, 0}}}, 0.5},
+			profile{{key: 1, w: [dims]float64{0.9, 0.5, 1}}, {key: 3, w: [dims]float64{0.1, 0.5, 0}}}, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.InDelta(t, tc.want, distance(&tc.a, &tc.b), 1e-12)

@@ -1,9 +1,12 @@
 package flowgraph
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -112,19 +115,12 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 		if g.Nodes != nil || g.Edges != nil || g.Sites != nil {
 			return errors.New("graph: tables both packed and plain")
 		}
-		raw, err := unpack(w.Tables)
+		t, err := decodeTables(w.Tables)
 		if err != nil {
 			return fmt.Errorf("graph tables: %w", err)
 		}
-		var t graphTables
-		if err := checkLengths(raw); err != nil {
-			return fmt.Errorf("graph tables: %w", err)
-		}
-		if err := msgpack.Unmarshal(raw, &t); err != nil {
-			return fmt.Errorf("graph tables: %w", err)
-		}
 		g.Nodes, g.Edges, g.Sites = t.Nodes, t.Edges, t.Sites
-		shareObjects(g.Sites)
+		shareStrings(g)
 	}
 	if w.Seqs == nil || mode == readNone {
 		return nil
@@ -199,51 +195,130 @@ func pack(raw []byte) []byte {
 
 // unpack returns the bytes that pack was given.
 func unpack(b []byte) ([]byte, error) {
+	payload, n, err := packed(b)
+	if err != nil || b[0] == packRaw {
+		return payload, err
+	}
+	d := zstdDecoder()
+	if d == nil {
+		return nil, errors.New("no zstd decoder")
+	}
+	raw, err := d.DecodeAll(payload, make([]byte, 0, n))
+	if err != nil {
+		return nil, fmt.Errorf("%d bytes packed: %w", n, err)
+	}
+	if uint64(len(raw)) != n {
+		return nil, fmt.Errorf("%d bytes, header says %d", len(raw), n)
+	}
+	return raw, nil
+}
+
+// packed checks the header of b, a part as pack stores it, and returns
+// its payload (after the codec and the length) and the unpacked size.
+func packed(b []byte) ([]byte, uint64, error) {
 	if len(b) == 0 {
-		return nil, errors.New("empty")
+		return nil, 0, errors.New("empty")
 	}
 	switch b[0] {
 	case packRaw:
-		return b[1:], nil
+		return b[1:], uint64(len(b) - 1), nil
 	case packZstd:
 		n, k := binary.Uvarint(b[1:])
 		if k <= 0 {
-			return nil, errors.New("bad length")
+			return nil, 0, errors.New("bad length")
 		}
 		if n > maxPackedRaw || n > maxPackRatio*uint64(len(b)) {
-			return nil, fmt.Errorf("bad length: %d bytes packed in %d, more than %d times as many", n, len(b), maxPackRatio)
+			return nil, 0, fmt.Errorf("bad length: %d bytes packed in %d, more than %d times as many", n, len(b), maxPackRatio)
 		}
 		var h zstd.Header
 		if err := h.Decode(b[1+k:]); err != nil || (h.HasFCS && h.FrameContentSize != n) || h.WindowSize > max(n, 1<<20) {
-			return nil, errors.New("bad compressed frame")
+			return nil, 0, errors.New("bad compressed frame")
 		}
-		d := zstdDecoder()
-		if d == nil {
-			return nil, errors.New("no zstd decoder")
-		}
-		raw, err := d.DecodeAll(b[1+k:], make([]byte, 0, n))
-		if err != nil {
-			return nil, fmt.Errorf("%d bytes packed: %w", n, err)
-		}
-		if uint64(len(raw)) != n {
-			return nil, fmt.Errorf("%d bytes, header says %d", len(raw), n)
-		}
-		return raw, nil
+		return b[1+k:], n, nil
 	}
-	return nil, fmt.Errorf("unknown codec %d", b[0])
+	return nil, 0, fmt.Errorf("unknown codec %d", b[0])
 }
 
-// shareObjects makes the sites of one object share one copy of its path:
-// a program's sites are in a few objects, and a copy per site was a tenth
-// of the memory of a graph of a million sites.
-func shareObjects(sites []CallSite) {
-	seen := map[string]string{}
-	for i := range sites {
-		o := sites[i].Object
-		if s, ok := seen[o]; ok {
-			sites[i].Object = s
-		} else {
-			seen[o] = o
+// streamTables is the size from which decodeTables decodes tables as they
+// are unpacked, rather than unpacking them first: the unpacked tables of
+// a million call sites take 320 MB, twice what they take decoded.
+const streamTables = 1 << 20
+
+// decodeTables decodes the packed tables b. Large tables are unpacked
+// twice as a stream, once to check their lengths (checkLengths) and once
+// to decode them, so that their unpacked bytes are never all in memory.
+func decodeTables(b []byte) (graphTables, error) {
+	var t graphTables
+	payload, n, err := packed(b)
+	if err != nil {
+		return t, err
+	}
+	if b[0] == packRaw || n < streamTables {
+		raw, err := unpack(b)
+		if err == nil {
+			err = checkLengths(raw)
 		}
+		if err == nil {
+			err = msgpack.Unmarshal(raw, &t)
+		}
+		return t, err
+	}
+	err = unpackStream(payload, func(r *bufio.Reader) error {
+		m, err := checkItem(r, n)
+		if err != nil {
+			return err
+		}
+		// the rest of the stream, to its checksum
+		rest, err := io.Copy(io.Discard, r)
+		if err != nil {
+			return fmt.Errorf("%d bytes packed: %w", n, err)
+		}
+		if got := m + uint64(rest); got != n {
+			return fmt.Errorf("%d bytes, header says %d", got, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return t, err
+	}
+	err = unpackStream(payload, func(r *bufio.Reader) error {
+		dec := msgpack.NewDecoder(r)
+		// The lengths are checked: the slices are allocated at their size.
+		dec.DisableAllocLimit(true)
+		return dec.Decode(&t)
+	})
+	return t, err
+}
+
+// unpackStream calls read with the zstd frame payload unpacked as a
+// stream.
+func unpackStream(payload []byte, read func(*bufio.Reader) error) error {
+	d, err := zstd.NewReader(bytes.NewReader(payload), zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(maxPackedRaw), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return read(bufio.NewReaderSize(d, 64<<10))
+}
+
+// shareStrings makes the sites of one object share one copy of its path,
+// and the nodes of one call one copy of its name: a program's sites are
+// in a few objects, and a copy per site was a tenth of the memory of a
+// graph of a million sites.
+func shareStrings(g *Graph) {
+	seen := map[string]string{}
+	share := func(s *string) {
+		if v, ok := seen[*s]; ok {
+			*s = v
+		} else {
+			seen[*s] = *s
+		}
+	}
+	for i := range g.Sites {
+		share(&g.Sites[i].Object)
+	}
+	for i := range g.Nodes {
+		share(&g.Nodes[i].Key.Call)
 	}
 }

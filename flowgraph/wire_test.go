@@ -2,10 +2,12 @@ package flowgraph
 
 import (
 	"encoding/binary"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // irregularSeqs returns the first n bytes of the encoded sequences of the
@@ -72,3 +74,48 @@ func TestPackWithinRatio(t *testing.T) {
 		assert.Equal(t, raw, got)
 	}
 }
+
+// bigTables returns tables of n nodes, edges and sites, whose encoding is
+// larger than streamTables from n = 10,000.
+func bigTables(n int) graphTables {
+	var t graphTables
+	for i := range n {
+		t.Nodes = append(t.Nodes, Node{Key: NodeKey{Call: "MPI_Send", Site: i, Partner: i % 7}, Count: int64(i + 1),
+			Time: Stat{Total: int64(3 * i), Min: 1, Max: int64(i)}, Partners: []PartnerCount{{Rank: i % 3, Count: 2}}})
+		t.Edges = append(t.Edges, Edge{Src: i, Dst: (i + 1) % n, Count: 1, Time: Stat{Total: int64(i)}, Counters: []int64{int64(i)}})
+		t.Sites = append(t.Sites, CallSite{Addr: uint64(0x400000 + i), Object: "/bin/app", Offset: uint64(i)})
+	}
+	return t
+}
+
+// TestDecodeTables: large tables, decoded as they are unpacked, are the
+// tables encoded; lengths they do not hold are errors.
+func TestDecodeTables(t *testing.T) {
+	want := bigTables(10_000)
+	raw, err := msgpack.Marshal(&want)
+	require.NoError(t, err)
+	require.Greater(t, len(raw), streamTables)
+	b := pack(raw)
+	require.Equal(t, byte(packZstd), b[0])
+	got, err := decodeTables(b)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	// an array that claims 2^32-1 nodes, then bytes that do not compress
+	// much: an error, not gigabytes allocated
+	huge := pack(append([]byte{0x81, 0xa5, 'n', 'o', 'd', 'e', 's', 0xdd, 0xff, 0xff, 0xff, 0xff}, irregularSeqs(2*streamTables)...))
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, err = decodeTables(huge)
+	runtime.ReadMemStats(&m1)
+	assert.ErrorContains(t, err, "elements")
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64*len(huge)+16<<20), "bytes allocated")
+
+	// a header that says more bytes than the frame holds
+	short := pack(raw[:len(raw)-100])
+	lying := append(binary.AppendUvarint([]byte{packZstd}, uint64(len(raw))), short[1+uvarintLen(len(raw)-100):]...)
+	_, err = decodeTables(lying)
+	assert.Error(t, err)
+}
+
+func uvarintLen(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) }

@@ -34,8 +34,6 @@ import (
 // edges included, and the time of entering and leaving it is outside. The
 // iterations of a loop are its back edge traversals plus its entries.
 type Collapsed struct {
-	// Forest is the loop-nesting forest the collapse was built from.
-	Forest *Forest `json:"-"`
 	Loops  []Loop  `json:"loops"`
 	Levels []Level `json:"levels"`
 	// LoopOf is, per graph node, the ID of the innermost loop containing
@@ -239,7 +237,7 @@ func (c *Collapsed) Loop(id int) *Loop {
 // collapse collapses g along the forest f that NewForest computed from it
 // (so the graph's edges have been checked).
 func collapse(g *flowgraph.Graph, f *Forest) (*Collapsed, error) {
-	k := &collapser{g: g, f: f, n: len(g.Nodes), c: &Collapsed{Forest: f}}
+	k := &collapser{g: g, f: f, n: len(g.Nodes), c: &Collapsed{}}
 	for i := range g.Edges {
 		k.c.NumCounters = max(k.c.NumCounters, len(g.Edges[i].Counters))
 	}
