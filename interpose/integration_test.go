@@ -2315,3 +2315,69 @@ func TestQuickRepeats(t *testing.T) {
 		}
 	})
 }
+
+// TestSendrecvSizes runs testdata/sendrecv.c (4 ranks) under both MPIs:
+// send-receives that post 165 doubles and get 30, from a known source and
+// from MPI_ANY_SOURCE, on MPI_COMM_WORLD and on a communicator with the
+// world's ranks reversed. MPI_Sendrecv counts what it sent and received
+// (from its status) and records its destination. MPI_Isendrecv and
+// MPI_Isendrecv_replace (MPICH only: Open MPI 4.1 has no MPI-4.0) record
+// their destination, and their Wait the source when it was named; MPICH
+// 4.0 leaves the status of an MPI_Isendrecv unset (a source, tag and count
+// stale from an earlier request), so a receive from MPI_ANY_SOURCE has no
+// partner and the posted size stays.
+func TestSendrecvSizes(t *testing.T) {
+	const sent, posted = 30 * 8, 165 * 8
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "sendrecv")
+		out := t.TempDir()
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_EXACT=1"}, app)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "sendrecv: 4 ranks, 0 errors\n", res.stdout)
+		f, err := flowgraph.Open(jobFile(t, out))
+		require.NoError(t, err)
+		defer f.Close()
+		for i := range f.Index {
+			r, err := f.ReadRank(i)
+			require.NoError(t, err)
+			g := &r.Graph
+			require.NoError(t, g.ResolveSites())
+			// each case runs once on the world (right: rank+1, left:
+			// rank-1) and once on the reversed communicator (right:
+			// rank-1, left: rank+1)
+			up, down := (r.Rank+1)%4, (r.Rank+3)%4
+			// check: the events of call in function fn, their byte
+			// total and how many went to each partner
+			check := func(fn, call string, count, bytes int64, want map[int]int64) {
+				t.Helper()
+				var n, b int64
+				got := map[int]int64{}
+				for _, nd := range nodesOf(g, call) {
+					if g.Sites[nd.Key.Site].Function == fn {
+						n += nd.Count
+						b += nd.Bytes.Total
+						for _, p := range nd.Partners {
+							got[p.Rank] += p.Count
+						}
+					}
+				}
+				assert.Equal(t, count, n, "rank %d: events of %s in %s", r.Rank, call, fn)
+				assert.Equal(t, bytes, b, "rank %d: bytes of %s in %s", r.Rank, call, fn)
+				assert.Equal(t, want, got, "rank %d: partners of %s in %s", r.Rank, call, fn)
+			}
+			dests := map[int]int64{up: 1, down: 1}
+			none := map[int]int64{}
+			check("sendrecv_known", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
+			check("sendrecv_any", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
+			if m.name != "mpich" {
+				continue
+			}
+			check("isendrecv_known", "MPI_Isendrecv", 2, 2*(sent+posted), dests)
+			check("isendrecv_known", "MPI_Wait", 2, 0, map[int]int64{down: 1, up: 1})
+			check("isendrecv_any", "MPI_Isendrecv", 2, 2*(sent+posted), dests)
+			check("isendrecv_any", "MPI_Wait", 2, 0, none)
+			check("isendrecv_replace_any", "MPI_Isendrecv_replace", 2, 2*(sent+sent), dests)
+			check("isendrecv_replace_any", "MPI_Wait", 2, 0, none)
+		}
+	})
+}
