@@ -2331,15 +2331,10 @@ func TestSendrecvSizes(t *testing.T) {
 	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
 		app := filepath.Join(dir, "sendrecv")
 		out := t.TempDir()
-		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_EXACT=1"}, app)
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_EXACT=1"}, app)
 		require.Equal(t, 0, res.code, res.stderr)
 		assert.Equal(t, "sendrecv: 4 ranks, 0 errors\n", res.stdout)
-		f, err := flowgraph.Open(jobFile(t, out))
-		require.NoError(t, err)
-		defer f.Close()
-		for i := range f.Index {
-			r, err := f.ReadRank(i)
-			require.NoError(t, err)
+		checkJob(t, m, jobFile(t, out), appCase{app: "sendrecv", anyFunc: true, check: func(t *testing.T, r *flowgraph.Rank) {
 			g := &r.Graph
 			require.NoError(t, g.ResolveSites())
 			// each case runs once on the world (right: rank+1, left:
@@ -2365,12 +2360,11 @@ func TestSendrecvSizes(t *testing.T) {
 				assert.Equal(t, bytes, b, "rank %d: bytes of %s in %s", r.Rank, call, fn)
 				assert.Equal(t, want, got, "rank %d: partners of %s in %s", r.Rank, call, fn)
 			}
-			dests := map[int]int64{up: 1, down: 1}
-			none := map[int]int64{}
+			dests, none := map[int]int64{up: 1, down: 1}, map[int]int64{}
 			check("sendrecv_known", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
 			check("sendrecv_any", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
 			if m.name != "mpich" {
-				continue
+				return
 			}
 			check("isendrecv_known", "MPI_Isendrecv", 2, 2*(sent+posted), dests)
 			check("isendrecv_known", "MPI_Wait", 2, 0, map[int]int64{down: 1, up: 1})
@@ -2378,6 +2372,6 @@ func TestSendrecvSizes(t *testing.T) {
 			check("isendrecv_any", "MPI_Wait", 2, 0, none)
 			check("isendrecv_replace_any", "MPI_Isendrecv_replace", 2, 2*(sent+sent), dests)
 			check("isendrecv_replace_any", "MPI_Wait", 2, 0, none)
-		}
+		}})
 	})
 }
