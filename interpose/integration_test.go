@@ -2014,8 +2014,8 @@ func TestMPI4Calls(t *testing.T) {
 		waits := nodesOf(g, "MPI_Wait")
 		require.NotEmpty(t, waits)
 		// The Wait of an Isendrecv records the rank it receives from,
-		// known when it was posted: MPICH 4.0.2 leaves MPI_SOURCE 0 in
-		// that status (its Isendrecv is a schedule).
+		// known when it was posted: MPICH 4.0.2 does not set that
+		// status (its Isendrecv is a schedule; TestSendrecvSizes).
 		assert.EqualValues(t, 3, waits[0].Count)
 		assert.Equal(t, []int{(rank + 3) % 4}, partners(waits[0]), "rank %d: the Isendrecv's Wait receives from the left", rank)
 
@@ -2313,5 +2313,65 @@ func TestQuickRepeats(t *testing.T) {
 			assert.Equal(t, int64(n+1), ranks, "rank %d: MPI_Comm_rank count", r.Rank)
 			assert.Equal(t, int64(2*n+7), int64(r.Graph.NumEvents), "rank %d: events (and Init, Comm_rank, Comm_size, Comm_split, Reduce, Comm_free, Finalize)", r.Rank)
 		}
+	})
+}
+
+// TestSendrecvSizes runs testdata/sendrecv.c (4 ranks) under both MPIs:
+// send-receives that post 165 doubles and get 30, from a known source and
+// from MPI_ANY_SOURCE, on MPI_COMM_WORLD and on a communicator with the
+// world's ranks reversed. MPI_Sendrecv counts what it sent and received
+// (from its status) and records its destination. MPI_Isendrecv and
+// MPI_Isendrecv_replace (MPICH only: Open MPI 4.1 has no MPI-4.0) record
+// their destination, and their Wait the source when it was named; MPICH
+// 4.0 leaves the status of an MPI_Isendrecv unset (a source, tag and count
+// stale from an earlier request), so a receive from MPI_ANY_SOURCE has no
+// partner and the posted size stays.
+func TestSendrecvSizes(t *testing.T) {
+	const sent, posted = 30 * 8, 165 * 8
+	forEachMPI(t, func(t *testing.T, m mpiImpl, dir, lib string) {
+		app := filepath.Join(dir, "sendrecv")
+		out := t.TempDir()
+		res := mpirun(t, m, out, nil, []string{"-x", "LD_PRELOAD=" + lib, "-x", "MPIFLOW_DIR=" + out, "-x", "MPIFLOW_TRACE=1", "-x", "MPIFLOW_QUIET=1", "-x", "MPIFLOW_EXACT=1"}, app)
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "sendrecv: 4 ranks, 0 errors\n", res.stdout)
+		checkJob(t, m, jobFile(t, out), appCase{app: "sendrecv", anyFunc: true, check: func(t *testing.T, r *flowgraph.Rank) {
+			g := &r.Graph
+			require.NoError(t, g.ResolveSites())
+			// each case runs once on the world (right: rank+1, left:
+			// rank-1) and once on the reversed communicator (right:
+			// rank-1, left: rank+1)
+			up, down := (r.Rank+1)%4, (r.Rank+3)%4
+			// check: the events of call in function fn, their byte
+			// total and how many went to each partner
+			check := func(fn, call string, count, bytes int64, want map[int]int64) {
+				t.Helper()
+				var n, b int64
+				got := map[int]int64{}
+				for _, nd := range nodesOf(g, call) {
+					if g.Sites[nd.Key.Site].Function == fn {
+						n += nd.Count
+						b += nd.Bytes.Total
+						for _, p := range nd.Partners {
+							got[p.Rank] += p.Count
+						}
+					}
+				}
+				assert.Equal(t, count, n, "rank %d: events of %s in %s", r.Rank, call, fn)
+				assert.Equal(t, bytes, b, "rank %d: bytes of %s in %s", r.Rank, call, fn)
+				assert.Equal(t, want, got, "rank %d: partners of %s in %s", r.Rank, call, fn)
+			}
+			dests, none := map[int]int64{up: 1, down: 1}, map[int]int64{}
+			check("sendrecv_known", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
+			check("sendrecv_any", "MPI_Sendrecv", 2, 2*(sent+sent), dests)
+			if m.name != "mpich" {
+				return
+			}
+			check("isendrecv_known", "MPI_Isendrecv", 2, 2*(sent+posted), dests)
+			check("isendrecv_known", "MPI_Wait", 2, 0, map[int]int64{down: 1, up: 1})
+			check("isendrecv_any", "MPI_Isendrecv", 2, 2*(sent+posted), dests)
+			check("isendrecv_any", "MPI_Wait", 2, 0, none)
+			check("isendrecv_replace_any", "MPI_Isendrecv_replace", 2, 2*(sent+sent), dests)
+			check("isendrecv_replace_any", "MPI_Wait", 2, 0, none)
+		}})
 	})
 }

@@ -41,13 +41,14 @@ MF_HIDDEN int mf_outdeg(mf_ginfo *g, MPI_Comm c);
 
 /* Requests tracked until they complete (mf_nreq: how many): those on
  * communicators whose ranks are not world ranks, so that Wait/Test can
- * translate the status's source, and those whose partner is known when
- * posted but not from the status (MPICH 4.0 leaves MPI_SOURCE 0 in the
- * status of an MPI_Isendrecv). */
+ * translate the status's source, and those whose partner is not to be
+ * taken from the status: known when posted, or not known at all (MPICH
+ * 4.0 leaves the status of an MPI_Isendrecv unset: mf_isr_from). */
 typedef struct {
 	mf_ginfo *g;  /* the request's communicator; NULL: not tracked */
-	int32_t peer; /* the world rank it receives from, -1: the status's source */
+	int32_t peer; /* the world rank it receives from, -1: the status's source, MF_PEER_NONE: none */
 } mf_reqinfo;
+#define MF_PEER_NONE (-2)
 #define MF_NOREQ ((mf_reqinfo){NULL, -1})
 extern int mf_nreq MF_HIDDEN;
 MF_HIDDEN void mf_req_track(uintptr_t req, mf_ginfo *g, int32_t peer);
@@ -377,14 +378,36 @@ static inline int mf_status_peer(const MPI_Status *st)
 }
 
 /* mf_speer is the world rank a completed request q received from: the one
- * known when it was posted, else the status's source, through the
+ * known when it was posted (none for MF_PEER_NONE), else the status's source, through the
  * request's communicator when it was tracked, else as a rank of
  * MPI_COMM_WORLD. */
 static inline int mf_speer(mf_reqinfo q, const MPI_Status *st)
 {
-	if (q.peer >= 0)
-		return q.peer;
+	if (q.peer != -1)
+		return q.peer < 0 ? -1 : q.peer;
 	return q.g ? mf_peer(q.g, st->MPI_SOURCE) : mf_status_peer(st);
+}
+
+/* MF_ISENDRECV_STATUS says whether the status of a completed MPI_Isendrecv
+ * is its receive's. Not MPICH's: 4.0.2 runs it as a schedule whose
+ * request's status is never set (source, tag and count are those of an
+ * earlier request, or 0); Open MPI 5 copies the receive's. */
+#if defined(MPICH_NUMVERSION)
+#define MF_ISENDRECV_STATUS 0
+#else
+#define MF_ISENDRECV_STATUS 1
+#endif
+
+/* mf_isr_from is the partner for the completion of an MPI_Isendrecv from
+ * rank source of g: its world rank when named, the status's source (-1)
+ * for MPI_ANY_SOURCE where the status is set, else none (MPI_PROC_NULL
+ * too: MPICH makes that an MPI_Isend, whose status is not a receive's). */
+static inline int32_t mf_isr_from(const mf_ginfo *g, int source)
+{
+	const int32_t p = mf_peer(g, source);
+	if (p >= 0)
+		return p;
+	return source == MPI_ANY_SOURCE && MF_ISENDRECV_STATUS ? -1 : MF_PEER_NONE;
 }
 
 /* mf_rpeer is the partner of completed request h (q: its entry in the

@@ -1027,7 +1027,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 		mf_record_call(mf_r, 19, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7733,8 +7733,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 200, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	const int32_t mf_from = mf_isr_from(mf_g,source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7770,8 +7770,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 201, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	const int32_t mf_from = mf_isr_from(mf_g,source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -7842,7 +7842,7 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		mf_record_call(mf_r, 203, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9174,7 +9174,7 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		mf_record_call(mf_r, 241, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
 	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9525,8 +9525,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 251, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	const int32_t mf_from = mf_isr_from(mf_g,source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));
@@ -9562,8 +9562,8 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 252, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
-	const int32_t mf_from = mf_peer(mf_g, source);
-	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))
+	const int32_t mf_from = mf_isr_from(mf_g,source);
+	if (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))
 		mf_req_track(MF_H(*request), mf_g, mf_from);
 	if (mf_tls_recvs.n && mf_recv_shared && mf_rc == MPI_SUCCESS)
 		mf_recv_forget(MF_H(*request));

@@ -362,7 +362,7 @@ func cAfter(b *bytes.Buffer, f *Func, kind string) {
 		req, from, ok := strings.Cut(e, ",")
 		if ok { // its receive's partner is known now, not from the status
 			fmt.Fprintf(b, "\tconst int32_t mf_from = %s;\n", peerRE.ReplaceAllString(from, "mf_peer(mf_g, $1)"))
-			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from >= 0))\n\t\tmf_req_track(MF_H(%s), mf_g, mf_from);\n", req)
+			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity || mf_from != -1))\n\t\tmf_req_track(MF_H(%s), mf_g, mf_from);\n", req)
 		} else {
 			fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS && (mf_g->inter || !mf_g->identity))\n\t\tmf_req_track(MF_H(%s), mf_g, -1);\n", req)
 		}
