@@ -371,7 +371,10 @@ static void pb_num(pbuf *p, int64_t v)
 	pb_raw(p, t, n);
 }
 
-/* job_id is info->job_id or the process id, in jb. */
+/* job_id is info->job_id or the process id, in jb. The crash paths pass
+ * core's G.job (crash.c); partial.c cannot read it itself, as it links
+ * without core.c into the Go package and works from its arguments alone
+ * in a signal handler, so a caller without a job id gets the pid. */
 static const char *job_id(const mf_partial_info *in, char *jb)
 {
 	if (in->job_id && *in->job_id)
