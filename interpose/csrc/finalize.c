@@ -15,6 +15,7 @@
 
 #include "finalize.h"
 #include "core.h"
+#include "wrappers_gen.h"
 #include "crash.h"
 #include "mpiflow.h"
 
