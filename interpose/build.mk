@@ -19,7 +19,7 @@ MPICH_CFLAGS := $(filter -I% -D%,$(MPICH_SHOW))
 MPICH_LDFLAGS:= $(filter -L% -l% -Wl%,$(MPICH_SHOW))
 MF_CFLAGS    := -O2 -g -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter
 MF_REC_SRC   := $(addprefix interpose/csrc/,recorder.c tables.c seq.c settle.c tight.c trace.c timing.c tmenc.c)
-MF_SRC       := $(MF_REC_SRC) $(addprefix interpose/csrc/,partial.c mpout.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c regions.c wrappers_gen.c)
+MF_SRC       := $(MF_REC_SRC) $(addprefix interpose/csrc/,partial.c mpout.c jobid.c core.c clock.c handles.c papi.c crash.c finalize.c fortran.c regions.c wrappers_gen.c)
 MF_HDR       := $(wildcard interpose/csrc/*.h)
 MF_LIBS      := $(LIBDIR)/libmpiflow-go.so $(if $(OMPI_VERSION),$(LIBDIR)/libmpiflow-openmpi.so) $(if $(MPICH_SHOW),$(LIBDIR)/libmpiflow-mpich.so)
 

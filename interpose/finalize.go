@@ -59,7 +59,7 @@ func finalize(j *job) (written bool, err error) {
 	// The job's id names the file and fills the header: rank 0's.
 	var id string
 	if me == 0 {
-		id = jobID(j.env)
+		id = j.id
 	}
 	final, err := sharePath(c, j.dir, id)
 	if final == "" {
@@ -488,29 +488,9 @@ func userName(env func(string) string) string {
 	return strconv.Itoa(os.Getuid())
 }
 
-// jobID is the job's id, which names the job file and fills its header
-// (finalize calls it on rank 0): the scheduler's job id when there is one
-// (the name sites file their jobs by), else the launcher's, else the
-// process id. core.c's job_id makes the same at MPI_Init for the partial
-// files, from every rank's environment then, cut to 127 bytes, and with
-// rank 0's process id on every rank.
-func jobID(env func(string) string) string {
-	for _, k := range []string{"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
-		"OMPI_MCA_ess_base_jobid", "PMI_JOBID"} {
-		if v := env(k); v != "" {
-			if s := env("SLURM_STEP_ID"); k == "SLURM_JOB_ID" && s != "" {
-				v += "." + s
-			}
-			return sanitize(v)
-		}
-	}
-	return strconv.Itoa(os.Getpid())
-}
-
 // sanitize makes s a file name part: each byte that is not a letter, a
-// digit, '-', '_' or '.' becomes '_', byte by byte as core.c's job_id
-// does, so that the partial files and the job file name one job alike
-// (Flux's job ids begin with "ƒ", two bytes).
+// digit, '-', '_' or '.' becomes '_', byte by byte as jobid.c's mf_job_id
+// does for the job id.
 func sanitize(s string) string {
 	b := []byte(s)
 	for i, c := range b {

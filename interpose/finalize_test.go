@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -55,7 +56,7 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 		b.Add(flowgraph.Call{Key: flowgraph.NodeKey{Call: "MPI_Barrier", Site: site, Partner: -1, Comm: -1}, Enter: 100 * i, Exit: 100*i + 10, Partner: -1})
 	}
 	g := b.Graph()
-	env := map[string]string{"MPIFLOW_QUIET": "1", "SLURM_JOB_ID": "42"}
+	env := map[string]string{"MPIFLOW_QUIET": "1"}
 	return &job{
 		comm:      c,
 		traces:    map[int]string{},
@@ -66,6 +67,7 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 		keyFields: []string{"call", "site"},
 		env:       func(k string) string { return env[k] },
 		dir:       dir,
+		id:        "42",
 	}
 }
 
@@ -141,8 +143,12 @@ func TestFinalizeTraces(t *testing.T) {
 	assert.Empty(t, left, "no temporary files left")
 }
 
-// TestJobID: the scheduler's job id names the file before the launcher's.
+// TestJobID: the scheduler's job id names the file before the launcher's
+// (core.c's job_id, which passes it to the Go part); without one, rank
+// 0's pid does.
 func TestJobID(t *testing.T) {
+	vars := []string{"SLURM_JOB_ID", "SLURM_STEP_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
+		"OMPI_MCA_ess_base_jobid", "PMI_JOBID"}
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -151,10 +157,17 @@ func TestJobID(t *testing.T) {
 		{map[string]string{"OMPI_MCA_ess_base_jobid": "a/b"}, "a_b"},
 		{map[string]string{"PBS_JOBID": "1234.pbs01", "OMPI_MCA_ess_base_jobid": "99"}, "1234.pbs01"},
 		{map[string]string{"LSB_JOBID": "55", "PMI_JOBID": "3"}, "55"},
-		{map[string]string{"FLUX_JOB_ID": "ƒ2NBuTqrN", "OMPI_MCA_ess_base_jobid": "99"}, "__2NBuTqrN"}, // as crash.c
+		{map[string]string{"FLUX_JOB_ID": "ƒ2NBuTqrN", "OMPI_MCA_ess_base_jobid": "99"}, "__2NBuTqrN"},
 		{map[string]string{"COBALT_JOBID": "881"}, "881"},
+		{map[string]string{"PMI_JOBID": strings.Repeat("x", 200)}, strings.Repeat("x", 127)}, // core.h's G.job
+		{map[string]string{}, ""},
 	} {
-		assert.Equal(t, tc.want, jobID(func(k string) string { return tc.env[k] }), "%v", tc.env)
+		for _, k := range vars {
+			t.Setenv(k, tc.env[k])
+		}
+		id, ok := cJobID(128)
+		assert.Equal(t, tc.want != "", ok, "%v", tc.env)
+		assert.Equal(t, tc.want, id, "%v", tc.env)
 	}
 }
 

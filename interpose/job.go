@@ -164,6 +164,9 @@ type job struct {
 	// dir is the output directory: MPIFLOW_DIR with its placeholders
 	// expanded at MPI_Init (core.c), "" for the working directory
 	dir string
+	// id is the job's id (core.c's job_id at MPI_Init), which names the
+	// job file and fills its header
+	id string
 	// budget bounds the bytes of each graph's sequences and timing
 	// (MPIFLOW_BUDGET; flowgraph.Graph.FitBudget), 0: none
 	budget int64
@@ -184,6 +187,7 @@ func newJob(ctx *C.mf_ctx) *job {
 		traceErrs: map[int]error{},
 		env:       getenv,
 		dir:       C.GoString(ctx.output_dir),
+		id:        C.GoString(ctx.job),
 		budget:    int64(ctx.budget),
 	}
 	if len(threads) > 0 {

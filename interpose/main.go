@@ -19,6 +19,7 @@
 package main
 
 //go:generate go run ./gen -spec gen/mpi.spec -c csrc/wrappers_gen.c -go wrapped_gen.go -md WRAPPED.md
+//go:generate go run ./cfacts -flowgraph ../flowgraph -partial csrc/partial_keys.h -key csrc/key_fields.h
 
 /*
 #cgo CFLAGS: -O2 -std=gnu11 -I${SRCDIR}/csrc

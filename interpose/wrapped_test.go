@@ -186,7 +186,8 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	c, g, md := filepath.Join(dir, "w.c"), filepath.Join(dir, "w.go"), filepath.Join(dir, "w.md")
 	out, err := exec.Command("go", "run", "./gen", "-spec", "gen/mpi.spec", "-c", c, "-go", g, "-md", md).CombinedOutput()
 	require.NoError(t, err, string(out))
-	for have, fresh := range map[string]string{"csrc/wrappers_gen.c": c, "wrapped_gen.go": g, "WRAPPED.md": md} {
+	for have, fresh := range map[string]string{"csrc/wrappers_gen.c": c, "csrc/wrappers_gen.h": filepath.Join(dir, "w.h"),
+		"wrapped_gen.go": g, "WRAPPED.md": md} {
 		a, err := os.ReadFile(have)
 		require.NoError(t, err)
 		b, err := os.ReadFile(fresh)

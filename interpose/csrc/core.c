@@ -16,38 +16,23 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "jobid.h"
 
 __thread mf_rec *mf_tls_rec __attribute__((tls_model("initial-exec")));
 
 mf_state G = {.mu = PTHREAD_MUTEX_INITIALIZER};
 mf_hooks mf_core_hooks;
 
-/* job_id is the job's id as finalize.go's jobID makes it: from the
- * launcher's environment, else rank 0's pid (broadcast: every rank's
- * partial file must carry the same id). */
+/* job_id is the job's id (mf_job_id), else rank 0's pid (broadcast: every
+ * rank's partial file must carry the same id). */
 static void job_id(char *out, size_t n)
 {
-	const char *keys[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID",
-			      "OMPI_MCA_ess_base_jobid", "PMI_JOBID"};
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		const char *v = getenv(keys[i]);
-		if (!v || !*v)
-			continue;
-		const char *step = getenv("SLURM_STEP_ID");
-		if (i == 0 && step && *step)
-			snprintf(out, n, "%s.%s", v, step);
-		else
-			snprintf(out, n, "%s", v);
-		for (char *c = out; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-				*c = '_';
+	if (mf_job_id(out, n))
 		return;
-	}
 	int pid = (int)getpid();
 	PMPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	snprintf(out, n, "%d", pid);
 }
-
 
 /* The output directory: MPIFLOW_DIR with its placeholders expanded, or
  * "." (set_output_dir). */

@@ -46,7 +46,7 @@ typedef struct mf_state {
 	int started; /* mf_start was called (MPI_Init passed through the library) */
 	int rank, size;
 	int64_t init_mono, init_real;
-	char job[128]; /* the job id, as finalize.go's jobID makes it (the same on every rank) */
+	char job[128]; /* the job id (job_id in core.c; the same on every rank) */
 } mf_state;
 extern mf_state G MF_HIDDEN;
 

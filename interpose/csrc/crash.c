@@ -19,6 +19,7 @@
 
 #include "crash.h"
 #include "core.h"
+#include "wrappers_gen.h"
 #include "partial.h"
 
 /* ---- Runs that never reach MPI_Finalize ----

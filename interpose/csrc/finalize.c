@@ -15,6 +15,7 @@
 
 #include "finalize.h"
 #include "core.h"
+#include "wrappers_gen.h"
 #include "crash.h"
 #include "mpiflow.h"
 
@@ -239,6 +240,7 @@ void mf_finish(void)
 		};
 		ctx.regions = mf_regions(&ctx.nregions);
 		ctx.output_dir = mf_output_dir();
+		ctx.job = G.job;
 		wrote = fn(&ctx) == 0;
 	} else {
 		for (int i = 0; i < G.nthr; i++)

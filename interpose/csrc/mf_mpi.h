@@ -37,7 +37,5 @@ MF_HIDDEN void mf_start(int64_t init_mono, int64_t init_real, int provided);
 /* mf_thread_rec gives a thread without a recorder its own, when several
  * threads may call MPI (MPI_THREAD_SERIALIZED, MULTIPLE); else NULL. */
 MF_HIDDEN mf_rec *mf_thread_rec(void);
-extern const char *const mf_call_names[] MF_HIDDEN;
-extern const int mf_ncalls MF_HIDDEN;
 
 #endif

@@ -66,6 +66,7 @@ typedef struct mf_ctx {
 	const mf_region *regions; /* what the pseudo call sites of MPI_Pcontrol stand for */
 	int nregions;
 	const char *output_dir; /* MPIFLOW_DIR with its placeholders expanded, or "." */
+	const char *job;        /* the job's id (core.c's job_id), the same on every rank */
 } mf_ctx;
 
 /* The Go part's entry point (exported by the Go library). It returns 0 on

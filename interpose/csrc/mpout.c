@@ -3,6 +3,7 @@
  * msgpack values written to it. See mpout.h.
  */
 #include "mpout.h"
+#include "partial_keys.h"
 #include "record.h"
 
 #include <errno.h>
@@ -189,11 +190,11 @@ void mf_mp_str(mf_out *o, const char *s) { mf_mp_strn(o, s ? s : "", s ? strlen(
 void mf_mp_stat(mf_out *o, const mf_stat *s)
 {
 	mf_mp_map(o, 3);
-	mf_mp_key(o, "t");
+	mf_mp_key(o, MF_PK_STAT_TOTAL);
 	mf_mp_int(o, s->total);
-	mf_mp_key(o, "lo");
+	mf_mp_key(o, MF_PK_STAT_MIN);
 	mf_mp_int(o, s->min);
-	mf_mp_key(o, "hi");
+	mf_mp_key(o, MF_PK_STAT_MAX);
 	mf_mp_int(o, s->max);
 }
 

@@ -4,7 +4,7 @@
  *
  * The msgpack encoding is written by hand to decode with
  * github.com/vmihailenco/msgpack/v5 into the Go structs of flowgraph: maps
- * keyed by the msgpack tag names, nil where the Go conversion (convert.go)
+ * keyed by the msgpack tag names (partial_keys.h, generated from them), nil where the Go conversion (convert.go)
  * leaves a slice nil and an empty array where it makes one, sequence
  * numbers as a bin (mf_seqv_encode, flowgraph/seq.go), the Timing as a bin
  * (flowgraph/timing.go). Integers
@@ -13,6 +13,7 @@
 #include "partial.h"
 #include "tmenc.h"
 #include "mpout.h"
+#include "partial_keys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,7 @@
  * recTiming. */
 static void write_timing(mf_out *o, const mf_rec *r, const mf_view *v)
 {
-	mf_mp_key(o, "timing");
+	mf_mp_key(o, MF_PK_GRAPH_TIMING);
 	mf_timing_pub p = r->tm.pub[r->tm.pubi];
 	int64_t open = !r->failed && v->nevents > 0 ? v->nevents - p.start : 0;
 	int64_t closed = open > 0 ? p.len : mf_timing_prefix(&p, v->nevents > 0 ? v->nevents - 1 : 0);
@@ -53,31 +54,31 @@ static void write_node(mf_out *o, const mf_rec *r, const mf_partial_info *in, in
 {
 	const mf_node *n = &r->tab.nodes[i];
 	mf_mp_map(o, 7);
-	mf_mp_key(o, "key");
+	mf_mp_key(o, MF_PK_NODE_KEY);
 	mf_mp_map(o, 5);
-	mf_mp_key(o, "call");
+	mf_mp_key(o, MF_PK_NODEKEY_CALL);
 	if (n->call >= 0 && n->call < in->ncalls && in->names && in->names[n->call])
 		mf_mp_str(o, in->names[n->call]);
 	else
 		mf_mp_key(o, "?");
-	mf_mp_key(o, "site");
+	mf_mp_key(o, MF_PK_NODEKEY_SITE);
 	mf_mp_int(o, n->site_idx >= 0 && n->site_idx < r->tab.nsites ? n->site_idx : -1);
-	mf_mp_key(o, "bytes");
+	mf_mp_key(o, MF_PK_NODEKEY_BYTES);
 	mf_mp_int(o, n->kbytes);
-	mf_mp_key(o, "partner");
+	mf_mp_key(o, MF_PK_NODEKEY_PARTNER);
 	mf_mp_int(o, n->kpartner);
-	mf_mp_key(o, "comm");
+	mf_mp_key(o, MF_PK_NODEKEY_COMM);
 	mf_mp_int(o, n->kcomm);
-	mf_mp_key(o, "n");
+	mf_mp_key(o, MF_PK_NODE_COUNT);
 	mf_mp_int(o, mf_rec_node_count(r, i));
-	mf_mp_key(o, "time");
+	mf_mp_key(o, MF_PK_NODE_TIME);
 	mf_mp_stat(o, &n->time);
-	mf_mp_key(o, "bytes");
+	mf_mp_key(o, MF_PK_NODE_BYTES);
 	mf_stat b = n->bytes;
 	if (i == r->prev)
 		b.total += r->pend_bytes; /* untimed repeats' (mf_record_rep) */
 	mf_mp_stat(o, &b);
-	mf_mp_key(o, "partners");
+	mf_mp_key(o, MF_PK_NODE_PARTNERS);
 	int32_t np = n->partners ? n->npartners : 0;
 	if (np == 0) {
 		mf_mp_nil(o);
@@ -85,22 +86,22 @@ static void write_node(mf_out *o, const mf_rec *r, const mf_partial_info *in, in
 		mf_mp_arr(o, (uint64_t)np);
 		for (int32_t p = 0; p < np; p++) {
 			mf_mp_map(o, 2);
-			mf_mp_key(o, "r");
+			mf_mp_key(o, MF_PK_PARTNERCOUNT_RANK);
 			mf_mp_int(o, n->partners[p].rank);
-			mf_mp_key(o, "n");
+			mf_mp_key(o, MF_PK_PARTNERCOUNT_COUNT);
 			mf_mp_int(o, n->partners[p].count);
 		}
 	}
-	mf_mp_key(o, "otherp");
+	mf_mp_key(o, MF_PK_NODE_OTHERPARTNERS);
 	mf_mp_int(o, n->other_partners);
-	mf_mp_key(o, "commsize");
+	mf_mp_key(o, MF_PK_NODE_COMMSIZE);
 	mf_mp_int(o, n->commsize);
 }
 
 /* write_nodes writes the "nodes" of r. */
 static void write_nodes(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 {
-	mf_mp_key(o, "nodes");
+	mf_mp_key(o, MF_PK_GRAPH_NODES);
 	mf_mp_arr(o, (uint64_t)r->tab.nnodes);
 	for (int32_t i = 0; i < r->tab.nnodes; i++)
 		write_node(o, r, in, i);
@@ -109,26 +110,26 @@ static void write_nodes(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 /* write_edges writes the "edges" of r in view v (flowgraph.Edge). */
 static void write_edges(mf_out *o, const mf_rec *r, const mf_view *v)
 {
-	mf_mp_key(o, "edges");
+	mf_mp_key(o, MF_PK_GRAPH_EDGES);
 	int32_t ne = v->drop_edges ? 0 : r->tab.nedges;
 	int32_t nc = r->ncounters < 0 ? 0 : r->ncounters > MF_MAX_COUNTERS ? MF_MAX_COUNTERS : r->ncounters;
 	mf_mp_arr(o, (uint64_t)ne);
 	for (int32_t i = 0; i < ne; i++) {
 		const mf_edge *e = &r->tab.edges[i];
 		mf_mp_map(o, 6);
-		mf_mp_key(o, "src");
+		mf_mp_key(o, MF_PK_EDGE_SRC);
 		mf_mp_int(o, e->src);
-		mf_mp_key(o, "dst");
+		mf_mp_key(o, MF_PK_EDGE_DST);
 		mf_mp_int(o, e->dst);
-		mf_mp_key(o, "n");
+		mf_mp_key(o, MF_PK_EDGE_COUNT);
 		mf_mp_int(o, mf_rec_edge_count(r, e));
-		mf_mp_key(o, "time");
+		mf_mp_key(o, MF_PK_EDGE_TIME);
 		mf_mp_stat(o, &e->time);
-		mf_mp_key(o, "ctr");
+		mf_mp_key(o, MF_PK_EDGE_COUNTERS);
 		mf_mp_arr(o, (uint64_t)nc);
 		for (int32_t c = 0; c < nc; c++)
 			mf_mp_int(o, e->counters[c]);
-		mf_mp_key(o, "seq");
+		mf_mp_key(o, MF_PK_EDGE_SEQ);
 		mf_seqv sv = mf_rec_seq(r, e);
 		mf_mp_bin(o, mf_seqv_encode(&sv, NULL, NULL));
 		mf_seqv_encode(&sv, mf_put_cb, o);
@@ -138,7 +139,7 @@ static void write_edges(mf_out *o, const mf_rec *r, const mf_view *v)
 /* write_sites writes the "sites" of r (flowgraph.Site). */
 static void write_sites(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 {
-	mf_mp_key(o, "sites");
+	mf_mp_key(o, MF_PK_GRAPH_SITES);
 	if (r->tab.nsites == 0) {
 		mf_mp_nil(o);
 	} else {
@@ -147,23 +148,23 @@ static void write_sites(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 			const mf_partial_site *ps = in->sites && i < in->nsites ? &in->sites[i] : NULL;
 			const mf_region *rg = mf_region_of(in->regions, in->nregions, r->tab.sites[i]);
 			mf_mp_map(o, rg ? 8 : 6);
-			mf_mp_key(o, "addr");
+			mf_mp_key(o, MF_PK_CALLSITE_ADDR);
 			mf_mp_uint(o, rg ? rg->caller : r->tab.sites[i]);
 			if (rg) {
-				mf_mp_key(o, "region");
+				mf_mp_key(o, MF_PK_CALLSITE_REGION);
 				mf_mp_str(o, rg->name);
-				mf_mp_key(o, "level");
+				mf_mp_key(o, MF_PK_CALLSITE_LEVEL);
 				mf_mp_int(o, rg->level);
 			}
-			mf_mp_key(o, "obj");
+			mf_mp_key(o, MF_PK_CALLSITE_OBJECT);
 			mf_mp_str(o, ps ? ps->obj : NULL);
-			mf_mp_key(o, "off");
+			mf_mp_key(o, MF_PK_CALLSITE_OFFSET);
 			mf_mp_uint(o, ps && ps->obj ? ps->off : 0);
-			mf_mp_key(o, "fn");
+			mf_mp_key(o, MF_PK_CALLSITE_FUNCTION);
 			mf_mp_key(o, "");
-			mf_mp_key(o, "file");
+			mf_mp_key(o, MF_PK_CALLSITE_FILE);
 			mf_mp_key(o, "");
-			mf_mp_key(o, "line");
+			mf_mp_key(o, MF_PK_CALLSITE_LINE);
 			mf_mp_int(o, 0);
 		}
 	}
@@ -176,13 +177,13 @@ static void write_graph(mf_out *o, const mf_rec *r, const mf_partial_info *in, c
 	write_edges(o, r, v);
 	write_sites(o, r, in);
 
-	mf_mp_key(o, "initial");
+	mf_mp_key(o, MF_PK_GRAPH_INITIAL);
 	mf_mp_int(o, v->nevents > 0 ? r->initial : -1);
-	mf_mp_key(o, "nevents");
+	mf_mp_key(o, MF_PK_GRAPH_NUMEVENTS);
 	mf_mp_int(o, v->nevents);
 
 	/* anchors derive from the timing: not stored */
-	mf_mp_key(o, "anchors");
+	mf_mp_key(o, MF_PK_GRAPH_ANCHORS);
 	mf_mp_nil(o);
 	write_timing(o, r, v);
 }
@@ -201,23 +202,23 @@ static void write_rank(mf_out *o, const mf_rec *r, const mf_partial_info *in)
 	}
 	int64_t start_unix = in->start_unix ? in->start_unix : in->init_real;
 	mf_mp_map(o, 9);
-	mf_mp_key(o, "rank");
+	mf_mp_key(o, MF_PK_RANK_RANK);
 	mf_mp_int(o, in->rank);
-	mf_mp_key(o, "thread");
+	mf_mp_key(o, MF_PK_RANK_THREAD);
 	mf_mp_int(o, in->thread);
-	mf_mp_key(o, "host");
+	mf_mp_key(o, MF_PK_RANK_HOST);
 	mf_mp_str(o, in->host);
-	mf_mp_key(o, "utime");
+	mf_mp_key(o, MF_PK_RANK_USERTIME);
 	mf_mp_int(o, utime);
-	mf_mp_key(o, "stime");
+	mf_mp_key(o, MF_PK_RANK_SYSTIME);
 	mf_mp_int(o, stime);
-	mf_mp_key(o, "maxrss");
+	mf_mp_key(o, MF_PK_RANK_MAXRSS);
 	mf_mp_int(o, maxrss);
-	mf_mp_key(o, "complete");
+	mf_mp_key(o, MF_PK_RANK_COMPLETE);
 	mf_mp_bool(o, in->complete != 0);
-	mf_mp_key(o, "start");
+	mf_mp_key(o, MF_PK_RANK_START);
 	mf_mp_int(o, v.nevents > 0 ? in->init_real + (r->t0 - in->init_mono) - start_unix : 0);
-	mf_mp_key(o, "graph");
+	mf_mp_key(o, MF_PK_RANK_GRAPH);
 	write_graph(o, r, in, &v);
 }
 
@@ -262,13 +263,13 @@ static void write_footer(mf_out *o, const mf_rec *r, const mf_partial_info *in, 
 			 int64_t blk_off, int64_t blk_len, uint32_t blk_crc)
 {
 	mf_mp_map(o, 2);
-	mf_mp_key(o, "header");
+	mf_mp_key(o, MF_PK_FOOTER_HEADER);
 	mf_mp_map(o, 13);
-	mf_mp_key(o, "version");
+	mf_mp_key(o, MF_PK_HEADER_VERSION);
 	mf_mp_int(o, MF_FORMAT_VERSION);
-	mf_mp_key(o, "job");
+	mf_mp_key(o, MF_PK_HEADER_JOBID);
 	mf_mp_str(o, job);
-	mf_mp_key(o, "cmd");
+	mf_mp_key(o, MF_PK_HEADER_COMMAND);
 	if (!in->argv) {
 		mf_mp_nil(o);
 	} else {
@@ -277,53 +278,55 @@ static void write_footer(mf_out *o, const mf_rec *r, const mf_partial_info *in, 
 		for (int i = 0; i < n; i++)
 			mf_mp_str(o, in->argv[i]);
 	}
-	mf_mp_key(o, "start");
+	mf_mp_key(o, MF_PK_HEADER_STARTUNIXNANO);
 	mf_mp_int(o, in->start_unix ? in->start_unix : in->init_real);
-	mf_mp_key(o, "wall");
+	mf_mp_key(o, MF_PK_HEADER_WALLCLOCK);
 	mf_mp_int(o, in->wall);
-	mf_mp_key(o, "nranks");
+	mf_mp_key(o, MF_PK_HEADER_NUMRANKS);
 	int size = in->size > in->rank ? in->size : in->rank + 1;
 	mf_mp_int(o, size);
-	mf_mp_key(o, "hosts");
+	mf_mp_key(o, MF_PK_HEADER_HOSTS);
 	mf_mp_arr(o, (uint64_t)size);
 	for (int i = 0; i < size; i++)
 		mf_mp_str(o, i == in->rank ? in->host : NULL);
-	mf_mp_key(o, "mpilib");
+	mf_mp_key(o, MF_PK_HEADER_MPILIBRARY);
 	mf_mp_str(o, in->mpi_library);
-	mf_mp_key(o, "mpiver");
+	mf_mp_key(o, MF_PK_HEADER_MPIVERSION);
 	mf_mp_str(o, in->mpi_version);
-	mf_mp_key(o, "counters");
+	mf_mp_key(o, MF_PK_HEADER_COUNTERS);
 	mp_split(o, in->counters);
-	mf_mp_key(o, "clock");
+	mf_mp_key(o, MF_PK_HEADER_CLOCKSOURCE);
 	mf_mp_str(o, in->clock);
-	mf_mp_key(o, "key");
+	mf_mp_key(o, MF_PK_HEADER_KEYFIELDS);
+	/* the key's fields: the call, in every key, and those of keyflags */
+#define MF_KEY_FIELD(name, bit) {bit, name},
 	static const struct {
 		uint32_t bit;
 		const char *name;
-	} keys[] = {{MF_KEY_SITE, "site"}, {MF_KEY_BYTES, "bytes"}, {MF_KEY_PARTNER, "partner"}, {MF_KEY_COMM, "comm"}};
-	uint64_t nk = 1;
+	} keys[] = {MF_KEY_FIELDS(MF_KEY_FIELD)};
+#undef MF_KEY_FIELD
+	uint64_t nk = 0;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		nk += (r->keyflags & keys[i].bit) != 0;
+		nk += !keys[i].bit || (r->keyflags & keys[i].bit);
 	mf_mp_arr(o, nk);
-	mf_mp_key(o, "call");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (r->keyflags & keys[i].bit)
+		if (!keys[i].bit || (r->keyflags & keys[i].bit))
 			mf_mp_str(o, keys[i].name);
-	mf_mp_key(o, "incomplete");
+	mf_mp_key(o, MF_PK_HEADER_INCOMPLETE);
 	mf_mp_bool(o, in->complete == 0);
 
-	mf_mp_key(o, "index");
+	mf_mp_key(o, MF_PK_FOOTER_INDEX);
 	mf_mp_arr(o, 1);
 	mf_mp_map(o, 5);
-	mf_mp_key(o, "rank");
+	mf_mp_key(o, MF_PK_INDEXENTRY_RANK);
 	mf_mp_int(o, in->rank);
-	mf_mp_key(o, "thread");
+	mf_mp_key(o, MF_PK_INDEXENTRY_THREAD);
 	mf_mp_int(o, in->thread);
-	mf_mp_key(o, "off");
+	mf_mp_key(o, MF_PK_INDEXENTRY_OFFSET);
 	mf_mp_int(o, blk_off);
-	mf_mp_key(o, "len");
+	mf_mp_key(o, MF_PK_INDEXENTRY_LENGTH);
 	mf_mp_int(o, blk_len);
-	mf_mp_key(o, "crc");
+	mf_mp_key(o, MF_PK_INDEXENTRY_CRC);
 	mf_mp_uint(o, blk_crc);
 }
 
@@ -371,7 +374,10 @@ static void pb_num(pbuf *p, int64_t v)
 	pb_raw(p, t, n);
 }
 
-/* job_id is info->job_id or the process id, in jb. */
+/* job_id is info->job_id or the process id, in jb. The crash paths pass
+ * core's G.job (crash.c); partial.c cannot read it itself, as it links
+ * without core.c into the Go package and works from its arguments alone
+ * in a signal handler, so a caller without a job id gets the pid. */
 static const char *job_id(const mf_partial_info *in, char *jb)
 {
 	if (in->job_id && *in->job_id)

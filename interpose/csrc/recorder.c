@@ -124,22 +124,24 @@ int mf_parse_key(const char *s, uint32_t *flags)
 		*flags = MF_KEY_SITE;
 		return 0;
 	}
+#define MF_KEY_FIELD(name, bit) {name, sizeof name - 1, bit},
+	static const struct {
+		const char *name;
+		size_t len;
+		uint32_t bit;
+	} fields[] = {MF_KEY_FIELDS(MF_KEY_FIELD)};
+#undef MF_KEY_FIELD
 	uint32_t f = 0;
 	int names = 0; /* ",," names nothing: an error, not "call" */
 	while (*s) {
 		const char *e = strchr(s, ',');
 		size_t n = e ? (size_t)(e - s) : strlen(s);
 		names += n != 0;
-		if (n == 4 && !strncmp(s, "call", 4))
-			;
-		else if (n == 4 && !strncmp(s, "site", 4))
-			f |= MF_KEY_SITE;
-		else if (n == 5 && !strncmp(s, "bytes", 5))
-			f |= MF_KEY_BYTES;
-		else if (n == 7 && !strncmp(s, "partner", 7))
-			f |= MF_KEY_PARTNER;
-		else if (n == 4 && !strncmp(s, "comm", 4))
-			f |= MF_KEY_COMM;
+		size_t i = 0;
+		while (i < sizeof fields / sizeof fields[0] && !(n == fields[i].len && !strncmp(s, fields[i].name, n)))
+			i++;
+		if (i < sizeof fields / sizeof fields[0])
+			f |= fields[i].bit;
 		else if (n != 0)
 			return -1;
 		s += n;

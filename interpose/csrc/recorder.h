@@ -28,17 +28,12 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "key_fields.h" /* MF_KEY_*: the key fields beyond the call, as chosen by MPIFLOW_KEY */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Key fields beyond the call, as chosen by MPIFLOW_KEY. */
-enum {
-	MF_KEY_SITE = 1,
-	MF_KEY_BYTES = 2,
-	MF_KEY_PARTNER = 4,
-	MF_KEY_COMM = 8,
-};
 
 #define MF_MAX_PARTNERS 64 /* flowgraph.MaxPartners */
 #define MF_TIMING_BYTES (64 << 10)  /* flowgraph.DefaultTimingBytes */

@@ -3,6 +3,7 @@
 /* MPI wrappers: each calls the PMPI function, returns its result
  * unchanged and records the call (see record.h). */
 #include "mf_mpi.h"
+#include "wrappers_gen.h"
 
 /* The call names and numbers are the same whatever the mpi.h: wrappers of
  * newer functions (MPI-4.0) are compiled only where mpi.h declares them. */

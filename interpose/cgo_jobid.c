@@ -1,0 +1,2 @@
+/* csrc/jobid.c compiled into the Go package by cgo (see csrc.go). */
+#include "csrc/jobid.c"
