@@ -143,8 +143,9 @@ type DiffItem struct {
 	Ratio          float64 `json:"ratio"`
 	IterationRatio float64 `json:"iteration_ratio,omitempty"`
 	// Noise is the larger of the item's spreads over the ranks that have
-	// it (the largest minus the least time on one rank, in A and in B),
-	// in ns. WithinNoise marks a matched item whose mean time per rank
+	// it (the largest minus the least time on one rank, in A and in B)
+	// and a hundredth of a rank's mean time (the least change that two
+	// runs of one program do not show), in ns. WithinNoise marks a matched item whose mean time per rank
 	// that has it changed by at most Noise: a change the ranks' own
 	// variation can explain.
 	Noise       float64 `json:"noise_ns"`
@@ -173,7 +174,7 @@ type RankShift struct {
 	Change float64 `json:"change_ns"`
 	Before float64 `json:"before_ns"`
 	// Stands tells that the change stands out: above a hundredth of a
-	// rank's time (JobDiff.shiftFloor), above a tenth of the rank's
+	// rank's time (JobDiff.noiseFloor), above a tenth of the rank's
 	// value, and above twice the third largest change on a rank
 	// (two ranks change when work moves from one to another; ranks that
 	// all changed alike did so by a change of the program, not of a
@@ -246,12 +247,16 @@ func Diff(a, b *Job) *JobDiff {
 	return d
 }
 
-// weight orders the items of a diff: by their absolute change of time,
+// weight orders the items of a diff: by their absolute change of time
+// (MPI_Init's last: the start-up differs from run to run),
 // a loop by the change of its compute on one rank when that stands out and
 // is larger (work moved between ranks leaves the loop's total as it was).
 // Not a call's: the wait that grew on one rank because another computes
 // longer is the consequence, the loop whose compute moved the cause.
 func (it *DiffItem) weight() float64 {
+	if it.Kind == ItemCall && flowgraph.IsInit(it.Call) {
+		return 0 // start-up, outside the measured span (as in stats)
+	}
 	w := math.Abs(it.Change.Time)
 	if it.Kind == ItemLoop && it.Shift != nil && it.Shift.Stands {
 		w = max(w, math.Abs(it.Shift.Change))
@@ -543,7 +548,7 @@ func (d *JobDiff) loopItems(a, b *Job, gi int, m GroupMatch) []DiffItem {
 			continue
 		}
 		it.Name = strings.Join(it.Path, " > ")
-		it.compare(xa, xb, d.shiftFloor())
+		it.compare(xa, xb, d.noiseFloor(), !d.PerRank)
 		items = append(items, it)
 	}
 	return items
@@ -629,7 +634,7 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 		if it.A == nil && it.B == nil {
 			continue
 		}
-		it.compare(xa, xb, d.shiftFloor())
+		it.compare(xa, xb, d.noiseFloor(), !d.PerRank)
 		items = append(items, it)
 	}
 	return items
@@ -655,14 +660,13 @@ func (it *DiffItem) Verdict() string {
 	return "changed"
 }
 
-// shiftFloor is the least change on one rank that can stand out (a
-// hundredth of a rank's mean time after MPI_Init, the larger of the two
-// jobs': a third of a microsecond more in MPI_Comm_size is no finding),
-// -1 when the jobs' ranks do not pair (their numbers differ).
-func (d *JobDiff) shiftFloor() float64 {
-	if d.PerRank {
-		return -1
-	}
+// noiseFloor is the least change of an item's time on a rank that is no
+// noise (a hundredth of a rank's mean time after MPI_Init, the larger of
+// the two jobs'): two runs of one program differ by that much, even where
+// the ranks wait for each other and so hardly spread (the halo at 2
+// ranks: 0.5% apart, spread 0.2%), and a third of a microsecond more in
+// MPI_Comm_size on one rank is no finding.
+func (d *JobDiff) noiseFloor() float64 {
 	perRank := func(j *DiffJob) float64 { return float64(j.WallTime) / float64(max(j.Blocks, 1)) }
 	return 0.01 * max(perRank(&d.A), perRank(&d.B))
 }
@@ -698,10 +702,10 @@ func shift(xa, xb *rankSums, floor float64) *RankShift {
 	return &top
 }
 
-// compare sets the item's status, change, ratios, noise and shift (when
-// floor, shiftFloor's, is not negative) from its sides and their sums over
-// the ranks (nil where the item is not).
-func (it *DiffItem) compare(xa, xb *rankSums, floor float64) {
+// compare sets the item's status, change, ratios, noise (at least floor,
+// noiseFloor's) and shift (paired: the jobs have the same ranks) from its
+// sides and their sums over the ranks (nil where the item is not).
+func (it *DiffItem) compare(xa, xb *rankSums, floor float64, paired bool) {
 	var va, vb DiffValues
 	switch {
 	case it.A != nil && it.B != nil:
@@ -725,10 +729,10 @@ func (it *DiffItem) compare(xa, xb *rankSums, floor float64) {
 	if va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
 		it.IterationRatio = vb.TimePerIteration / va.TimePerIteration
 	}
-	if floor >= 0 {
+	if paired {
 		it.Shift = shift(xa, xb, floor)
 	}
-	it.Noise = max(xa.spread(), xb.spread())
+	it.Noise = max(xa.spread(), xb.spread(), floor)
 	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise
 	if it.Status == StatusMatched && va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
 		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer)

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,7 @@ type testProgram struct {
 	roles      func(rank int) []int
 	command    string
 	incomplete bool
+	initNs     int64 // MPI_Init's time; 0: 1000
 }
 
 // loadProgram writes p as a job file and loads it as mpiflow diff does.
@@ -58,7 +60,7 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 			now += ns + gap
 		}
 		add := func(c string, line int, ns int64) { call(c, line, ns, ns) } // the call, then as long a compute phase
-		add("MPI_Init", 1, 1000)
+		add("MPI_Init", 1, cmp.Or(p.initNs, 1000))
 		which := make([]int, len(p.loops))
 		for i := range which {
 			which[i] = i
@@ -240,6 +242,17 @@ func TestDiff(t *testing.T) {
 				assert.Equal(t, 1, first.Shift.Rank)
 				assert.InDelta(t, -300*39, first.Shift.Change, 1, "the last heavy phase leaves the loop")
 				assert.Equal(t, "changed, most on rank 1", first.Verdict())
+			}},
+		{"ranks in step (no spread): a change under a hundredth of a rank's time is noise, MPI_Init ordered last",
+			testProgram{ranks: 2, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 1000}}},
+			testProgram{ranks: 2, initNs: 900000, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 1005}}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.Positive(t, it.Change.Time)
+				assert.True(t, it.WithinNoise, "0.5%% of the loop's time")
+				assert.Equal(t, "noise", it.Verdict())
+				assert.NotEqual(t, "MPI_Init", d.Items[0].Call)
+				assert.Equal(t, "MPI_Init", d.Items[len(d.Items)-1].Call, "the start-up 900x longer, yet last")
 			}},
 		{"a loop only in B is new, its calls too",
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
