@@ -24,13 +24,16 @@ type RunOptions struct {
 
 // Result is an aggregation ready for reports and users.
 type Result struct {
-	Mode       string   `json:"mode"`
-	States     []string `json:"states"`
-	Resources  int      `json:"resources"`
-	Slices     int      `json:"slices"`
-	Start      float64  `json:"start_s"` // seconds on the trace's time axis
-	End        float64  `json:"end_s"`
-	SliceWidth float64  `json:"slice_s"`
+	Mode   string   `json:"mode"`
+	States []string `json:"states"`
+	// Variables tells that the "states" are variables (a Values source:
+	// each cell a variable's time integral over the slice).
+	Variables  bool    `json:"variables,omitempty"`
+	Resources  int     `json:"resources"`
+	Slices     int     `json:"slices"`
+	Start      float64 `json:"start_s"` // seconds on the trace's time axis
+	End        float64 `json:"end_s"`
+	SliceWidth float64 `json:"slice_s"`
 	// Levels names each depth of the hierarchy by one of its nodes.
 	Levels    []string   `json:"levels"`
 	Partition *Partition `json:"partition"`
@@ -74,7 +77,11 @@ func Run(src Source, opt RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build model: %w", err)
 	}
-	return AggregateModel(m, h, opt)
+	res, err := AggregateModel(m, h, opt)
+	if err == nil {
+		_, res.Variables = src.(*Values)
+	}
+	return res, err
 }
 
 // AggregateModel aggregates a model under a hierarchy as opt says (opt.Slices,

@@ -16,8 +16,12 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 	part := res.Partition
 	bw := bufio.NewWriter(w)
 	w = bw
-	fmt.Fprintf(w, "%d resources, %d slices of %.4g s (%.4g s to %.4g s), %d states, mode %s\n",
-		res.Resources, res.Slices, res.SliceWidth, res.Start, res.End, len(res.States), res.Mode)
+	state := "state"
+	if res.Variables {
+		state = "variable"
+	}
+	fmt.Fprintf(w, "%d resources, %d slices of %.4g s (%.4g s to %.4g s), %d %ss, mode %s\n",
+		res.Resources, res.Slices, res.SliceWidth, res.Start, res.End, len(res.States), state, res.Mode)
 	fmt.Fprintf(w, "p = %.4g: %d aggregates, gain %.4g (%.1f%% of the full aggregate's), loss %.4g (%.1f%%)\n",
 		part.P, len(part.Aggregates), part.Gain, 100*part.NormGain, part.Loss, 100*part.NormLoss)
 
@@ -36,7 +40,7 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 
 	fmt.Fprintln(w, "\nPhases (all ranks together):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  START (s)\tEND (s)\tDOMINANT STATE\tSHARE\tNEXT STATES")
+	fmt.Fprintf(tw, "  START (s)\tEND (s)\tDOMINANT %s\tSHARE\tNEXT %sS\n", strings.ToUpper(state), strings.ToUpper(state))
 	for _, a := range res.Phases {
 		fmt.Fprintf(tw, "  %.4g\t%.4g\t%s\t%.1f%%\t%s\n", a.Start, a.End, modeName(a), 100*a.ModeShare, nextStates(res.States, a, 2))
 	}

@@ -137,6 +137,13 @@ func TestAggregatePajeVariables(t *testing.T) {
 			assert.Len(t, res.States, len(tt.states))
 			require.NotNil(t, res.Partition)
 			assert.NotEmpty(t, res.Partition.Aggregates)
+			variables := tt.args[0] == vars
+			assert.Equal(t, variables, res.Variables)
+			text, _, err := run(t, append([]string{"aggregate", "--slices", "3"}, tt.args...)...)
+			require.NoError(t, err)
+			word := map[bool]string{true: "VARIABLE", false: "STATE"}[variables]
+			assert.Contains(t, text, fmt.Sprintf("%d %ss, mode", len(tt.states), strings.ToLower(word)))
+			assert.Contains(t, text, "DOMINANT "+word)
 		})
 	}
 }
