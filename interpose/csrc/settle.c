@@ -139,6 +139,14 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 			int b;
 			const double expect = (double)j * (md + mg) + (double)n->texit_fx / (1 << MF_TIGHT_FX);
 			d = md += calls_excess(n, (int64_t)expect, (int64_t)span, &b) / (double)j;
+			/* Its excess is learnt as that of a stretch ending in a
+			 * sample (mf_tight_sample): the samples' calls stand
+			 * for all, so the stretches must too. Without it, where
+			 * runs end after a long call and a long gap (HPCC's
+			 * MPI_Testany), calls took all of an excess half theirs. */
+			mf_tight_span(n, (int64_t)span);
+			if (b >= 0)
+				n->tlsize[b] += (int64_t)(span - expect);
 		}
 		const double w = (double)j * (md + mg);
 		if (w > span) { /* too little time: in proportion, none for the gap */

@@ -100,6 +100,21 @@ static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 	r->tight_next = r->tight_pick < bound ? r->tight_pick : bound;
 }
 
+/* mf_tight_span adds a stretch of span ns to node n's recent time, of
+ * about MF_TIGHT_WINDOW ns, over which its unusual excess is weighed. */
+static inline void mf_tight_span(mf_node *n, int64_t span)
+{
+	n->tspan += span > 0 ? span : 0;
+	if (n->tspan > MF_TIGHT_WINDOW) {
+		n->tspan >>= 1;
+		for (int b = 0; b < MF_TIGHT_SIZES; b++) {
+			n->tlsize[b] >>= 1;
+			n->tlcall[b] >>= 1;
+		}
+		n->tlnlarge >>= 1;
+	}
+}
+
 /* mf_tight_sample learns from a timed repeat of node n that took dur and
  * ended span after the last timed one, with untimed repeats between. The
  * share of unusual excess time that falls in the calls is estimated, per
@@ -116,17 +131,8 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 	/* a sample of the calls: timed at its place in its group, or all
 	 * are; not only as the end of a timing interval */
 	const int pick = !r->tight_next || r->nevents - 1 == r->tight_pick;
-	if (n->tn >= MF_TIGHT_WARM) {
-		n->tspan += span > 0 ? span : 0;
-		if (n->tspan > MF_TIGHT_WINDOW) {
-			n->tspan >>= 1;
-			for (int b = 0; b < MF_TIGHT_SIZES; b++) {
-				n->tlsize[b] >>= 1;
-				n->tlcall[b] >>= 1;
-			}
-			n->tlnlarge >>= 1;
-		}
-	}
+	if (n->tn >= MF_TIGHT_WARM)
+		mf_tight_span(n, span);
 	if (n->tn >= MF_TIGHT_WARM && (unusual || long_call)) {
 		const int b = mf_tight_size(excess > c ? excess : c);
 		if (!b)
