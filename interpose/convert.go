@@ -56,7 +56,7 @@ import (
 // graph's times then come from its node and edge means) and returned as
 // the error, for the caller to warn about.
 func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
-	ncounters := int(r.ncounters)
+	ncounters := int(r.cfg.ncounters)
 	view := C.mf_rec_view(r)
 	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(view.nevents)}
 	if view.nevents == 0 {
@@ -177,7 +177,7 @@ func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
 		ids = ids[n:]
 	}
 	for kind := range 2 {
-		for _, id := range unsafe.Slice(r.tm_open[kind], int(r.tm_nopen[kind])) {
+		for _, id := range unsafe.Slice(r.iv.ids[kind], int(r.iv.nids[kind])) {
 			st.Open = append(st.Open, flowgraph.TimingEntry{Edge: id&1 == 1, Index: int(id >> 1), Sum: int64(C.mf_timing_sum(r, id))})
 		}
 	}

@@ -191,7 +191,7 @@ func newJob(ctx *C.mf_ctx) *job {
 		budget:    int64(ctx.budget),
 	}
 	if len(threads) > 0 {
-		j.keyFields = keyFields(uint32(threads[0].rec.keyflags))
+		j.keyFields = keyFields(uint32(threads[0].rec.cfg.keyflags))
 	}
 	if cs := C.GoString(ctx.counters); cs != "" {
 		j.counters = strings.Split(cs, ",")

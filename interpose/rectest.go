@@ -19,7 +19,7 @@ static int64_t rt_lost;
 static int64_t rt_cpu(const mf_rec *r) { return r->last_exit - rt_lost; }
 static void rt_set_lost(int64_t ns) { rt_lost = ns; }
 static void rt_fast(mf_rec *r, int on) {
-	r->tight_ok = on;
+	r->cfg.tight_ok = on;
 	r->cpu_now = rt_cpu;
 	r->cpu_clean = MF_TIGHT_CLEAN;
 }
@@ -92,7 +92,7 @@ func newRecorderBudget(key string, tb flowgraph.TimingBudget, ncounters int) (*r
 	if r == nil {
 		return nil, errors.New("out of memory")
 	}
-	r.ncounters = C.int32_t(ncounters)
+	r.cfg.ncounters = C.int32_t(ncounters)
 	C.mf_rec_mode(r)
 	return &recorder{r: r}, nil
 }
@@ -160,7 +160,7 @@ const (
 )
 
 // sample sets MPIFLOW_SAMPLE (a power of two).
-func (r *recorder) sample(k int) { r.r.sample_mask = C.int64_t(k - 1) }
+func (r *recorder) sample(k int) { r.r.cfg.sample_mask = C.int64_t(k - 1) }
 
 // repeats is how many events went through mf_record_repeat's untimed
 // path and are still to be settled.
@@ -192,7 +192,7 @@ func (r *recorder) graph(names []string) flowgraph.Graph {
 	return g
 }
 
-func (r *recorder) keyFlags() uint32 { return uint32(r.r.keyflags) }
+func (r *recorder) keyFlags() uint32 { return uint32(r.r.cfg.keyflags) }
 
 // graphErr is recGraph of the recorder, after breaking its published
 // timing (a spacing the file format refuses) when broken.

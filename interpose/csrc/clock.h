@@ -16,13 +16,12 @@
 
 #include <stdint.h>
 #include <time.h>
+
+#include "visibility.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define MF_HAVE_TSC 1
-#endif
-
-#ifndef MF_HIDDEN
-#define MF_HIDDEN __attribute__((visibility("hidden")))
 #endif
 
 /* The clock in use: 0 until the first mf_now, then one of these. */

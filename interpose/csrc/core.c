@@ -336,13 +336,13 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 		fprintf(stderr, "mpiflow: rank %d: out of memory, not recording\n", G.rank);
 		return;
 	}
-	G.main.rec.sample_mask = G.sample_mask;
-	G.main.rec.tight_ok = G.tight_ok;
+	G.main.rec.cfg.sample_mask = G.sample_mask;
+	G.main.rec.cfg.tight_ok = G.tight_ok;
 	job_id(G.job, sizeof G.job);
 	set_output_dir(init_real);
 	G.trace = mf_flag("MPIFLOW_TRACE", 0);
 	open_trace(&G.main);
-	G.main.rec.ncounters = mf_papi_start();
+	G.main.rec.cfg.ncounters = mf_papi_start();
 	mf_rec_mode(&G.main.rec);
 	G.init_mono = init_mono;
 	G.init_real = init_real;
@@ -368,8 +368,8 @@ mf_rec *mf_thread_rec(void)
 		free(t);
 		return NULL;
 	}
-	t->rec.sample_mask = G.sample_mask;
-	t->rec.tight_ok = G.tight_ok;
+	t->rec.cfg.sample_mask = G.sample_mask;
+	t->rec.cfg.tight_ok = G.tight_ok;
 	pthread_mutex_lock(&G.mu);
 	int ok = G.active && !add_thread(t);
 	pthread_mutex_unlock(&G.mu);
@@ -379,7 +379,7 @@ mf_rec *mf_thread_rec(void)
 		return NULL;
 	}
 	/* PAPI counts per thread: this one gets its own event set. */
-	t->rec.ncounters = mf_papi_thread(t->index);
+	t->rec.cfg.ncounters = mf_papi_thread(t->index);
 	mf_rec_mode(&t->rec);
 	open_trace(t);
 	if (mf_core_hooks.thread)

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "clock.h"
+#include "visibility.h"
 
 struct mf_thr;
 

@@ -191,7 +191,7 @@ void mf_finish(void)
 		mf_thr *t = G.thr[i];
 		if (t->rec.pending) /* the thread's last events were untimed repeats */
 			mf_settle(&t->rec, INT64_MIN, 0);
-		if (t->rec.trace_fd >= 0 && mf_trace_close(&t->rec, mf_call_names, mf_ncalls))
+		if (t->rec.cfg.trace_fd >= 0 && mf_trace_close(&t->rec, mf_call_names, mf_ncalls))
 			t->trace_err = errno ? errno : EIO;
 		if (td)
 			td[i] = (mf_thread_data){.rec = &t->rec, .thread = t->index,

@@ -5,7 +5,7 @@
 #ifndef MPIFLOW_FINALIZE_H
 #define MPIFLOW_FINALIZE_H
 
-#include "clock.h"
+#include "visibility.h"
 
 /* mf_finish ends recording at MPI_Finalize, before the MPI's own. */
 MF_HIDDEN void mf_finish(void);

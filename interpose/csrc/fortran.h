@@ -8,8 +8,10 @@
 #define MPIFLOW_FORTRAN_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "clock.h"
+#include "visibility.h"
 
 /* ---- Fortran entry points ----
  * Fortran passes MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and

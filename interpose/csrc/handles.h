@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "clock.h"
+#include "visibility.h"
 #include "record.h"
 
 /* Facts about a communicator, window or file, cached by handle. */
@@ -173,7 +173,7 @@ static inline __attribute__((always_inline)) void mf_recv_track(mf_rec *r, uintp
 	if (h == (uintptr_t)MPI_REQUEST_NULL || !h)
 		return;
 	/* a node keyed by its bytes keeps the posted size it was found by */
-	const mf_recv v = {h, r->prev, (r->keyflags & MF_KEY_BYTES) ? -1 : posted, any};
+	const mf_recv v = {h, r->prev, (r->cfg.keyflags & MF_KEY_BYTES) ? -1 : posted, any};
 	mf_recvs *t = &mf_tls_recvs;
 	if (__builtin_expect(t->slot == NULL, 1)) {
 		mf_recv *s = t->inline_slot;

@@ -24,9 +24,7 @@
 #include "handles.h"
 #include "papi.h"
 #include "regions.h"
-
-#define MF_HIDDEN __attribute__((visibility("hidden")))
-#define MF_EXPORT __attribute__((visibility("default")))
+#include "visibility.h"
 
 /* The calling thread's recorder, NULL when not recording (before MPI_Init,
  * after MPI_Finalize, in threads other than the one that initialized MPI,

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "clock.h"
+#include "visibility.h"
 
 /* mf_papi_start sets up those of
  * MPIFLOW_PAPI on the calling (main) thread and returns how many work;

@@ -112,7 +112,7 @@ static void write_edges(mf_out *o, const mf_rec *r, const mf_view *v)
 {
 	mf_mp_key(o, MF_PK_GRAPH_EDGES);
 	int32_t ne = v->drop_edges ? 0 : r->tab.nedges;
-	int32_t nc = r->ncounters < 0 ? 0 : r->ncounters > MF_MAX_COUNTERS ? MF_MAX_COUNTERS : r->ncounters;
+	int32_t nc = r->cfg.ncounters < 0 ? 0 : r->cfg.ncounters > MF_MAX_COUNTERS ? MF_MAX_COUNTERS : r->cfg.ncounters;
 	mf_mp_arr(o, (uint64_t)ne);
 	for (int32_t i = 0; i < ne; i++) {
 		const mf_edge *e = &r->tab.edges[i];
@@ -307,10 +307,10 @@ static void write_footer(mf_out *o, const mf_rec *r, const mf_partial_info *in, 
 #undef MF_KEY_FIELD
 	uint64_t nk = 0;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		nk += !keys[i].bit || (r->keyflags & keys[i].bit);
+		nk += !keys[i].bit || (r->cfg.keyflags & keys[i].bit);
 	mf_mp_arr(o, nk);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!keys[i].bit || (r->keyflags & keys[i].bit))
+		if (!keys[i].bit || (r->cfg.keyflags & keys[i].bit))
 			mf_mp_str(o, keys[i].name);
 	mf_mp_key(o, MF_PK_HEADER_INCOMPLETE);
 	mf_mp_bool(o, in->complete == 0);

@@ -1,7 +1,9 @@
 /*
  * record.h: the recorder's hot path, inline: mf_record (a new event),
  * mf_repeat and mf_record_rep (repeats along a self-loop), and the small
- * helpers they share with the slow paths.
+ * helpers they share with the slow paths. The inline steps of fast
+ * repeats are tight.h's; the slow paths are declared by seq.h, settle.h,
+ * tables.h, timing.h and trace.h.
  *
  * A successor cache per node hits for every loop iteration after the
  * first, so a repeated event costs a key compare, a few stat updates, one
@@ -34,9 +36,9 @@ static inline int64_t mf_timing_sum(const mf_rec *r, uint32_t id)
 static inline void mf_tm_touch(mf_rec *r, int64_t *sum, int64_t *stamp, uint32_t id, int64_t v)
 {
 	*sum += v;
-	if (*stamp != r->tm_gen) {
-		*stamp = r->tm_gen;
-		r->tm_open[id & 1][r->tm_nopen[id & 1]++] = id;
+	if (*stamp != r->iv.gen) {
+		*stamp = r->iv.gen;
+		r->iv.ids[id & 1][r->iv.nids[id & 1]++] = id;
 	}
 }
 
@@ -44,7 +46,7 @@ static inline void mf_tm_touch(mf_rec *r, int64_t *sum, int64_t *stamp, uint32_t
  * failed, keyflags, ncounters or trace_fd calls it. */
 static inline void mf_rec_mode(mf_rec *r)
 {
-	r->unusual = r->failed || r->keyflags != MF_KEY_SITE || r->ncounters || r->trace_fd >= 0;
+	r->unusual = r->failed || r->cfg.keyflags != MF_KEY_SITE || r->cfg.ncounters || r->cfg.trace_fd >= 0;
 }
 
 static inline void mf_stat_add(mf_stat *s, int64_t v, int64_t before)
@@ -198,9 +200,9 @@ static inline __attribute__((always_inline)) int mf_record_edge(mf_rec *r, const
 	/* the gap belongs to the interval of the previous event, which
 	 * closes here if this event starts the next one */
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)*ei + 1, ev->enter - r->last_exit);
-	if (idx >= r->tm_end || ev->enter >= r->tm_deadline || ev->exit - r->last_exit >= r->tm_long)
+	if (idx >= r->iv.end || ev->enter >= r->iv.deadline || ev->exit - r->last_exit >= r->iv.long_ns)
 		mf_timing_check(r, idx, ev->enter, ev->enter - r->last_exit, dur, n, e, 0);
-	for (int32_t c = 0; c < r->ncounters; c++)
+	for (int32_t c = 0; c < r->cfg.ncounters; c++)
 		e->counters[c] += ev->cin[c] - r->last_counts[c];
 	e->count++;
 	/* Seq.Append */
@@ -232,7 +234,7 @@ static inline __attribute__((always_inline)) void mf_rep_start(mf_rec *r, const 
 	mf_edge *e = &r->tab.edges[ei];
 	if (r->rep_len < MF_REP_TIMED)
 		r->rep_len++;
-	if (r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->ncounters &&
+	if (r->rep_len >= MF_REP_TIMED && e->ocount >= 2 && e->ostride == 1 && !r->cfg.ncounters &&
 	    !(kf & ~(uint32_t)MF_KEY_SITE)) {
 		r->rep_call = ev->call;
 		r->rep_site = ev->site;
@@ -240,9 +242,9 @@ static inline __attribute__((always_inline)) void mf_rep_start(mf_rec *r, const 
 		 * that grows the tables */
 		r->rep_edge = e;
 		mf_rep_cache(r, n, ev->bytes);
-		r->rep_lean = !r->sample_mask && r->trace_fd < 0;
+		r->rep_lean = !r->cfg.sample_mask && r->cfg.trace_fd < 0;
 		mf_tight_set(r, n);
-		r->sample_at = r->sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1)) : 0;
+		r->sample_at = r->cfg.sample_mask ? idx + 2 + (int64_t)(mf_rand(r) & (2 * r->cfg.sample_mask + 1)) : 0;
 	}
 }
 
@@ -251,10 +253,10 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 {
 	if (__builtin_expect(r->failed, 0))
 		return;
-	const uint32_t kf = r->keyflags;
+	const uint32_t kf = r->cfg.keyflags;
 	if (r->pending)
 		mf_settle(r, ev->enter, mf_ends_run(r, ev));
-	else if (r->tight_ok && r->nevents && r->prev_node->tn >= MF_TIGHT_WARM)
+	else if (r->cfg.tight_ok && r->nevents && r->prev_node->tn >= MF_TIGHT_WARM)
 		mf_tight_exit(r, ev);
 	const int64_t idx = r->nevents;
 	const int32_t prev = r->prev;
@@ -275,14 +277,14 @@ static inline void mf_record_(mf_rec *r, const mf_event *ev)
 	}
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)ni, dur);
 	r->last_exit = ev->exit;
-	for (int32_t c = 0; c < r->ncounters; c++)
+	for (int32_t c = 0; c < r->cfg.ncounters; c++)
 		r->last_counts[c] = ev->cout[c];
 	r->prev = ni;
 	r->prev_node = n;
 	r->nevents = idx + 1;
 	mf_rep_start(r, ev, n, ni, prev, ei, idx, kf);
 
-	if (r->trace_fd >= 0)
+	if (r->cfg.trace_fd >= 0)
 		mf_trace_event(r, ni, ev->enter, ev->exit);
 }
 
@@ -298,10 +300,10 @@ static inline int mf_repeat(const mf_rec *r, int32_t call, uint64_t site)
 	if (__builtin_expect(r->rep_lean, 1))
 		return r->nevents < r->tight_next ? 2 : 1;
 	if (r->nevents < r->tight_next) /* a full trace of fast repeats */
-		return r->trace_fd >= 0 ? 3 : 2;
-	if (r->nevents >= r->sample_at || r->nevents >= r->tm_end)
+		return r->cfg.trace_fd >= 0 ? 3 : 2;
+	if (r->nevents >= r->sample_at || r->nevents >= r->iv.end)
 		return 4;
-	return r->trace_fd >= 0 ? 3 : 2;
+	return r->cfg.trace_fd >= 0 ? 3 : 2;
 }
 
 /* mf_rep_quick tells whether the call about to start, call at site on
@@ -343,7 +345,7 @@ static inline __attribute__((always_inline)) void mf_rep_time(mf_rec *r, mf_node
 	mf_stat_add(&n->time, dur, 1);
 	mf_stat_add(&e->time, gap, 1);
 	mf_tm_touch(r, &e->tsum, &e->tstamp, 2 * (uint32_t)n->succ_edge + 1, gap);
-	if (idx >= r->tm_end || enter >= r->tm_deadline || gap + dur >= r->tm_long)
+	if (idx >= r->iv.end || enter >= r->iv.deadline || gap + dur >= r->iv.long_ns)
 		mf_timing_check(r, idx, enter, gap, dur, n, e, 1);
 	mf_tm_touch(r, &n->tsum, &n->tstamp, 2 * (uint32_t)r->prev, dur);
 }
@@ -391,11 +393,11 @@ static inline __attribute__((always_inline)) void mf_record_rep(mf_rec *r, int h
 		const int64_t dur = exit - enter, gap = enter - r->last_exit;
 		mf_rep_time(r, n, e, idx, enter, dur, gap);
 		r->last_exit = exit;
-		if (r->sample_mask)
+		if (r->cfg.sample_mask)
 			mf_sample(r, n, idx, dur, gap, untimed);
-		else if (r->tight_ok)
+		else if (r->cfg.tight_ok)
 			mf_tight_sample(r, n, dur, span, untimed);
-		if (how == 4 && r->trace_fd >= 0)
+		if (how == 4 && r->cfg.trace_fd >= 0)
 			mf_trace_event(r, r->prev, enter, exit);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -456,9 +458,9 @@ __attribute__((noinline)) static int mf_record_fast(mf_rec *r, uint64_t site, in
 						     int64_t exit, uint64_t cp, int32_t commsize)
 {
 	const int64_t idx = r->nevents;
-	if (__builtin_expect(r->unusual || r->pending || idx >= r->tm_end || enter >= r->tm_deadline ||
-				     exit - r->last_exit >= r->tm_long, 0))
-		return 0; /* idx 0 too (tm_end 0): no previous node */
+	if (__builtin_expect(r->unusual || r->pending || idx >= r->iv.end || enter >= r->iv.deadline ||
+				     exit - r->last_exit >= r->iv.long_ns, 0))
+		return 0; /* idx 0 too (iv.end 0): no previous node */
 	mf_node *p = r->prev_node;
 	const int32_t ni = p->succ_node, ei = p->succ_edge;
 	if (ni < 0 || ni == r->prev)

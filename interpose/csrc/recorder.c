@@ -24,11 +24,11 @@ static int64_t thread_cpu(const mf_rec *r)
 int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_intervals)
 {
 	memset(r, 0, sizeof(*r));
-	r->keyflags = keyflags;
+	r->cfg.keyflags = keyflags;
 	r->initial = -1;
 	r->prev = -1;
 	r->rep_call = -1;
-	r->sample_mask = MF_SAMPLE - 1;
+	r->cfg.sample_mask = MF_SAMPLE - 1;
 	r->rng = 0x9e3779b97f4a7c15u;
 	r->cpu_now = thread_cpu;
 	if (timing_bytes == 0)
@@ -37,11 +37,11 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->tm.budget = 2 * (timing_bytes - MF_TM_HEAD);
 	r->tm.maxint = max_intervals >= 2 ? max_intervals : 0;
 	r->tm.spacing = 1;
-	r->tm_deadline = r->tm_long = INT64_MAX;
-	r->tm_gen = 1;
+	r->iv.deadline = r->iv.long_ns = INT64_MAX;
+	r->iv.gen = 1;
 	r->tm.mgen = 1;
 	r->tm.pgen = 1;
-	r->trace_fd = -1;
+	r->cfg.trace_fd = -1;
 	r->bk.edge = -1;
 	r->ckpt_next = INT64_MAX;
 	r->tab.nhashcap = 256;
@@ -83,8 +83,8 @@ void mf_rec_free(mf_rec *r)
 	free(r->tm.buf[1]);
 	free(r->tm.ids[0]);
 	free(r->tm.ids[1]);
-	free(r->tm_open[0]);
-	free(r->tm_open[1]);
+	free(r->iv.ids[0]);
+	free(r->iv.ids[1]);
 	free(r->tm.mlist[0]);
 	free(r->tm.mlist[1]);
 	free(r->tm.plist);
@@ -104,7 +104,7 @@ void mf_rec_free(mf_rec *r)
 	r->tm.buf[0] = r->tm.buf[1] = NULL;
 	r->tm.ids[0] = r->tm.ids[1] = NULL;
 	r->tm.idcap[0] = r->tm.idcap[1] = 0;
-	r->tm_open[0] = r->tm_open[1] = r->tm.mlist[0] = r->tm.mlist[1] = r->tm.plist = r->tm.entries = NULL;
+	r->iv.ids[0] = r->iv.ids[1] = r->tm.mlist[0] = r->tm.mlist[1] = r->tm.plist = r->tm.entries = NULL;
 	r->tm.carry = NULL;
 	r->tm.m = r->tm.p = NULL;
 	r->tm.codes = NULL;

@@ -20,7 +20,10 @@
  * repeat, and the timing budget.
  *
  * All state lives in one mf_rec so that a thread-local recorder per thread
- * (MPI_THREAD_MULTIPLE) only has to change how the wrappers find it.
+ * (MPI_THREAD_MULTIPLE) only has to change how the wrappers find it; the
+ * state of each concern in a struct of its own (cfg: the settings, iv:
+ * the open timing interval, tab: the tables, tm: the timing's slow paths,
+ * bk: the sequence backup, tr: the trace buffer), the hot path's first.
  */
 #ifndef MPIFLOW_RECORDER_H
 #define MPIFLOW_RECORDER_H
@@ -77,7 +80,7 @@ typedef struct {
 	 * (next to bytes, which the correction updates too) */
 	int64_t gotn, gotmax;
 	/* timing: raw sum in the open interval (0 unless tstamp ==
-	 * mf_rec.tm_gen) */
+	 * mf_rec.iv.gen) */
 	int64_t tsum, tstamp;
 	mf_partner *partners;
 	int32_t last_partner; /* index of the partner seen last, a cache */
@@ -166,14 +169,27 @@ typedef struct {
 	int64_t gap, dur;
 } mf_tm_last;
 
+/* mf_open_iv is what the hot path reads and writes of the timing: the
+ * open interval's end and lists (timing.c sets them). One cache line. */
+typedef struct {
+	/* it closes at event end (tm.start + tm.spacing, or the event
+	 * after a long call; 0 before the first event) or at the first
+	 * event entered at or after deadline; an event whose gap and
+	 * duration take long_ns or more is checked (mf_timing_check) */
+	int64_t end, deadline, long_ns;
+	int64_t gen; /* its generation: a tsum counts if its tstamp is gen */
+	/* the ids (2*node, 2*edge+1) it touched, nodes [0] and edges [1],
+	 * each in order of first touch */
+	uint32_t *ids[2];
+	int64_t nids[2];
+} mf_open_iv;
+
 /* mf_timing is the state of the timing's slow paths (timing.c) and of
- * the writers of its files; the fields the hot path reads (tm_end,
- * tm_deadline, tm_long, tm_gen, the open interval's lists) stay in
- * mf_rec. */
+ * the writers of its files; what the hot path reads is mf_open_iv. */
 typedef struct mf_timing {
 	/* Timing (flowgraph.Timing, mirrored by flowgraph's timingRec): the
 	 * open interval's raw sums live in the nodes and edges (tsum), touched
-	 * in the order tm_open; closed intervals are encoded in buf[cur]
+	 * in the order iv.ids; closed intervals are encoded in buf[cur]
 	 * (nibbles), the ids of their entries in ids[cur] (uvarints). */
 	int64_t budget;    /* nibbles for the intervals */
 	int64_t maxint;    /* most intervals, 0: no limit */
@@ -253,9 +269,23 @@ typedef struct {
 	int64_t prev_exit;
 } mf_trace_buf;
 
+/* mf_rec_cfg is how the recorder records: set as it starts (mf_rec_init,
+ * then core.c from the environment, trace.c), read on the hot path. */
+typedef struct {
+	uint32_t keyflags;   /* the key's fields beyond the call (MF_KEY_*) */
+	int32_t ncounters;   /* hardware counters, 0..MF_MAX_COUNTERS */
+	int64_t sample_mask; /* MPIFLOW_SAMPLE - 1; 0: every event timed */
+	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
+	int trace_fd; /* the full trace (MPIFLOW_TRACE=1): >= 0 while written */
+} mf_rec_cfg;
+
+/* mf_rec is one thread's recorder. Its first cache lines hold what the
+ * hot path touches, in the order of how often (MF_REC_LINE below pins
+ * them): an untimed repeat touches only line 0, a timed repeat and the
+ * usual event (mf_record_fast) lines 0 to 3. Each line more costs ranks
+ * in step (README, "Fast repeats"). */
 typedef struct mf_rec {
-	/* Hot: what a repeat reads and writes (mf_repeat, mf_record_rep)
-	 * comes first, the untimed ones' in the first cache line.
+	/* Line 0: what an untimed repeat reads and writes.
 	 *
 	 * Repeats: once the events repeat node prev along its self-loop
 	 * (MF_REP_TIMED times), the wrappers record the next ones through
@@ -263,10 +293,9 @@ typedef struct mf_rec {
 	 * sampling (MPIFLOW_SAMPLE > 1) only some of them are timed: the event
 	 * sample_at, the one after it, and those that start a timing
 	 * interval; the time the others took is split over them at the next
-	 * timed event (mf_settle). The untimed ones touch only the first
-	 * cache line: their node's and edge's counts and byte total wait in
-	 * pending and pend_bytes until mf_settle (each cache line more costs
-	 * ranks in step: README, "Fast repeats"), and only a byte count
+	 * timed event (mf_settle). The untimed ones touch only this cache
+	 * line: their node's and edge's counts and byte total wait in
+	 * pending and pend_bytes until mf_settle, and only a byte count
 	 * other than rep_bytes, a larger communicator than rep_csize or a
 	 * partner update the node at once (mf_rep_node). The wrappers of
 	 * most calls without a partner count them before the call, with no
@@ -288,61 +317,91 @@ typedef struct mf_rec {
 	 * of a call that mf_rep_quick takes: while it repeats the run with
 	 * that handle, its size is at most rep_csize */
 	uintptr_t rep_handle;
-	/* timing: the open interval closes at event tm_end (tm.start +
-	 * tm.spacing, or the event after a long call; 0 before the first
-	 * event) or at the first event entered at or after tm_deadline; an
-	 * event whose gap and duration take tm_long or more is checked
-	 * (mf_timing_check) */
-	int64_t tm_end, tm_deadline, tm_long;
+
+	mf_open_iv iv; /* line 1: the open timing interval */
+
+	/* Line 2: what a timed repeat and the usual event read besides,
+	 * with the settings. */
 	mf_node *prev_node;   /* &nodes[prev] (kept when the table grows) */
 	mf_edge *rep_edge;    /* while rep_call >= 0: prev's self-loop */
 	int64_t last_exit;
-	int64_t tm_gen;       /* timing: the open interval's generation */
 	/* checkpoint: after the first event that ends at or after ckpt_next,
 	 * mf_record calls ckpt(r) (which sets the next due time). mf_rec_init
 	 * leaves it off (INT64_MAX, NULL). */
 	int64_t ckpt_next;
-	void (*ckpt)(struct mf_rec *r);
 	int32_t prev;
-	int32_t ncounters; /* 0..MF_MAX_COUNTERS */
-	int failed; /* out of memory: recording stopped, the graph is incomplete */
 	/* failed, a key other than the default, counters or a full trace:
 	 * mf_record_fast's checks of what seldom changes, in one (kept by
 	 * mf_rec_mode) */
 	int unusual;
-	/* ids (2*node, 2*edge+1) of the open timing interval, nodes [0] and
-	 * edges [1], each in order of first touch */
-	uint32_t *tm_open[2];
-	int64_t tm_nopen[2];
-	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
-	int64_t tight_pick;   /* fast repeats: the next one timed as the sample (mf_tight_set) */
-	int64_t sample_mask;  /* sample - 1; 0: every event timed */
-	int trace_fd; /* full-trace mode (MPIFLOW_TRACE=1): >= 0 when active */
-	int tight_ok; /* fast repeats may go untimed (not MPIFLOW_EXACT=1 nor sampling); mf_rec_init: 0 */
-	/* fast repeats also need the thread to have kept its processor
-	 * (mf_tight_probe): the time and thread CPU time (cpu_now) of the
-	 * last probe, how many probes in a row found it so, and the time of
-	 * the last probe that did not */
-	int32_t cpu_clean;
-	int64_t cpu_wall, cpu_time, cpu_lost;
-	int64_t (*cpu_now)(const struct mf_rec *r); /* thread CPU time, ns; -1: unknown */
+	mf_rec_cfg cfg;
+
+	/* Line 3: what a timed fast repeat and the usual event read besides:
+	 * rep_len, the sample's state and the tables' arrays.
+	 *
+	 * Fast repeats also need the thread to have kept its processor
+	 * (mf_tight_probe): how many probes in a row found it so, and the
+	 * time of the last probe (its thread CPU time, from cpu_now, and
+	 * the time of the last probe that did not: cpu_time, cpu_lost). */
 	int32_t rep_len;      /* repeats of prev in a row, counted up to MF_REP_TIMED */
+	int32_t cpu_clean;
+	int64_t tight_pick;   /* fast repeats: the next one timed as the sample (mf_tight_set) */
+	int64_t cpu_wall;
+	mf_tables tab;        /* nodes, edges, call sites (tables.c) */
+	int failed; /* out of memory: recording stopped, the graph is incomplete */
+	int32_t initial; /* the first event's node, -1 before it */
+
+	int64_t cpu_time, cpu_lost;
+	int64_t (*cpu_now)(const struct mf_rec *r); /* thread CPU time, ns; -1: unknown */
+	void (*ckpt)(struct mf_rec *r); /* see ckpt_next */
+	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
+	int64_t t0; /* the first event's enter */
 
-	uint32_t keyflags;
-	int32_t initial; /* here, in keyflags' padding: the fields after tab keep their offsets */
-	mf_tables tab;   /* nodes, edges, call sites (tables.c) */
-	int64_t t0;
-
-	mf_timing tm; /* the timing's slow paths (timing.c) */
+	/* the timing's slow paths (timing.c), from a line's start: its
+	 * 16-byte copies (mf_tm_publish) aligned */
+	mf_timing tm __attribute__((aligned(64)));
 
 	mf_seq_backup bk; /* the terms of an edge mf_seq_close folds (seq.c) */
 
 	int64_t last_counts[MF_MAX_COUNTERS]; /* counters at the last exit */
 
-	mf_trace_buf tr; /* the full trace's buffer (trace.c); trace_fd above */
+	mf_trace_buf tr; /* the full trace's buffer (trace.c); its file in cfg */
 } __attribute__((aligned(64))) mf_rec;
-_Static_assert(offsetof(mf_rec, rep_handle) + sizeof(uintptr_t) <= 64, "an untimed repeat's fields fill one cache line");
+
+/* MF_REC_LINE pins field f of mf_rec to cache line n: a field moved out
+ * of its line fails to compile. */
+#define MF_REC_LINE(f, n)                                                                                   \
+	_Static_assert(offsetof(mf_rec, f) / 64 == (n) &&                                                   \
+			       (offsetof(mf_rec, f) + sizeof(((mf_rec *)0)->f) - 1) / 64 == (n),                   \
+		       "mf_rec." #f " lies in cache line " #n)
+_Static_assert(_Alignof(mf_rec) == 64, "mf_rec starts a cache line");
+MF_REC_LINE(rep_call, 0);
+MF_REC_LINE(rep_lean, 0);
+MF_REC_LINE(busy, 0);
+MF_REC_LINE(rep_csize, 0);
+MF_REC_LINE(rep_site, 0);
+MF_REC_LINE(nevents, 0);
+MF_REC_LINE(tight_next, 0);
+MF_REC_LINE(pending, 0);
+MF_REC_LINE(pend_bytes, 0);
+MF_REC_LINE(rep_bytes, 0);
+MF_REC_LINE(rep_handle, 0);
+MF_REC_LINE(iv, 1);
+MF_REC_LINE(prev_node, 2);
+MF_REC_LINE(rep_edge, 2);
+MF_REC_LINE(last_exit, 2);
+MF_REC_LINE(ckpt_next, 2);
+MF_REC_LINE(prev, 2);
+MF_REC_LINE(unusual, 2);
+MF_REC_LINE(cfg, 2);
+MF_REC_LINE(rep_len, 3);
+MF_REC_LINE(cpu_clean, 3);
+MF_REC_LINE(tight_pick, 3);
+MF_REC_LINE(cpu_wall, 3);
+MF_REC_LINE(tab.nodes, 3);
+MF_REC_LINE(tab.nnodes, 3);
+MF_REC_LINE(tab.edges, 3);
 
 /* mf_rec_init sets up an empty recorder whose timing takes at most
  * timing_bytes (0: MF_TIMING_BYTES; clamped to MF_TIMING_MIN..MAX) in at

@@ -107,7 +107,7 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 	e->ocount += j;
 	r->pending = r->pend_bytes = 0;
 	double md, mg;
-	if (r->tight_ok) {
+	if (r->cfg.tight_ok) {
 		md = (double)n->tdur_fx / (1 << MF_TIGHT_FX);
 		mg = n->tper_fx > n->tdur_fx ? (double)(n->tper_fx - n->tdur_fx) / (1 << MF_TIGHT_FX) : 0;
 	} else if (n->sn > 0) {
@@ -135,7 +135,7 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 		 * own gaps and calls, 92% of the work went to the calls, and
 		 * MPI_Testany took 4-6 pp too much of every 30th of HPCC's
 		 * run. */
-		if (r->tight_ok && n->texit_fx >= 0) {
+		if (r->cfg.tight_ok && n->texit_fx >= 0) {
 			int b;
 			const double expect = (double)j * (md + mg) + (double)n->texit_fx / (1 << MF_TIGHT_FX);
 			d = md += calls_excess(n, (int64_t)expect, (int64_t)span, &b) / (double)j;
@@ -155,7 +155,7 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 		}
 	} else if (enter != INT64_MIN) {
 		double w = (double)(j + 1) * mg + (double)j * md;
-		if (r->tight_ok) {
+		if (r->cfg.tight_ok) {
 			int b;
 			d = md += calls_excess(n, (int64_t)w, (int64_t)span, &b) / (double)j;
 			w = (double)(j + 1) * mg + (double)j * md;
@@ -196,5 +196,5 @@ void mf_sample(mf_rec *r, mf_node *n, int64_t idx, int64_t dur, int64_t gap, int
 	n->sdur += dur;
 	n->sgap += gap;
 	n->sn++;
-	r->sample_at = idx + 2 + (int64_t)(mf_rand(r) & (2 * r->sample_mask + 1));
+	r->sample_at = idx + 2 + (int64_t)(mf_rand(r) & (2 * r->cfg.sample_mask + 1));
 }

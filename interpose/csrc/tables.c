@@ -117,7 +117,7 @@ int32_t mf_node_lookup(mf_rec *r, const mf_event *ev, uint64_t site, int64_t kby
 		j = (j + 1) & mask;
 	}
 	int32_t sidx = -1;
-	if (r->keyflags & MF_KEY_SITE) {
+	if (r->cfg.keyflags & MF_KEY_SITE) {
 		sidx = site_index(r, site);
 		if (sidx < 0) {
 			mf_rec_fail(r);

@@ -1,6 +1,8 @@
 /*
  * tight.h: fast repeats: which repeats of a node go untimed, learnt from its
- * timed ones (interpose/README.md, "Fast repeats").
+ * timed ones (interpose/README.md, "Fast repeats"): their constants and
+ * the inline steps the hot path (record.h) takes at a timed repeat and at
+ * the end of a run; the probe of the thread's processor is tight.c.
  */
 #ifndef MPIFLOW_TIGHT_H
 #define MPIFLOW_TIGHT_H
@@ -79,17 +81,17 @@ static inline int64_t mf_tight_place(int64_t g)
  * so that a period of the MPI library's is not sampled at one place, and
  * not at random per rank, so that ranks in step time the same iterations
  * (README, "Fast repeats"). A timing interval that ends by its count of
- * events (tm_end) ends at a timed repeat (mf_rep_time), which is no
+ * events (iv.end) ends at a timed repeat (mf_rep_time), which is no
  * sample; one that ends by time ends at the first timed event past its
  * deadline. */
 static inline void mf_tight_set(mf_rec *r, const mf_node *n)
 {
-	if (!(r->tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper_fx > 0 &&
+	if (!(r->cfg.tight_ok && r->cpu_clean >= MF_TIGHT_CLEAN && n->tn >= MF_TIGHT_WARM && n->tper_fx > 0 &&
 	      n->tper_fx < (MF_TIGHT_NS << MF_TIGHT_FX) && r->nevents >= n->tquiet && !MF_TIGHT_EXCESS(n->tlsize[0] + n->tlsize[1], n->tspan))) {
 		r->tight_next = 0;
 		return;
 	}
-	const int64_t last = r->nevents - 1, bound = r->tm_end;
+	const int64_t last = r->nevents - 1, bound = r->iv.end;
 	if (r->tight_pick <= last) { /* the sample was timed, or none is chosen: this group's or the next's */
 		int64_t g = last & ~(int64_t)MF_TIGHT_MASK;
 		if ((r->tight_pick = g + mf_tight_place(g)) <= last) {

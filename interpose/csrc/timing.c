@@ -21,8 +21,8 @@ int mf_tm_reserve(mf_rec *r)
 		int64_t nc = r->tm.cap ? r->tm.cap * 2 : 64;
 		while (nc < need)
 			nc *= 2;
-		if (tm_grow((void **)&r->tm_open[0], nc, sizeof(uint32_t)) ||
-		    tm_grow((void **)&r->tm_open[1], nc, sizeof(uint32_t)) ||
+		if (tm_grow((void **)&r->iv.ids[0], nc, sizeof(uint32_t)) ||
+		    tm_grow((void **)&r->iv.ids[1], nc, sizeof(uint32_t)) ||
 		    tm_grow((void **)&r->tm.mlist[0], nc, sizeof(uint32_t)) ||
 		    tm_grow((void **)&r->tm.mlist[1], nc, sizeof(uint32_t)) ||
 		    tm_grow((void **)&r->tm.plist, nc, sizeof(uint32_t)) ||
@@ -68,12 +68,12 @@ void mf_tm_publish(mf_rec *r)
 /* tm_reset_open empties the open interval, zeroing the sums it took. */
 static void tm_reset_open(mf_rec *r)
 {
-	for (int64_t i = 0; i < r->tm_nopen[0]; i++)
-		r->tab.nodes[r->tm_open[0][i] >> 1].tsum = 0;
-	for (int64_t i = 0; i < r->tm_nopen[1]; i++)
-		r->tab.edges[r->tm_open[1][i] >> 1].tsum = 0;
-	r->tm_gen++;
-	r->tm_nopen[0] = r->tm_nopen[1] = 0;
+	for (int64_t i = 0; i < r->iv.nids[0]; i++)
+		r->tab.nodes[r->iv.ids[0][i] >> 1].tsum = 0;
+	for (int64_t i = 0; i < r->iv.nids[1]; i++)
+		r->tab.edges[r->iv.ids[1][i] >> 1].tsum = 0;
+	r->iv.gen++;
+	r->iv.nids[0] = r->iv.nids[1] = 0;
 	r->tm.mrest = r->tm.crest = 0;
 }
 
@@ -106,8 +106,8 @@ static int64_t tm_open_time(const mf_rec *r)
 {
 	int64_t total = r->tm.mrest + r->tm.crest;
 	for (int kind = 0; kind < 2; kind++)
-		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
-			total += TM_F(r, r->tm_open[kind][i], tsum);
+		for (int64_t i = 0; i < r->iv.nids[kind]; i++)
+			total += TM_F(r, r->iv.ids[kind][i], tsum);
 	return total;
 }
 
@@ -117,17 +117,17 @@ static inline int64_t sat_add(int64_t a, int64_t b) /* b >= 0 */
 }
 
 /* tm_set_deadline sets where the open interval closes (timingRec's
- * setDeadline, and tm_end). */
+ * setDeadline, and iv.end). */
 static void tm_set_deadline(mf_rec *r)
 {
-	r->tm_end = r->tm.start + r->tm.spacing;
-	r->tm_deadline = r->tm.span > 0 ? sat_add(sat_add(r->t0, r->tm.ctime), r->tm.span) : INT64_MAX;
-	r->tm_long = INT64_MAX;
+	r->iv.end = r->tm.start + r->tm.spacing;
+	r->iv.deadline = r->tm.span > 0 ? sat_add(sat_add(r->t0, r->tm.ctime), r->tm.span) : INT64_MAX;
+	r->iv.long_ns = INT64_MAX;
 	if (r->tm.span > 0) { /* timingRec.setDeadline */
 		int64_t a = r->tm.span / MF_TM_LONG_SHARE, b = r->tm.span / r->tm.spacing * MF_TM_OUTLIER;
-		r->tm_long = a > b ? a : b;
-		if (r->tm_long < 1)
-			r->tm_long = 1;
+		r->iv.long_ns = a > b ? a : b;
+		if (r->iv.long_ns < 1)
+			r->iv.long_ns = 1;
 	}
 }
 
@@ -261,8 +261,8 @@ static int tm_pass(mf_rec *r, int64_t sp, int64_t span, int32_t old_shift, int32
 			r->tm.mmrest += r->tm.mrest + r->tm.rcarry[0];
 			r->tm.mcrest += r->tm.crest + r->tm.rcarry[1];
 			for (int kind = 0; kind < 2; kind++) {
-				for (int64_t e = 0; e < r->tm_nopen[kind]; e++) {
-					uint32_t id = r->tm_open[kind][e];
+				for (int64_t e = 0; e < r->iv.nids[kind]; e++) {
+					uint32_t id = r->iv.ids[kind][e];
 					tm_merge(r, id, TM_F(r, id, tsum) + r->tm.carry[id]);
 				}
 			}
@@ -337,8 +337,8 @@ static void tm_compact(mf_rec *r, int coarsen, int64_t nev)
 	r->tm.start = r->tm.ostart;
 	/* the open interval took its carries; the pass left its own */
 	for (int kind = 0; kind < 2; kind++)
-		for (int64_t i = 0; i < r->tm_nopen[kind]; i++)
-			r->tm.carry[r->tm_open[kind][i]] = 0;
+		for (int64_t i = 0; i < r->iv.nids[kind]; i++)
+			r->tm.carry[r->iv.ids[kind][i]] = 0;
 	for (int64_t i = 0; i < r->tm.nplist; i++) {
 		uint32_t id = r->tm.plist[i];
 		r->tm.carry[id] += r->tm.p[id].v;
@@ -366,8 +366,8 @@ static inline __attribute__((always_inline)) void flush_list(mf_rec *r, int kind
 								int64_t *len, uint8_t *restrict io, int64_t *nids,
 								uint64_t *t)
 {
-	const uint32_t *list = r->tm_open[kind];
-	const int64_t n = r->tm_nopen[kind];
+	const uint32_t *list = r->iv.ids[kind];
+	const int64_t n = r->iv.nids[kind];
 	int64_t *carry = r->tm.carry;
 	int64_t l = *len, ni = *nids, rest;
 	uint64_t tt = 0;
@@ -396,7 +396,7 @@ static int tm_close(mf_rec *r, int64_t idx)
 {
 	if (r->tm.maxint != 0 && r->tm.nclosed + 2 > r->tm.maxint)
 		return TM_OVER_COUNT;
-	const int64_t n0 = r->tm_nopen[0], n1 = r->tm_nopen[1], events = idx - r->tm.start;
+	const int64_t n0 = r->iv.nids[0], n1 = r->iv.nids[1], events = idx - r->tm.start;
 	int64_t len = r->tm.len, nids = r->tm.nids;
 	if (r->tm.keep == 0 && len + 22 + 2 * 11 + 2 * 22 + (n0 + n1) * 22 <= r->tm.budget &&
 	    nids + 5 * (n0 + n1) <= r->tm.idcap[r->tm.cur]) {
@@ -423,14 +423,14 @@ static int tm_close(mf_rec *r, int64_t idx)
 		r->tm.nclosed++;
 		r->tm.start = idx;
 		mf_tm_publish(r);
-		r->tm_gen++;
-		r->tm_nopen[0] = r->tm_nopen[1] = 0;
+		r->iv.gen++;
+		r->iv.nids[0] = r->iv.nids[1] = 0;
 		r->tm.mrest = r->tm.crest = 0;
 		tm_set_deadline(r);
 		return TM_CLOSED;
 	}
 	uint64_t time = (uint64_t)r->tm.ctime;
-	if (mf_tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->tm_open, r->tm_nopen, TM_OPEN,
+	if (mf_tm_put(r, r->tm.buf[r->tm.cur], &len, r->tm.budget, r->tm.cur, &nids, r->iv.ids, r->iv.nids, TM_OPEN,
 		   TM_RECORDING, r->tm.keep, 1, r->tm.mrest, r->tm.crest, &time, events, r->tm.spacing,
 		   r->tm.lastin) == 0) {
 		r->tm.len = len;
@@ -473,13 +473,13 @@ static void tm_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t
 {
 	const mf_node *p = &r->tab.nodes[r->prev];
 	r->tm.lastin.gap = stands_out(gap, gapsum);
-	r->tm.lastin.dur = r->tm.lidx == idx - 1 ? stands_out(r->tm.ldur, p->tstamp == r->tm_gen ? p->tsum : 0) : 0;
+	r->tm.lastin.dur = r->tm.lidx == idx - 1 ? stands_out(r->tm.ldur, p->tstamp == r->iv.gen ? p->tsum : 0) : 0;
 	for (;;) {
 		int why = tm_close(r, idx);
 		if (why == TM_CLOSED || why == TM_FAILED)
 			return;
 		tm_compact(r, why == TM_OVER_BUDGET, idx);
-		if (r->failed || (idx < r->tm_end && enter < r->tm_deadline))
+		if (r->failed || (idx < r->iv.end && enter < r->iv.deadline))
 			return;
 	}
 }
@@ -487,15 +487,15 @@ static void tm_flush(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t
 void mf_timing_check(mf_rec *r, int64_t idx, int64_t enter, int64_t gap, int64_t dur, const mf_node *n,
 		     const mf_edge *e, int ecounted)
 {
-	const int long_ = gap + dur >= r->tm_long;
-	if (idx >= r->tm_end || enter >= r->tm_deadline ||
+	const int long_ = gap + dur >= r->iv.long_ns;
+	if (idx >= r->iv.end || enter >= r->iv.deadline ||
 	    (long_ && outlier(gap, e->time.total - gap, e->count - ecounted)))
 		tm_flush(r, idx, enter, gap, e->tsum);
 	if (long_) {
 		r->tm.lidx = idx;
 		r->tm.ldur = dur;
-		if (outlier(dur, n->time.total - dur, n->count - 1) && r->tm_end > idx + 1)
-			r->tm_end = idx + 1;
+		if (outlier(dur, n->time.total - dur, n->count - 1) && r->iv.end > idx + 1)
+			r->iv.end = idx + 1;
 	}
 }
 

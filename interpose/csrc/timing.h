@@ -9,7 +9,7 @@
 /* mf_timing_check is called for event idx of node n, entered at enter
  * after gap on edge e and of duration dur (both in their statistics and
  * timing sums, n in its count, e in its count if ecounted), if the open
- * interval ends before it (tm_end, tm_deadline) or it is long (tm_long):
+ * interval ends before it (iv.end, iv.deadline) or it is long (iv.long_ns):
  * the interval also ends before a long gap, and after a long call, that
  * is more than MF_TM_OUTLIER times the mean of its edge or node before it
  * (timingRec.add). */

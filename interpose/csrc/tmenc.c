@@ -312,15 +312,15 @@ uint64_t mf_timing_encode(const mf_rec *r, const mf_timing_pub *p, int64_t nibs,
 		/* timingRec.put of the open interval, uncapped */
 		int64_t rest;
 		nout_var(&o, tm_events_code(open, p->spacing));
-		nout_var(&o, (uint64_t)r->tm_nopen[0]);
-		nout_var(&o, (uint64_t)r->tm_nopen[1]);
+		nout_var(&o, (uint64_t)r->iv.nids[0]);
+		nout_var(&o, (uint64_t)r->iv.nids[1]);
 		if (p->keep > 0) {
 			nout_var(&o, quantize(r->tm.mrest + r->tm.rcarry[0], p->shift, &rest));
 			nout_var(&o, quantize(r->tm.crest + r->tm.rcarry[1], p->shift, &rest));
 		}
 		for (int kind = 0; kind < 2; kind++) {
-			for (int64_t i = 0; i < r->tm_nopen[kind]; i++) {
-				uint32_t id = r->tm_open[kind][i];
+			for (int64_t i = 0; i < r->iv.nids[kind]; i++) {
+				uint32_t id = r->iv.ids[kind][i];
 				if (p->keep > 0)
 					nout_var(&o, id >> 1);
 				nout_var(&o, quantize(TM_F(r, id, tsum) + r->tm.carry[id], p->shift, &rest));

@@ -34,7 +34,7 @@ static int write_all(int fd, const uint8_t *b, size_t n)
 
 void mf_trace_flush(mf_rec *r)
 {
-	if (r->trace_fd >= 0 && r->tr.len > 0 && !r->tr.err && write_all(r->trace_fd, r->tr.buf, r->tr.len))
+	if (r->cfg.trace_fd >= 0 && r->tr.len > 0 && !r->tr.err && write_all(r->cfg.trace_fd, r->tr.buf, r->tr.len))
 		r->tr.err = errno ? errno : EIO;
 	r->tr.len = 0;
 }
@@ -58,14 +58,14 @@ int mf_trace_open(mf_rec *r, int fd, int rank)
 	put_be32(r->tr.buf + 12, (uint32_t)rank);
 	r->tr.len = 16;
 	r->tr.prev_exit = 0;
-	r->trace_fd = fd;
+	r->cfg.trace_fd = fd;
 	mf_rec_mode(r);
 	return 0;
 }
 
 int mf_trace_close(mf_rec *r, const char *const *names, int ncalls)
 {
-	if (r->trace_fd < 0)
+	if (r->cfg.trace_fd < 0)
 		return 0;
 	mf_trace_uvarint(r->tr.buf, &r->tr.len, 0);
 	mf_trace_uvarint(r->tr.buf, &r->tr.len, (uint64_t)r->tab.nnodes);
@@ -89,9 +89,9 @@ int mf_trace_close(mf_rec *r, const char *const *names, int ncalls)
 	r->tr.len += 4;
 	mf_trace_flush(r);
 	int err = r->tr.err;
-	if (close(r->trace_fd) && !err)
+	if (close(r->cfg.trace_fd) && !err)
 		err = errno;
-	r->trace_fd = -1;
+	r->cfg.trace_fd = -1;
 	mf_rec_mode(r);
 	if (err) {
 		errno = err;

@@ -377,7 +377,7 @@ static inline __attribute__((always_inline)) int mf_Finalize(uint64_t mf_site)
 	if (mf_r) {
 		/* The event ends where writing the profile starts. */
 		int64_t mf_c[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_c);
 		int64_t mf_t0 = mf_now();
 		int64_t mf_t1 = mf_now();
@@ -404,7 +404,7 @@ static inline __attribute__((always_inline)) int mf_Init(uint64_t mf_site, int *
 	if (mf_r) {
 		/* No edge leads to the first event: only its exit counts matter. */
 		int64_t mf_c[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_c);
 		mf_record_call(mf_r, 1, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);
 	}
@@ -428,7 +428,7 @@ static inline __attribute__((always_inline)) int mf_Init_thread(uint64_t mf_site
 	if (mf_r) {
 		/* No edge leads to the first event: only its exit counts matter. */
 		int64_t mf_c[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_c);
 		mf_record_call(mf_r, 2, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);
 	}
@@ -448,11 +448,11 @@ static inline __attribute__((always_inline)) int mf_Abort(uint64_t mf_site, MPI_
 	mf_ginfo *mf_g = mf_comm(comm);
 	int64_t mf_bytes = 0;
 	int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-	if (mf_r->ncounters)
+	if (mf_r->cfg.ncounters)
 		mf_counters_read(mf_cin);
 	int64_t mf_t0 = mf_now();
 	int64_t mf_t1 = mf_t0;
-	if (mf_r->ncounters)
+	if (mf_r->cfg.ncounters)
 		mf_counters_read(mf_cout);
 	mf_record_call(mf_r, 3, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	mf_partial_now(1);
@@ -479,12 +479,12 @@ static inline __attribute__((always_inline)) int mf_Bsend(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 4, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -511,12 +511,12 @@ static inline __attribute__((always_inline)) int mf_Bsend_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 5, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -545,12 +545,12 @@ static __attribute__((noinline)) int mf_Buffer_attach(uint64_t mf_site, void *bu
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Buffer_attach(buffer, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 6, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -586,12 +586,12 @@ static __attribute__((noinline)) int mf_Buffer_detach(uint64_t mf_site, void *bu
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Buffer_detach(buffer, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 7, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -625,12 +625,12 @@ static inline __attribute__((always_inline)) int mf_Ibsend(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 8, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -664,12 +664,12 @@ static inline __attribute__((always_inline)) int mf_Improbe(uint64_t mf_site, in
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Improbe(source, tag, comm, flag, message, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 9, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -696,12 +696,12 @@ static inline __attribute__((always_inline)) int mf_Imrecv(uint64_t mf_site, voi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Imrecv(buf, count, type, message, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 10, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -735,12 +735,12 @@ static inline __attribute__((always_inline)) int mf_Iprobe(uint64_t mf_site, int
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iprobe(source, tag, comm, flag, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 11, (*flag?mf_peer(mf_g, status->MPI_SOURCE):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -767,12 +767,12 @@ static inline __attribute__((always_inline)) int mf_Irecv(uint64_t mf_site, void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 12, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -803,12 +803,12 @@ static inline __attribute__((always_inline)) int mf_Irsend(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 13, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -837,12 +837,12 @@ static inline __attribute__((always_inline)) int mf_Isend(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 14, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -871,12 +871,12 @@ static inline __attribute__((always_inline)) int mf_Issend(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 15, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -910,12 +910,12 @@ static inline __attribute__((always_inline)) int mf_Mprobe(uint64_t mf_site, int
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Mprobe(source, tag, comm, message, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 16, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -948,12 +948,12 @@ static inline __attribute__((always_inline)) int mf_Mrecv(uint64_t mf_site, void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_status_peer(status), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Mrecv(buf, count, type, message, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,type,count) : MF_CB(count,type);
 		mf_record_call(mf_r, 17, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -986,12 +986,12 @@ static inline __attribute__((always_inline)) int mf_Probe(uint64_t mf_site, int 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Probe(source, tag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 18, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1018,12 +1018,12 @@ static inline __attribute__((always_inline)) int mf_Recv_init(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 19, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1061,12 +1061,12 @@ static inline __attribute__((always_inline)) int mf_Recv(uint64_t mf_site, void 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 		mf_record_call(mf_r, 20, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -1094,12 +1094,12 @@ static inline __attribute__((always_inline)) int mf_Rsend(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rsend(ibuf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 21, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1126,12 +1126,12 @@ static inline __attribute__((always_inline)) int mf_Rsend_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 22, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1160,12 +1160,12 @@ static inline __attribute__((always_inline)) int mf_Send_init(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 23, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1194,12 +1194,12 @@ static inline __attribute__((always_inline)) int mf_Send(uint64_t mf_site, const
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 24, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1232,12 +1232,12 @@ static inline __attribute__((always_inline)) int mf_Sendrecv(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 		mf_record_call(mf_r, 25, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -1271,12 +1271,12 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 		mf_record_call(mf_r, 26, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -1304,12 +1304,12 @@ static inline __attribute__((always_inline)) int mf_Ssend_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 27, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1338,12 +1338,12 @@ static inline __attribute__((always_inline)) int mf_Ssend(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 28, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1370,12 +1370,12 @@ static __attribute__((noinline)) int mf_Cancel(uint64_t mf_site, MPI_Request *re
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Cancel(request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 29, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1411,12 +1411,12 @@ static inline __attribute__((always_inline)) int mf_Request_free(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Request_free(request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 30, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1454,12 +1454,12 @@ static inline __attribute__((always_inline)) int mf_Request_get_status(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Request_get_status(request, flag, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 31, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1488,12 +1488,12 @@ static __attribute__((noinline)) int mf_Start(uint64_t mf_site, MPI_Request *req
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Start(request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 32, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1527,12 +1527,12 @@ static __attribute__((noinline)) int mf_Startall(uint64_t mf_site, int count, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Startall(count, array_of_requests);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 33, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1571,12 +1571,12 @@ static inline __attribute__((always_inline)) int mf_Testall(uint64_t mf_site, in
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 34, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1617,12 +1617,12 @@ static inline __attribute__((always_inline)) int mf_Testany(uint64_t mf_site, in
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag&&*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Testany(count, array_of_requests, index, flag, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 35, (*flag&&*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1663,12 +1663,12 @@ static inline __attribute__((always_inline)) int mf_Test(uint64_t mf_site, MPI_R
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Test(request, flag, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 36, (*flag?mf_rpeer(mf_rg,mf_rh,status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1704,12 +1704,12 @@ static inline __attribute__((always_inline)) int mf_Testsome(uint64_t mf_site, i
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 37, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1750,12 +1750,12 @@ static inline __attribute__((always_inline)) int mf_Waitall(uint64_t mf_site, in
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 38, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1797,12 +1797,12 @@ static inline __attribute__((always_inline)) int mf_Waitany(uint64_t mf_site, in
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, (*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Waitany(count, array_of_requests, index, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 39, (*index>=0?mf_rpeer(MF_SAVED_G(*index),MF_SAVED_H(*index),status):-1), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1843,12 +1843,12 @@ static inline __attribute__((always_inline)) int mf_Wait(uint64_t mf_site, MPI_R
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_rpeer(mf_rg,mf_rh,status), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Wait(request, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 40, mf_rpeer(mf_rg,mf_rh,status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1884,12 +1884,12 @@ static inline __attribute__((always_inline)) int mf_Waitsome(uint64_t mf_site, i
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 41, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1924,12 +1924,12 @@ static __attribute__((noinline)) int mf_Allgather(uint64_t mf_site, const void *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 42, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1965,12 +1965,12 @@ static inline __attribute__((always_inline)) int mf_Iallgather(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 43, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -1999,12 +1999,12 @@ static inline __attribute__((always_inline)) int mf_Allgatherv(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 44, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2031,12 +2031,12 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 45, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2065,12 +2065,12 @@ static __attribute__((noinline)) int mf_Allreduce(uint64_t mf_site, const void *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 46, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2106,12 +2106,12 @@ static inline __attribute__((always_inline)) int mf_Iallreduce(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 47, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2140,12 +2140,12 @@ static inline __attribute__((always_inline)) int mf_Alltoall(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 48, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2172,12 +2172,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoall(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 49, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2206,12 +2206,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallv(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 50, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2238,12 +2238,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 51, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2272,12 +2272,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallw(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 52, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2304,12 +2304,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 53, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2338,12 +2338,12 @@ static __attribute__((noinline)) int mf_Barrier(uint64_t mf_site, MPI_Comm comm)
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Barrier(comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 54, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2377,12 +2377,12 @@ static inline __attribute__((always_inline)) int mf_Ibarrier(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ibarrier(comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 55, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2411,12 +2411,12 @@ static inline __attribute__((always_inline)) int mf_Bcast(uint64_t mf_site, void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 56, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2443,12 +2443,12 @@ static inline __attribute__((always_inline)) int mf_Ibcast(uint64_t mf_site, voi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 57, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2477,12 +2477,12 @@ static __attribute__((noinline)) int mf_Exscan(uint64_t mf_site, const void *sen
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 58, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2518,12 +2518,12 @@ static inline __attribute__((always_inline)) int mf_Iexscan(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 59, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2552,12 +2552,12 @@ static inline __attribute__((always_inline)) int mf_Gather(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 60, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2584,12 +2584,12 @@ static inline __attribute__((always_inline)) int mf_Igather(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 61, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2618,12 +2618,12 @@ static inline __attribute__((always_inline)) int mf_Gatherv(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 62, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2650,12 +2650,12 @@ static inline __attribute__((always_inline)) int mf_Igatherv(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 63, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2684,12 +2684,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 64, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2716,12 +2716,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 65, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2750,12 +2750,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 66, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2782,12 +2782,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 67, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2816,12 +2816,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 68, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2848,12 +2848,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 69, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2882,12 +2882,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 70, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2914,12 +2914,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 71, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2948,12 +2948,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 72, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -2980,12 +2980,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 73, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3014,12 +3014,12 @@ static inline __attribute__((always_inline)) int mf_Reduce(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 74, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3046,12 +3046,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 75, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3080,12 +3080,12 @@ static __attribute__((noinline)) int mf_Reduce_local(uint64_t mf_site, const voi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 76, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3121,12 +3121,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 77, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3153,12 +3153,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 78, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3187,12 +3187,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 79, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3219,12 +3219,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 80, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3253,12 +3253,12 @@ static __attribute__((noinline)) int mf_Scan(uint64_t mf_site, const void *sendb
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 81, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3294,12 +3294,12 @@ static inline __attribute__((always_inline)) int mf_Iscan(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 82, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3328,12 +3328,12 @@ static inline __attribute__((always_inline)) int mf_Scatter(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 83, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3360,12 +3360,12 @@ static inline __attribute__((always_inline)) int mf_Iscatter(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 84, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3394,12 +3394,12 @@ static inline __attribute__((always_inline)) int mf_Scatterv(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 85, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3426,12 +3426,12 @@ static inline __attribute__((always_inline)) int mf_Iscatterv(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 86, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3460,12 +3460,12 @@ static inline __attribute__((always_inline)) int mf_Accumulate(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 87, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3492,12 +3492,12 @@ static inline __attribute__((always_inline)) int mf_Compare_and_swap(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 88, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3524,12 +3524,12 @@ static inline __attribute__((always_inline)) int mf_Fetch_and_op(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 89, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3556,12 +3556,12 @@ static inline __attribute__((always_inline)) int mf_Get(uint64_t mf_site, void *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 90, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3588,12 +3588,12 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 91, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3620,12 +3620,12 @@ static inline __attribute__((always_inline)) int mf_Put(uint64_t mf_site, const 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 92, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3652,12 +3652,12 @@ static inline __attribute__((always_inline)) int mf_Raccumulate(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 93, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3686,12 +3686,12 @@ static inline __attribute__((always_inline)) int mf_Rget(uint64_t mf_site, void 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 94, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3720,12 +3720,12 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 95, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3754,12 +3754,12 @@ static inline __attribute__((always_inline)) int mf_Rput(uint64_t mf_site, const
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout, target_datatype, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 96, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3788,12 +3788,12 @@ static __attribute__((noinline)) int mf_Win_allocate(uint64_t mf_site, MPI_Aint 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 97, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3829,12 +3829,12 @@ static __attribute__((noinline)) int mf_Win_allocate_shared(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 98, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3870,12 +3870,12 @@ static __attribute__((noinline)) int mf_Win_attach(uint64_t mf_site, MPI_Win win
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_attach(win, base, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 99, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3911,12 +3911,12 @@ static __attribute__((noinline)) int mf_Win_complete(uint64_t mf_site, MPI_Win w
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_complete(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 100, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3950,12 +3950,12 @@ static __attribute__((noinline)) int mf_Win_create(uint64_t mf_site, void *base,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 101, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -3991,12 +3991,12 @@ static __attribute__((noinline)) int mf_Win_create_dynamic(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_create_dynamic(info, comm, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 102, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4030,12 +4030,12 @@ static __attribute__((noinline)) int mf_Win_detach(uint64_t mf_site, MPI_Win win
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_detach(win, base);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 103, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4069,12 +4069,12 @@ static __attribute__((noinline)) int mf_Win_fence(uint64_t mf_site, int assert, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_fence(assert, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 104, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4108,12 +4108,12 @@ static inline __attribute__((always_inline)) int mf_Win_flush(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_flush(rank, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 105, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4140,12 +4140,12 @@ static __attribute__((noinline)) int mf_Win_flush_all(uint64_t mf_site, MPI_Win 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_flush_all(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 106, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4179,12 +4179,12 @@ static inline __attribute__((always_inline)) int mf_Win_flush_local(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_flush_local(rank, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 107, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4211,12 +4211,12 @@ static __attribute__((noinline)) int mf_Win_flush_local_all(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_flush_local_all(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 108, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4251,12 +4251,12 @@ static inline __attribute__((always_inline)) int mf_Win_free(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_free(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 109, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4285,12 +4285,12 @@ static inline __attribute__((always_inline)) int mf_Win_lock(uint64_t mf_site, i
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_lock(lock_type, rank, assert, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 110, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4317,12 +4317,12 @@ static __attribute__((noinline)) int mf_Win_lock_all(uint64_t mf_site, int asser
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_lock_all(assert, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 111, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4356,12 +4356,12 @@ static __attribute__((noinline)) int mf_Win_post(uint64_t mf_site, MPI_Group gro
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_post(group, assert, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 112, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4395,12 +4395,12 @@ static __attribute__((noinline)) int mf_Win_start(uint64_t mf_site, MPI_Group gr
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_start(group, assert, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 113, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4434,12 +4434,12 @@ static __attribute__((noinline)) int mf_Win_sync(uint64_t mf_site, MPI_Win win)
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_sync(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 114, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4473,12 +4473,12 @@ static __attribute__((noinline)) int mf_Win_test(uint64_t mf_site, MPI_Win win, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_test(win, flag);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 115, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4512,12 +4512,12 @@ static inline __attribute__((always_inline)) int mf_Win_unlock(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_unlock(rank, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 116, mf_peer(mf_g, rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4544,12 +4544,12 @@ static __attribute__((noinline)) int mf_Win_unlock_all(uint64_t mf_site, MPI_Win
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_unlock_all(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 117, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4583,12 +4583,12 @@ static __attribute__((noinline)) int mf_Win_wait(uint64_t mf_site, MPI_Win win)
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_wait(win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 118, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4622,12 +4622,12 @@ static __attribute__((noinline)) int mf_File_open(uint64_t mf_site, MPI_Comm com
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_open(comm, filename, amode, info, fh);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 119, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4662,12 +4662,12 @@ static inline __attribute__((always_inline)) int mf_File_close(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_close(fh);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 120, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4696,12 +4696,12 @@ static __attribute__((noinline)) int mf_File_delete(uint64_t mf_site, const char
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_delete(filename, info);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 121, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4735,12 +4735,12 @@ static __attribute__((noinline)) int mf_File_set_size(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_set_size(fh, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 122, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4776,12 +4776,12 @@ static __attribute__((noinline)) int mf_File_preallocate(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_preallocate(fh, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 123, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4817,12 +4817,12 @@ static __attribute__((noinline)) int mf_File_set_info(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_set_info(fh, info);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 124, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4856,12 +4856,12 @@ static __attribute__((noinline)) int mf_File_set_view(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 125, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4895,12 +4895,12 @@ static __attribute__((noinline)) int mf_File_read_at(uint64_t mf_site, MPI_File 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 126, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4936,12 +4936,12 @@ static __attribute__((noinline)) int mf_File_read_at_all(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 127, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -4977,12 +4977,12 @@ static __attribute__((noinline)) int mf_File_write_at(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 128, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5018,12 +5018,12 @@ static __attribute__((noinline)) int mf_File_write_at_all(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 129, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5059,12 +5059,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_at(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 130, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5093,12 +5093,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 131, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5127,12 +5127,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 132, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5161,12 +5161,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 133, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5195,12 +5195,12 @@ static __attribute__((noinline)) int mf_File_read(uint64_t mf_site, MPI_File fh,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 134, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5236,12 +5236,12 @@ static __attribute__((noinline)) int mf_File_read_all(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_all(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 135, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5277,12 +5277,12 @@ static __attribute__((noinline)) int mf_File_write(uint64_t mf_site, MPI_File fh
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 136, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5318,12 +5318,12 @@ static __attribute__((noinline)) int mf_File_write_all(uint64_t mf_site, MPI_Fil
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_all(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 137, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5359,12 +5359,12 @@ static inline __attribute__((always_inline)) int mf_File_iread(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 138, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5393,12 +5393,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 139, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5427,12 +5427,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_all(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 140, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5461,12 +5461,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 141, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5495,12 +5495,12 @@ static __attribute__((noinline)) int mf_File_read_shared(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 142, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5536,12 +5536,12 @@ static __attribute__((noinline)) int mf_File_write_shared(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 143, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5577,12 +5577,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_shared(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 144, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5611,12 +5611,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_shared(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 145, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5645,12 +5645,12 @@ static __attribute__((noinline)) int mf_File_read_ordered(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 146, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5686,12 +5686,12 @@ static __attribute__((noinline)) int mf_File_write_ordered(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 147, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5727,12 +5727,12 @@ static __attribute__((noinline)) int mf_File_seek_shared(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_seek_shared(fh, offset, whence);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 148, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5766,12 +5766,12 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 149, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5807,12 +5807,12 @@ static __attribute__((noinline)) int mf_File_read_at_all_end(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_all_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 150, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5846,12 +5846,12 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 151, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5887,12 +5887,12 @@ static __attribute__((noinline)) int mf_File_write_at_all_end(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_all_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 152, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5926,12 +5926,12 @@ static __attribute__((noinline)) int mf_File_read_all_begin(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 153, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -5967,12 +5967,12 @@ static __attribute__((noinline)) int mf_File_read_all_end(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_all_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 154, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6006,12 +6006,12 @@ static __attribute__((noinline)) int mf_File_write_all_begin(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 155, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6047,12 +6047,12 @@ static __attribute__((noinline)) int mf_File_write_all_end(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_all_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 156, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6086,12 +6086,12 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 157, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6127,12 +6127,12 @@ static __attribute__((noinline)) int mf_File_read_ordered_end(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_ordered_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 158, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6166,12 +6166,12 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 159, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6207,12 +6207,12 @@ static __attribute__((noinline)) int mf_File_write_ordered_end(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_ordered_end(fh, buf, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 160, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6246,12 +6246,12 @@ static __attribute__((noinline)) int mf_File_set_atomicity(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_set_atomicity(fh, flag);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 161, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6285,12 +6285,12 @@ static __attribute__((noinline)) int mf_File_sync(uint64_t mf_site, MPI_File fh)
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_sync(fh);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 162, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6324,12 +6324,12 @@ static __attribute__((noinline)) int mf_Dist_graph_create(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 163, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6363,12 +6363,12 @@ static __attribute__((noinline)) int mf_Dist_graph_create_adjacent(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 164, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6402,12 +6402,12 @@ static __attribute__((noinline)) int mf_Cart_create(uint64_t mf_site, MPI_Comm o
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 165, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6441,12 +6441,12 @@ static __attribute__((noinline)) int mf_Cart_sub(uint64_t mf_site, MPI_Comm comm
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 166, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6480,12 +6480,12 @@ static inline __attribute__((always_inline)) int mf_Comm_accept(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 167, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6512,12 +6512,12 @@ static inline __attribute__((always_inline)) int mf_Comm_connect(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 168, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6544,12 +6544,12 @@ static __attribute__((noinline)) int mf_Comm_create_group(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 169, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6583,12 +6583,12 @@ static __attribute__((noinline)) int mf_Comm_create(uint64_t mf_site, MPI_Comm c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_create(comm, group, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 170, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6623,12 +6623,12 @@ static inline __attribute__((always_inline)) int mf_Comm_disconnect(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_disconnect(comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 171, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6657,12 +6657,12 @@ static __attribute__((noinline)) int mf_Comm_dup(uint64_t mf_site, MPI_Comm comm
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_dup(comm, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 172, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6696,12 +6696,12 @@ static inline __attribute__((always_inline)) int mf_Comm_idup(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_idup(comm, newcomm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 173, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6730,12 +6730,12 @@ static __attribute__((noinline)) int mf_Comm_dup_with_info(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 174, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6770,12 +6770,12 @@ static inline __attribute__((always_inline)) int mf_Comm_free(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_free(comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 175, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6804,12 +6804,12 @@ static __attribute__((noinline)) int mf_Comm_group(uint64_t mf_site, MPI_Comm co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_group(comm, group);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 176, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6843,12 +6843,12 @@ static __attribute__((noinline)) int mf_Comm_join(uint64_t mf_site, int fd, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_join(fd, intercomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 177, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6882,12 +6882,12 @@ static __attribute__((noinline)) int mf_Comm_rank(uint64_t mf_site, MPI_Comm com
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_rank(comm, rank);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 178, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6921,12 +6921,12 @@ static __attribute__((noinline)) int mf_Comm_remote_group(uint64_t mf_site, MPI_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_remote_group(comm, group);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 179, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6960,12 +6960,12 @@ static __attribute__((noinline)) int mf_Comm_size(uint64_t mf_site, MPI_Comm com
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_size(comm, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 180, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -6999,12 +6999,12 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 181, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7031,12 +7031,12 @@ static inline __attribute__((always_inline)) int mf_Comm_spawn_multiple(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 182, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7063,12 +7063,12 @@ static __attribute__((noinline)) int mf_Comm_split(uint64_t mf_site, MPI_Comm co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_split(comm, color, key, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 183, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7102,12 +7102,12 @@ static __attribute__((noinline)) int mf_Comm_split_type(uint64_t mf_site, MPI_Co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 184, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7141,12 +7141,12 @@ static __attribute__((noinline)) int mf_Graph_create(uint64_t mf_site, MPI_Comm 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 185, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7180,12 +7180,12 @@ static __attribute__((noinline)) int mf_Group_difference(uint64_t mf_site, MPI_G
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_difference(group1, group2, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 186, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7219,12 +7219,12 @@ static __attribute__((noinline)) int mf_Group_excl(uint64_t mf_site, MPI_Group g
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_excl(group, n, ranks, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 187, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7258,12 +7258,12 @@ static __attribute__((noinline)) int mf_Group_incl(uint64_t mf_site, MPI_Group g
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_incl(group, n, ranks, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 188, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7297,12 +7297,12 @@ static __attribute__((noinline)) int mf_Group_intersection(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_intersection(group1, group2, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 189, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7336,12 +7336,12 @@ static __attribute__((noinline)) int mf_Group_range_excl(uint64_t mf_site, MPI_G
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 190, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7375,12 +7375,12 @@ static __attribute__((noinline)) int mf_Group_range_incl(uint64_t mf_site, MPI_G
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 191, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7414,12 +7414,12 @@ static __attribute__((noinline)) int mf_Group_union(uint64_t mf_site, MPI_Group 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_union(group1, group2, newgroup);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 192, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7453,12 +7453,12 @@ static __attribute__((noinline)) int mf_Intercomm_create(uint64_t mf_site, MPI_C
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 193, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7492,12 +7492,12 @@ static __attribute__((noinline)) int mf_Intercomm_merge(uint64_t mf_site, MPI_Co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Intercomm_merge(intercomm, high, newintercomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 194, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7531,12 +7531,12 @@ static __attribute__((noinline)) int mf_Comm_get_attr(uint64_t mf_site, MPI_Comm
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 195, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7570,12 +7570,12 @@ static __attribute__((noinline)) int mf_Group_free(uint64_t mf_site, MPI_Group *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Group_free(group);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 196, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7609,12 +7609,12 @@ static __attribute__((noinline)) int mf_Type_commit(uint64_t mf_site, MPI_Dataty
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Type_commit(datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 197, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7648,12 +7648,12 @@ static __attribute__((noinline)) int mf_Type_free(uint64_t mf_site, MPI_Datatype
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Type_free(datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 198, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7687,12 +7687,12 @@ static inline __attribute__((always_inline)) int mf_Pcontrol(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Pcontrol(level);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 199, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7725,12 +7725,12 @@ static inline __attribute__((always_inline)) int mf_Isendrecv(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 200, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7762,12 +7762,12 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 201, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7799,12 +7799,12 @@ static inline __attribute__((always_inline)) int mf_Psend_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 202, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7833,12 +7833,12 @@ static inline __attribute__((always_inline)) int mf_Precv_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 203, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7870,12 +7870,12 @@ static __attribute__((noinline)) int mf_Pready(uint64_t mf_site, int partition, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Pready(partition, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 204, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7909,12 +7909,12 @@ static __attribute__((noinline)) int mf_Pready_range(uint64_t mf_site, int parti
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Pready_range(partition_low, partition_high, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 205, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7948,12 +7948,12 @@ static __attribute__((noinline)) int mf_Pready_list(uint64_t mf_site, int length
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Pready_list(length, array_of_partitions, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 206, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -7987,12 +7987,12 @@ static __attribute__((noinline)) int mf_Parrived(uint64_t mf_site, MPI_Request r
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Parrived(request, partition, flag);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 207, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8026,12 +8026,12 @@ static inline __attribute__((always_inline)) int mf_Allgather_init(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 208, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8060,12 +8060,12 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 209, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8094,12 +8094,12 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 210, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8128,12 +8128,12 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 211, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8162,12 +8162,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 212, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8196,12 +8196,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 213, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8230,12 +8230,12 @@ static inline __attribute__((always_inline)) int mf_Barrier_init(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Barrier_init(comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 214, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8264,12 +8264,12 @@ static inline __attribute__((always_inline)) int mf_Bcast_init(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 215, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8298,12 +8298,12 @@ static inline __attribute__((always_inline)) int mf_Exscan_init(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 216, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8332,12 +8332,12 @@ static inline __attribute__((always_inline)) int mf_Gather_init(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 217, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8366,12 +8366,12 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 218, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8400,12 +8400,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init(uint
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 219, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8434,12 +8434,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init(uin
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 220, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8468,12 +8468,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init(uint6
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 221, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8502,12 +8502,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init(uint
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 222, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8536,12 +8536,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init(uint
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 223, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8570,12 +8570,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_init(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 224, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8604,12 +8604,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 225, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8638,12 +8638,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init(ui
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 226, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8672,12 +8672,12 @@ static inline __attribute__((always_inline)) int mf_Scan_init(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 227, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8706,12 +8706,12 @@ static inline __attribute__((always_inline)) int mf_Scatter_init(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 228, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8740,12 +8740,12 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 229, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8774,12 +8774,12 @@ static inline __attribute__((always_inline)) int mf_Bsend_c(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 230, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8806,12 +8806,12 @@ static inline __attribute__((always_inline)) int mf_Bsend_init_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 231, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8840,12 +8840,12 @@ static __attribute__((noinline)) int mf_Buffer_attach_c(uint64_t mf_site, void *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Buffer_attach_c(buffer, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 232, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8881,12 +8881,12 @@ static __attribute__((noinline)) int mf_Buffer_detach_c(uint64_t mf_site, void *
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Buffer_detach_c(buffer_addr, size);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 233, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8920,12 +8920,12 @@ static inline __attribute__((always_inline)) int mf_Ibsend_c(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 234, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8954,12 +8954,12 @@ static inline __attribute__((always_inline)) int mf_Imrecv_c(uint64_t mf_site, v
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 235, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -8988,12 +8988,12 @@ static inline __attribute__((always_inline)) int mf_Irecv_c(uint64_t mf_site, vo
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 236, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9024,12 +9024,12 @@ static inline __attribute__((always_inline)) int mf_Irsend_c(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 237, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9058,12 +9058,12 @@ static inline __attribute__((always_inline)) int mf_Isend_c(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 238, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9092,12 +9092,12 @@ static inline __attribute__((always_inline)) int mf_Issend_c(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 239, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9132,12 +9132,12 @@ static inline __attribute__((always_inline)) int mf_Mrecv_c(uint64_t mf_site, vo
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_status_peer(status), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 		mf_record_call(mf_r, 240, mf_status_peer(status), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -9165,12 +9165,12 @@ static inline __attribute__((always_inline)) int mf_Recv_init_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, source), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 241, mf_peer(mf_g, source), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9208,12 +9208,12 @@ static inline __attribute__((always_inline)) int mf_Recv_c(uint64_t mf_site, voi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, status->MPI_SOURCE), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? mf_got(status,datatype,count) : MF_CB(count,datatype);
 		mf_record_call(mf_r, 242, mf_peer(mf_g, status->MPI_SOURCE), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -9241,12 +9241,12 @@ static inline __attribute__((always_inline)) int mf_Rsend_c(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 243, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9273,12 +9273,12 @@ static inline __attribute__((always_inline)) int mf_Rsend_init_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 244, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9307,12 +9307,12 @@ static inline __attribute__((always_inline)) int mf_Send_init_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 245, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9341,12 +9341,12 @@ static inline __attribute__((always_inline)) int mf_Send_c(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 246, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9379,12 +9379,12 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(sendcount,sendtype)+mf_got(status,recvtype,recvcount) : MF_CB(sendcount,sendtype)+MF_CB(recvcount,recvtype);
 		mf_record_call(mf_r, 247, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -9418,12 +9418,12 @@ static inline __attribute__((always_inline)) int mf_Sendrecv_replace_c(uint64_t 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_bytes = mf_rc == MPI_SUCCESS ? MF_CB(count,datatype)+mf_got(status,datatype,count) : 2*MF_CB(count,datatype);
 		mf_record_call(mf_r, 248, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
@@ -9451,12 +9451,12 @@ static inline __attribute__((always_inline)) int mf_Ssend_init_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 249, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9485,12 +9485,12 @@ static inline __attribute__((always_inline)) int mf_Ssend_c(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 250, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9517,12 +9517,12 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 251, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9554,12 +9554,12 @@ static inline __attribute__((always_inline)) int mf_Isendrecv_replace_c(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, dest), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 252, mf_peer(mf_g, dest), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9591,12 +9591,12 @@ static __attribute__((noinline)) int mf_Allgather_c(uint64_t mf_site, const void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 253, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9632,12 +9632,12 @@ static inline __attribute__((always_inline)) int mf_Allgather_init_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 254, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9666,12 +9666,12 @@ static inline __attribute__((always_inline)) int mf_Iallgather_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 255, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9700,12 +9700,12 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 256, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9732,12 +9732,12 @@ static inline __attribute__((always_inline)) int mf_Allgatherv_init_c(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 257, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9766,12 +9766,12 @@ static inline __attribute__((always_inline)) int mf_Iallgatherv_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 258, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9800,12 +9800,12 @@ static __attribute__((noinline)) int mf_Allreduce_c(uint64_t mf_site, const void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 259, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9841,12 +9841,12 @@ static inline __attribute__((always_inline)) int mf_Allreduce_init_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 260, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9875,12 +9875,12 @@ static inline __attribute__((always_inline)) int mf_Iallreduce_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 261, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9909,12 +9909,12 @@ static inline __attribute__((always_inline)) int mf_Alltoall_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 262, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9941,12 +9941,12 @@ static inline __attribute__((always_inline)) int mf_Alltoall_init_c(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 263, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -9975,12 +9975,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoall_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 264, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10009,12 +10009,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 265, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10041,12 +10041,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallv_init_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 266, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10075,12 +10075,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoallv_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 267, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10109,12 +10109,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 268, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10141,12 +10141,12 @@ static inline __attribute__((always_inline)) int mf_Alltoallw_init_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 269, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10175,12 +10175,12 @@ static inline __attribute__((always_inline)) int mf_Ialltoallw_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 270, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10209,12 +10209,12 @@ static inline __attribute__((always_inline)) int mf_Bcast_c(uint64_t mf_site, vo
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 271, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10241,12 +10241,12 @@ static inline __attribute__((always_inline)) int mf_Bcast_init_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 272, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10275,12 +10275,12 @@ static inline __attribute__((always_inline)) int mf_Ibcast_c(uint64_t mf_site, v
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 273, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10309,12 +10309,12 @@ static __attribute__((noinline)) int mf_Exscan_c(uint64_t mf_site, const void *s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 274, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10350,12 +10350,12 @@ static inline __attribute__((always_inline)) int mf_Exscan_init_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 275, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10384,12 +10384,12 @@ static inline __attribute__((always_inline)) int mf_Iexscan_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 276, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10418,12 +10418,12 @@ static inline __attribute__((always_inline)) int mf_Gather_c(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 277, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10450,12 +10450,12 @@ static inline __attribute__((always_inline)) int mf_Gather_init_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 278, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10484,12 +10484,12 @@ static inline __attribute__((always_inline)) int mf_Igather_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 279, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10518,12 +10518,12 @@ static inline __attribute__((always_inline)) int mf_Gatherv_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 280, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10550,12 +10550,12 @@ static inline __attribute__((always_inline)) int mf_Gatherv_init_c(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 281, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10584,12 +10584,12 @@ static inline __attribute__((always_inline)) int mf_Igatherv_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 282, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10618,12 +10618,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_c(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 283, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10650,12 +10650,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgather_c(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 284, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10684,12 +10684,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgather_init_c(ui
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 285, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10718,12 +10718,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_c(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 286, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10750,12 +10750,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_allgatherv_c(uint6
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 287, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10784,12 +10784,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_allgatherv_init_c(u
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 288, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10818,12 +10818,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_c(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 289, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10850,12 +10850,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoall_c(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 290, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10884,12 +10884,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoall_init_c(uin
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 291, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10918,12 +10918,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_c(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 292, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10950,12 +10950,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallv_c(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 293, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -10984,12 +10984,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallv_init_c(ui
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 294, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11018,12 +11018,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_c(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 295, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11050,12 +11050,12 @@ static inline __attribute__((always_inline)) int mf_Ineighbor_alltoallw_c(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 296, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11084,12 +11084,12 @@ static inline __attribute__((always_inline)) int mf_Neighbor_alltoallw_init_c(ui
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 297, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11118,12 +11118,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_c(uint64_t mf_site, c
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 298, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11150,12 +11150,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 299, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11184,12 +11184,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_init_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 300, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11218,12 +11218,12 @@ static __attribute__((noinline)) int mf_Reduce_local_c(uint64_t mf_site, const v
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 301, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11259,12 +11259,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 302, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11291,12 +11291,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_c(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 303, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11325,12 +11325,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_init_c(uint64
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 304, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11359,12 +11359,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_c(uint6
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 305, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11391,12 +11391,12 @@ static inline __attribute__((always_inline)) int mf_Ireduce_scatter_block_c(uint
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 306, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11425,12 +11425,12 @@ static inline __attribute__((always_inline)) int mf_Reduce_scatter_block_init_c(
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 307, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11459,12 +11459,12 @@ static __attribute__((noinline)) int mf_Scan_c(uint64_t mf_site, const void *sen
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 308, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11500,12 +11500,12 @@ static inline __attribute__((always_inline)) int mf_Iscan_c(uint64_t mf_site, co
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 309, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11534,12 +11534,12 @@ static inline __attribute__((always_inline)) int mf_Scan_init_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 310, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11568,12 +11568,12 @@ static inline __attribute__((always_inline)) int mf_Scatter_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 311, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11600,12 +11600,12 @@ static inline __attribute__((always_inline)) int mf_Iscatter_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 312, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11634,12 +11634,12 @@ static inline __attribute__((always_inline)) int mf_Scatter_init_c(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 313, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11668,12 +11668,12 @@ static inline __attribute__((always_inline)) int mf_Scatterv_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 314, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11700,12 +11700,12 @@ static inline __attribute__((always_inline)) int mf_Iscatterv_c(uint64_t mf_site
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 315, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11734,12 +11734,12 @@ static inline __attribute__((always_inline)) int mf_Scatterv_init_c(uint64_t mf_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, root), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 316, mf_peer(mf_g, root), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11768,12 +11768,12 @@ static inline __attribute__((always_inline)) int mf_Accumulate_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 317, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11800,12 +11800,12 @@ static inline __attribute__((always_inline)) int mf_Get_c(uint64_t mf_site, void
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 318, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11832,12 +11832,12 @@ static inline __attribute__((always_inline)) int mf_Get_accumulate_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 319, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11864,12 +11864,12 @@ static inline __attribute__((always_inline)) int mf_Put_c(uint64_t mf_site, cons
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 320, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11896,12 +11896,12 @@ static inline __attribute__((always_inline)) int mf_Raccumulate_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 321, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11930,12 +11930,12 @@ static inline __attribute__((always_inline)) int mf_Rget_c(uint64_t mf_site, voi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 322, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11964,12 +11964,12 @@ static inline __attribute__((always_inline)) int mf_Rget_accumulate_c(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 323, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -11998,12 +11998,12 @@ static inline __attribute__((always_inline)) int mf_Rput_c(uint64_t mf_site, con
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, mf_peer(mf_g, target_rank), mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 324, mf_peer(mf_g, target_rank), mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12032,12 +12032,12 @@ static __attribute__((noinline)) int mf_Win_allocate_c(uint64_t mf_site, MPI_Ain
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 325, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12073,12 +12073,12 @@ static __attribute__((noinline)) int mf_Win_allocate_shared_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 326, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12114,12 +12114,12 @@ static __attribute__((noinline)) int mf_Win_create_c(uint64_t mf_site, void *bas
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 327, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12155,12 +12155,12 @@ static __attribute__((noinline)) int mf_File_read_at_c(uint64_t mf_site, MPI_Fil
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 328, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12196,12 +12196,12 @@ static __attribute__((noinline)) int mf_File_read_at_all_c(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 329, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12237,12 +12237,12 @@ static __attribute__((noinline)) int mf_File_write_at_c(uint64_t mf_site, MPI_Fi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 330, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12278,12 +12278,12 @@ static __attribute__((noinline)) int mf_File_write_at_all_c(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 331, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12319,12 +12319,12 @@ static __attribute__((noinline)) int mf_File_iread_at_c(uint64_t mf_site, MPI_Fi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 332, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12360,12 +12360,12 @@ static __attribute__((noinline)) int mf_File_iwrite_at_c(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 333, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12401,12 +12401,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_at_all_c(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 334, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12435,12 +12435,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_at_all_c(uint64_
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 335, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12469,12 +12469,12 @@ static __attribute__((noinline)) int mf_File_read_c(uint64_t mf_site, MPI_File f
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 336, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12510,12 +12510,12 @@ static __attribute__((noinline)) int mf_File_read_all_c(uint64_t mf_site, MPI_Fi
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 337, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12551,12 +12551,12 @@ static __attribute__((noinline)) int mf_File_write_c(uint64_t mf_site, MPI_File 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 338, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12592,12 +12592,12 @@ static __attribute__((noinline)) int mf_File_write_all_c(uint64_t mf_site, MPI_F
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 339, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12633,12 +12633,12 @@ static __attribute__((noinline)) int mf_File_iread_c(uint64_t mf_site, MPI_File 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 340, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12674,12 +12674,12 @@ static __attribute__((noinline)) int mf_File_iwrite_c(uint64_t mf_site, MPI_File
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 341, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12715,12 +12715,12 @@ static inline __attribute__((always_inline)) int mf_File_iread_all_c(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 342, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12749,12 +12749,12 @@ static inline __attribute__((always_inline)) int mf_File_iwrite_all_c(uint64_t m
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 343, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12783,12 +12783,12 @@ static __attribute__((noinline)) int mf_File_read_shared_c(uint64_t mf_site, MPI
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 344, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12824,12 +12824,12 @@ static __attribute__((noinline)) int mf_File_write_shared_c(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 345, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12865,12 +12865,12 @@ static __attribute__((noinline)) int mf_File_iread_shared_c(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 346, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12906,12 +12906,12 @@ static __attribute__((noinline)) int mf_File_iwrite_shared_c(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 347, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12947,12 +12947,12 @@ static __attribute__((noinline)) int mf_File_read_ordered_c(uint64_t mf_site, MP
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 348, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -12988,12 +12988,12 @@ static __attribute__((noinline)) int mf_File_write_ordered_c(uint64_t mf_site, M
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 349, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13029,12 +13029,12 @@ static __attribute__((noinline)) int mf_File_read_at_all_begin_c(uint64_t mf_sit
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 350, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13070,12 +13070,12 @@ static __attribute__((noinline)) int mf_File_write_at_all_begin_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 351, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13111,12 +13111,12 @@ static __attribute__((noinline)) int mf_File_read_all_begin_c(uint64_t mf_site, 
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 352, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13152,12 +13152,12 @@ static __attribute__((noinline)) int mf_File_write_all_begin_c(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 353, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13193,12 +13193,12 @@ static __attribute__((noinline)) int mf_File_read_ordered_begin_c(uint64_t mf_si
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 354, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13234,12 +13234,12 @@ static __attribute__((noinline)) int mf_File_write_ordered_begin_c(uint64_t mf_s
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 355, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13275,12 +13275,12 @@ static __attribute__((noinline)) int mf_Comm_create_from_group(uint64_t mf_site,
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 356, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13314,12 +13314,12 @@ static inline __attribute__((always_inline)) int mf_Comm_idup_with_info(uint64_t
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 357, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}
@@ -13348,12 +13348,12 @@ static __attribute__((noinline)) int mf_Intercomm_create_from_groups(uint64_t mf
 		mf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, -1, mf_g->size);
 	} else {
 		int64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cin);
 		int64_t mf_t0 = mf_now();
 		mf_rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 		int64_t mf_t1 = mf_now();
-		if (mf_r->ncounters)
+		if (mf_r->cfg.ncounters)
 			mf_counters_read(mf_cout);
 		mf_record_call(mf_r, 358, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);
 	}

@@ -323,11 +323,11 @@ func cBefore(b *bytes.Buffer, f *Func) (kind, bytesExpr string) {
 // cAbort writes the recording of MPI_Abort, which does not return.
 func cAbort(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
-	fmt.Fprintf(b, "\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cin);\n")
+	fmt.Fprintf(b, "\tif (mf_r->cfg.ncounters)\n\t\tmf_counters_read(mf_cin);\n")
 	fmt.Fprintf(b, "\tint64_t mf_t0 = mf_now();\n")
 	// PMPI_Abort does not return: the event is recorded (with no
 	// duration) and the rank's partial file written before it.
-	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_t0;\n\tif (mf_r->ncounters)\n\t\tmf_counters_read(mf_cout);\n")
+	fmt.Fprintf(b, "\tint64_t mf_t1 = mf_t0;\n\tif (mf_r->cfg.ncounters)\n\t\tmf_counters_read(mf_cout);\n")
 	fmt.Fprintf(b, "\tmf_record_call(mf_r, %d, -1, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n", id)
 	fmt.Fprintf(b, "\tmf_partial_now(1);\n\treturn PMPI_%s(%s);\n}\n", f.Name, f.args())
 }
@@ -360,11 +360,11 @@ func cRecord(b *bytes.Buffer, id int, f *Func, bytesExpr string) {
 	fmt.Fprintf(b, "\t\tmf_record_rep(mf_r, mf_u, mf_t0, mf_t1, mf_bytes, %s, mf_g->size);\n", peer)
 	fmt.Fprintf(b, "\t} else {\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_cin[MF_MAX_COUNTERS], mf_cout[MF_MAX_COUNTERS];\n")
-	fmt.Fprintf(b, "\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_cin);\n")
+	fmt.Fprintf(b, "\t\tif (mf_r->cfg.ncounters)\n\t\t\tmf_counters_read(mf_cin);\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_now();\n")
 	fmt.Fprintf(b, "\t\tmf_rc = PMPI_%s(%s);\n", f.Name, f.args())
 	fmt.Fprintf(b, "\t\tint64_t mf_t1 = mf_now();\n")
-	fmt.Fprintf(b, "\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_cout);\n%s", got)
+	fmt.Fprintf(b, "\t\tif (mf_r->cfg.ncounters)\n\t\t\tmf_counters_read(mf_cout);\n%s", got)
 	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, %s, mf_g->id, mf_g->size, mf_site, mf_bytes, mf_t0, mf_t1, mf_cin, mf_cout);\n\t}\n", id, peer)
 }
 
@@ -539,7 +539,7 @@ func (s *Spec) cInit(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "\tif (mf_rc == MPI_SUCCESS)\n\t\tmf_start(mf_t0, mf_real, %s);\n", provided)
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n\tif (mf_r) {\n")
 	fmt.Fprintf(b, "\t\t/* No edge leads to the first event: only its exit counts matter. */\n")
-	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->cfg.ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
 	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);\n\t}\n\treturn mf_rc;\n}\n", id)
 	s.cEntry(b, f)
 }
@@ -548,7 +548,7 @@ func (s *Spec) cFinalize(b *bytes.Buffer, id int, f *Func) {
 	fmt.Fprintf(b, "static inline __attribute__((always_inline)) int mf_%s(uint64_t mf_site%s)\n{\n", f.Name, f.bodyDecl())
 	fmt.Fprintf(b, "\tmf_rec *mf_r = mf_tls_rec;\n\tif (mf_r) {\n")
 	fmt.Fprintf(b, "\t\t/* The event ends where writing the profile starts. */\n")
-	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
+	fmt.Fprintf(b, "\t\tint64_t mf_c[MF_MAX_COUNTERS];\n\t\tif (mf_r->cfg.ncounters)\n\t\t\tmf_counters_read(mf_c);\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_t0 = mf_now();\n")
 	fmt.Fprintf(b, "\t\tint64_t mf_t1 = mf_now();\n")
 	fmt.Fprintf(b, "\t\tmf_record_call(mf_r, %d, -1, 0, mf_world_info.size, mf_site, 0, mf_t0, mf_t1, mf_c, mf_c);\n\t\tmf_finish();\n\t}\n", id)
