@@ -10,6 +10,7 @@ package analysis
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,16 @@ type Options struct {
 	// not be walked (Graph.Events), but Job.Whole reads a rank whole. For the
 	// views that do not rebuild the trace (stats, loops, graphs).
 	NoSequences bool
+	// NoGraphs, with NoSequences, drops each rank's graph tables (nodes,
+	// edges, call sites) and its collapse once the job's statistics, its
+	// levels and what grouping compares are taken from them, and reads
+	// the ranks whose blocks are large one at a time, so that memory holds
+	// one large graph at a time rather than all: a million call sites
+	// take hundreds of MB decoded. Rank.Graph then keeps its other fields,
+	// and Job.Whole reads a rank with its call sites unresolved. For the
+	// views that show statistics, levels and loop tables (stats, loops,
+	// graph).
+	NoGraphs bool
 	// NoSiteTable leaves Job.CallSites empty: a row per call and call
 	// site, as many as the program has sites, for the views that do not
 	// show them.
@@ -152,6 +163,15 @@ type Rank struct {
 	InitEnd int64
 	// regions are its regions until New sums them up (Job.Regions).
 	regions []*rankRegion
+	// tree is what the loop tree of its group takes of its loops, nil
+	// when its loop analysis failed; profile is what grouping compares,
+	// taken before its graph is dropped (Options.NoGraphs) and nil once
+	// the ranks are grouped.
+	tree    *loops.RankTree
+	profile profile
+	// compute sums up its compute phases when the job has counters
+	// (counterSpreads).
+	compute computeSums
 }
 
 // Group is a set of ranks whose graphs have a similar structure: at most
@@ -214,44 +234,19 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		}
 		return nil, fmt.Errorf("%s: no rank matches the selection (the file has ranks %s)", f.Path, rankList(f.Index))
 	}
-	var sites siteAcc
-	var comm commAcc
-	sizes := sizeAcc{}
 	var resolver *flowgraph.Resolver
 	if !opt.NoResolve {
 		resolver = flowgraph.NewResolver()
 	}
-	ranks, bytes, resolveErrs, err := j.read(f, sel, resolver, &opt)
-	if err != nil {
+	acc := jobAcc{sizes: sizeAcc{}, regions: regionAcc{counters: f.Header.Counters}}
+	if err := j.read(f, sel, resolver, &opt, &acc); err != nil {
 		return nil, err
 	}
-	regions := regionAcc{counters: f.Header.Counters}
-	for k, r := range ranks {
-		regions.add(r.Rank.Rank, r.regions)
-		r.regions = nil
-		if resolveErrs[k] != nil && j.ResolveErr == nil {
-			j.ResolveErr = resolveErrs[k]
-		}
-		j.FileBytes.Add(bytes[k])
-		j.Budget.add(r.Graph.Budget)
-		j.Summary.Add(r.Rank)
-		if !opt.NoSiteTable {
-			sites.add(r.Rank)
-		}
-		comm.add(r.Rank)
-		sizes.add(r.Rank)
-		r.Label = fmt.Sprintf("rank %d", r.Rank.Rank)
-		if j.Threads {
-			r.Label = fmt.Sprintf("rank %d.%d", r.Rank.Rank, r.Thread)
-		}
-		r.CallTime = callTimes(&r.Graph)
-		j.Ranks = append(j.Ranks, r)
-	}
-	j.Regions = regions.sorted()
+	j.Regions = acc.regions.sorted()
 	j.Calls = j.Summary.SortedCalls()
-	j.CallSites = sites.sorted()
-	j.Comm = comm.finish(f.Header.NumRanks)
-	j.Sizes = sizes.sorted(j.Calls)
+	j.CallSites = acc.sites.sorted()
+	j.Comm = acc.comm.finish(f.Header.NumRanks)
+	j.Sizes = acc.sizes.sorted(j.Calls)
 	if !opt.NoLoops {
 		if err := j.analyzeLoops(&opt); err != nil {
 			return nil, err
@@ -260,18 +255,92 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 	return j, nil
 }
 
-// read reads the blocks sel of f in parallel, with what each takes in the
-// file, and resolves their call sites with resolver (if not nil; the
-// error of each); with NoSequences it also finds each one's loops, which
-// name the resolved sites, and drops its sequences, so that at most
-// Workers ranks' sequences are in memory.
-func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, opt *Options) ([]*Rank, []flowgraph.FileBytes, []error, error) {
+// jobAcc sums up the selected ranks in file order as they are read.
+type jobAcc struct {
+	sites   siteAcc
+	comm    commAcc
+	sizes   sizeAcc
+	regions regionAcc
+}
+
+// add adds r, which takes b in the file, to the job (Ranks, its
+// statistics), resolveErr the problem of resolving its sites; with
+// Options.NoGraphs it then drops r's graph tables.
+func (j *Job) add(acc *jobAcc, r *Rank, b flowgraph.FileBytes, resolveErr error, opt *Options) {
+	acc.regions.add(r.Rank.Rank, r.regions)
+	r.regions = nil
+	if resolveErr != nil && j.ResolveErr == nil {
+		j.ResolveErr = resolveErr
+	}
+	j.FileBytes.Add(b)
+	j.Budget.add(r.Graph.Budget)
+	j.Summary.Add(r.Rank)
+	if !opt.NoSiteTable {
+		acc.sites.add(r.Rank)
+	}
+	acc.comm.add(r.Rank)
+	acc.sizes.add(r.Rank)
+	r.Label = fmt.Sprintf("rank %d", r.Rank.Rank)
+	if j.Threads {
+		r.Label = fmt.Sprintf("rank %d.%d", r.Rank.Rank, r.Thread)
+	}
+	r.CallTime = callTimes(&r.Graph)
+	if len(j.Header.Counters) > 0 {
+		r.compute = sumCompute(&r.Graph, len(j.Header.Counters))
+	}
+	j.Ranks = append(j.Ranks, r)
+	if dropGraphs(opt) {
+		r.Graph.Nodes, r.Graph.Edges, r.Graph.Sites = nil, nil, nil
+	}
+}
+
+// dropGraphs tells whether the ranks' graphs are dropped once read
+// (Options.NoGraphs).
+func dropGraphs(opt *Options) bool { return opt.NoGraphs && opt.NoSequences }
+
+// largeBlock is the size in the file of a block read alone with
+// Options.NoGraphs: the graphs of a program of a million call sites take
+// 15 MB in the file and 400 MB decoded.
+const largeBlock = 4 << 20
+
+// largeBlockGC is the garbage collector's percentage (GOGC) while a large
+// block is read alone: the default of 100 lets the heap grow to twice
+// what is live, mostly the block's graph.
+const largeBlockGC = 25
+
+// lowerGC lowers the garbage collector's percentage to largeBlockGC,
+// unless it is lower, and returns the function that restores it.
+func lowerGC() (restore func()) {
+	prev := debug.SetGCPercent(largeBlockGC)
+	if prev >= 0 && prev < largeBlockGC {
+		debug.SetGCPercent(prev)
+	}
+	return func() { debug.SetGCPercent(prev) }
+}
+
+// read reads the blocks sel of f in parallel and adds each to the job in
+// file order (add), with what it takes in the file, its call sites
+// resolved with resolver (if not nil); with NoSequences it also finds
+// each one's loops, which name the resolved sites, and drops its
+// sequences, so that at most Workers ranks' sequences are in memory.
+func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, opt *Options, acc *jobAcc) error {
 	ranks := make([]*Rank, len(sel))
 	bytes := make([]flowgraph.FileBytes, len(sel))
 	resolveErrs := make([]error, len(sel))
 	var mu sync.Mutex // the resolver and the progress
+	var order sync.Mutex
+	next := 0 // the next rank to add, under order
+	var large sync.RWMutex
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
+		if dropGraphs(opt) && f.Index[sel[k]].Length > largeBlock {
+			large.Lock()
+			defer large.Unlock()
+			defer lowerGC()()
+		} else {
+			large.RLock()
+			defer large.RUnlock()
+		}
 		read := f.ReadRank
 		skeleton := opt.NoSequences && opt.NoLoops
 		switch {
@@ -296,18 +365,32 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 		}
 		if opt.NoSequences {
 			if !opt.NoLoops {
-				rk.Levels, rk.Collapsed, rk.LoopErr = RankLevels(&r.Graph, j.Header.Counters)
+				rk.findLoops(&r.Graph, j.Header.Counters)
+				if dropGraphs(opt) {
+					// rk.Loops and rk.tree hold what grouping takes of
+					// the collapse; freed first, it makes room for the
+					// profile.
+					rk.Collapsed = nil
+					if j.Similarity < 1 && len(sel) > 1 {
+						rk.profile = rankProfile(&r.Graph)
+					}
+				}
 			}
 			r.Graph.DropSequences()
 		}
+		order.Lock()
 		ranks[k] = rk
+		for ; next < len(sel) && ranks[next] != nil; next++ {
+			j.add(acc, ranks[next], bytes[next], resolveErrs[next], opt)
+		}
+		order.Unlock()
 		mu.Lock()
 		defer mu.Unlock()
 		done++
 		report(opt.Progress, "reading ranks", done, len(sel))
 		return nil
 	})
-	return ranks, bytes, resolveErrs, err
+	return err
 }
 
 // readRegions sums up the regions of r, block k of f: from its events,
@@ -387,7 +470,7 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	err := parallel.For(len(j.Ranks), opt.Workers, func(i int) error {
 		r := j.Ranks[i]
 		if !opt.NoSequences { // else read found them
-			r.Levels, r.Collapsed, r.LoopErr = RankLevels(&r.Graph, counters)
+			r.findLoops(&r.Graph, counters)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -411,8 +494,23 @@ func (j *Job) HasLoops() bool { return len(j.Groups) > 0 }
 // groups the ranks once every rank's loops are found. It may run for
 // several ranks at once.
 func (j *Job) FindLoops(i int, whole *flowgraph.Rank) {
-	r := j.Ranks[i]
-	r.Levels, r.Collapsed, r.LoopErr = RankLevels(&whole.Graph, j.Header.Counters)
+	j.Ranks[i].findLoops(&whole.Graph, j.Header.Counters)
+}
+
+// findLoops finds the loops of r in g, its graph or the rank read whole,
+// and what its group's summary and loop tree take of them.
+func (r *Rank) findLoops(g *flowgraph.Graph, counters []string) {
+	r.Levels, r.Collapsed, r.LoopErr = RankLevels(g, counters)
+	if r.Collapsed == nil {
+		n := len(g.Nodes)
+		r.Loops = loops.RankSummary{Rank: r.Rank.Rank, Thread: r.Thread, Nodes: n, TopNodes: n}
+		r.tree = nil
+		return
+	}
+	rl := loops.RankLoops{Rank: r.Rank.Rank, Thread: r.Thread, Graph: g, Collapsed: r.Collapsed}
+	r.Loops = loops.Summarize(rl)
+	t := rl.Tree()
+	r.tree = &t
 }
 
 // GroupRanks summarizes each rank's loops and groups the ranks by
@@ -433,18 +531,20 @@ func (j *Job) GroupRanks() {
 			classes = append(classes, nil)
 		}
 		classes[c] = append(classes[c], i)
-		if r.Collapsed != nil {
-			r.Loops = loops.Summarize(j.rankLoops(i))
-		} else {
-			n := len(r.Graph.Nodes)
-			r.Loops = loops.RankSummary{Rank: r.Rank.Rank, Thread: r.Thread, Nodes: n, TopNodes: n}
-		}
 		r.Loops.Signature = sigs[i]
 		all = append(all, r.Loops)
 	}
 	j.LoopTable = loops.Table(all)
-	prof := func(i int) profile { return rankProfile(&j.Ranks[i].Graph) }
+	prof := func(i int) profile {
+		if p := j.Ranks[i].profile; p != nil {
+			return p
+		}
+		return rankProfile(&j.Ranks[i].Graph)
+	}
 	members, reps, dists := similarGroups(classes, prof, 1-j.Similarity)
+	for _, r := range j.Ranks {
+		r.profile = nil
+	}
 	j.Groups = make([]Group, len(members))
 	for gi, ms := range members {
 		g := &j.Groups[gi]
@@ -465,19 +565,16 @@ func (j *Job) GroupRanks() {
 		g.Structures = len(structures)
 		g.Table = loops.Table(sums)
 		g.Levels = meanLevels(levels)
-		if j.Ranks[g.Rep].Collapsed != nil {
-			rs := make([]loops.RankLoops, len(j.Ranks))
+		if j.Ranks[g.Rep].tree != nil {
+			rs := make([]loops.RankTree, len(j.Ranks))
 			for _, m := range ms {
-				rs[m] = j.rankLoops(m)
+				if t := j.Ranks[m].tree; t != nil {
+					rs[m] = *t
+				}
 			}
 			g.Tree = loops.GroupTree(rs, order)
 		}
 	}
-}
-
-func (j *Job) rankLoops(i int) loops.RankLoops {
-	r := j.Ranks[i]
-	return loops.RankLoops{Rank: r.Rank.Rank, Thread: r.Thread, Graph: &r.Graph, Collapsed: r.Collapsed}
 }
 
 // Members formats the ranks of a group compactly: consecutive ranks of
@@ -522,7 +619,8 @@ func (j *Job) Recorded() []*flowgraph.Rank {
 
 // Whole returns Ranks[i] with its sequences: as loaded, or read again
 // from the job's file when Options.NoSequences dropped them (Reread), its
-// call sites those of Ranks[i] (resolved as the job's).
+// call sites those of Ranks[i] (resolved as the job's), or the file's when
+// Options.NoGraphs dropped them.
 func (j *Job) Whole(i int) (*flowgraph.Rank, error) {
 	if !j.noSeqs {
 		return j.Ranks[i].Rank, nil
@@ -531,7 +629,9 @@ func (j *Job) Whole(i int) (*flowgraph.Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Graph.Sites = j.Ranks[i].Graph.Sites
+	if sites := j.Ranks[i].Graph.Sites; sites != nil { // else dropped (NoGraphs)
+		r.Graph.Sites = sites
+	}
 	return r, nil
 }
 

@@ -78,7 +78,8 @@ func TestGroupsAgreeWithTrees(t *testing.T) {
 
 // TestNoSequences: a job analysed without keeping the ranks' sequences has
 // the same tables, groups, levels and trees as with them, whatever the
-// number of workers, and holds no sequence afterwards.
+// number of workers, and holds no sequence afterwards; with NoGraphs it
+// holds no graph tables and no collapse either.
 func TestNoSequences(t *testing.T) {
 	// HPCC's shape has polls: its sequences are stored as positions, which
 	// the loops read lazily.
@@ -93,32 +94,74 @@ func TestNoSequences(t *testing.T) {
 func testNoSequences(t *testing.T, in string) {
 	want, err := Load(in, Options{})
 	require.NoError(t, err)
-	for _, workers := range []int{1, 3} {
-		// As loops loads (with workers 3): without the call-site table,
-		// which changes nothing else.
-		got, err := Load(in, Options{NoSequences: true, Workers: workers, NoSiteTable: workers == 3})
+	for _, opt := range []Options{
+		{NoSequences: true, Workers: 1},
+		// As loops loads: without the call-site table, which changes
+		// nothing else, and without the graphs, once read.
+		{NoSequences: true, Workers: 3, NoSiteTable: true},
+		{NoSequences: true, Workers: 3, NoSiteTable: true, NoGraphs: true},
+		{NoSequences: true, Workers: 1, NoGraphs: true, Similarity: 1},
+	} {
+		name := fmt.Sprintf("%+v", opt)
+		got, err := Load(in, opt)
 		require.NoError(t, err)
-		assert.Equal(t, want.Calls, got.Calls)
-		if workers == 3 {
-			assert.Empty(t, got.CallSites)
+		assert.Equal(t, want.Calls, got.Calls, name)
+		if opt.NoSiteTable {
+			assert.Empty(t, got.CallSites, name)
 		} else {
-			assert.Equal(t, want.CallSites, got.CallSites)
+			assert.Equal(t, want.CallSites, got.CallSites, name)
 		}
-		assert.Equal(t, want.Comm, got.Comm)
-		assert.Equal(t, want.FileBytes, got.FileBytes)
+		assert.Equal(t, want.Comm, got.Comm, name)
+		assert.Equal(t, want.FileBytes, got.FileBytes, name)
+		if opt.Similarity == 1 {
+			want, err = Load(in, Options{Similarity: 1})
+			require.NoError(t, err)
+		}
 		// Levels hold NaN (a metric a rank lacks), which no Equal takes
 		// for itself: compared as printed.
-		assert.Equal(t, fmt.Sprintf("%+v", want.Groups), fmt.Sprintf("%+v", got.Groups))
-		assert.Equal(t, want.LoopTable, got.LoopTable)
+		assert.Equal(t, fmt.Sprintf("%+v", want.Groups), fmt.Sprintf("%+v", got.Groups), name)
+		assert.Equal(t, want.LoopTable, got.LoopTable, name)
 		require.Len(t, got.Ranks, len(want.Ranks))
 		for i, r := range got.Ranks {
 			assert.Equal(t, want.Ranks[i].Label, r.Label)
 			assert.Equal(t, fmt.Sprintf("%+v", want.Ranks[i].Levels), fmt.Sprintf("%+v", r.Levels), "rank %d", i)
 			assert.Equal(t, want.Ranks[i].Loops, r.Loops, "rank %d", i)
+			assert.Equal(t, want.Ranks[i].CallTime, r.CallTime, "rank %d", i)
+			if opt.NoGraphs {
+				assert.Nil(t, r.Collapsed, "rank %d keeps its collapse", i)
+				assert.True(t, r.Graph.Nodes == nil && r.Graph.Edges == nil && r.Graph.Sites == nil, "rank %d keeps its graph", i)
+				continue
+			}
 			assert.Equal(t, want.Ranks[i].Collapsed, r.Collapsed, "rank %d", i)
 			for k := range r.Graph.Edges {
 				require.True(t, r.Graph.Edges[k].Seq.IsZero(), "rank %d edge %d keeps its sequence", i, k)
 			}
+		}
+	}
+}
+
+// TestNoGraphsStats: the statistics of a job read as stats reads it are
+// the same without the graphs, which it no longer holds.
+func TestNoGraphsStats(t *testing.T) {
+	for _, in := range []string{genJob(t, 8, nil), "../testdata/profiles/regions-counters.mpiflow", "../testdata/profiles/threads.mpiflow"} {
+		opt := Options{NoLoops: true, NoSequences: true, Workers: 3}
+		want, err := Load(in, opt)
+		require.NoError(t, err)
+		opt.NoGraphs = true
+		got, err := Load(in, opt)
+		require.NoError(t, err)
+		assert.Equal(t, want.Summary, got.Summary, in)
+		assert.Equal(t, want.Calls, got.Calls, in)
+		assert.Equal(t, want.CallSites, got.CallSites, in)
+		assert.Equal(t, want.Comm, got.Comm, in)
+		assert.Equal(t, want.Sizes, got.Sizes, in)
+		assert.Equal(t, want.Regions, got.Regions, in)
+		assert.Equal(t, want.Budget, got.Budget, in)
+		assert.Equal(t, want.FileBytes, got.FileBytes, in)
+		assert.Equal(t, want.Spreads(), got.Spreads(), in)
+		for i, r := range got.Ranks {
+			assert.Equal(t, want.Ranks[i].CallTime, r.CallTime, in)
+			assert.Nil(t, r.Graph.Nodes, "%s: rank %d keeps its graph", in, i)
 		}
 	}
 }

@@ -73,27 +73,14 @@ func (j *Job) counterSpreads() []Spread {
 	if cm.cyc < 0 && cm.fp < 0 {
 		return nil
 	}
-	type sums struct {
-		ctr  []int64
-		time int64
-	}
+	type sums = computeSums
 	var ranks []int
 	var per []sums
 	for _, r := range j.Ranks {
 		if r.Thread != 0 {
 			continue
 		}
-		s := sums{ctr: make([]int64, len(j.Header.Counters))}
-		for i := range r.Graph.Edges {
-			e := &r.Graph.Edges[i]
-			s.time += e.Time.Total
-			for k, v := range e.Counters {
-				if k < len(s.ctr) {
-					s.ctr[k] += v
-				}
-			}
-		}
-		ranks, per = append(ranks, r.Rank.Rank), append(per, s)
+		ranks, per = append(ranks, r.Rank.Rank), append(per, r.compute)
 	}
 	if len(per) == 0 {
 		return nil
@@ -121,6 +108,29 @@ func (j *Job) counterSpreads() []Spread {
 		out = append(out, spread("Gflop/s of compute", "", func(s *sums) float64 { return ratio(float64(s.ctr[cm.fp]), float64(s.time)) }))
 	}
 	return out
+}
+
+// computeSums are the sums over the compute phases (edges) of a graph:
+// their time, and each counter in the order of Header.Counters.
+type computeSums struct {
+	ctr  []int64
+	time int64
+}
+
+// sumCompute returns the computeSums of g, recorded with counters
+// counters.
+func sumCompute(g *flowgraph.Graph, counters int) computeSums {
+	s := computeSums{ctr: make([]int64, counters)}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		s.time += e.Time.Total
+		for k, v := range e.Counters {
+			if k < len(s.ctr) {
+				s.ctr[k] += v
+			}
+		}
+	}
+	return s
 }
 
 // spreadOf is the spread of the values value(i) of ranks[i] (not empty).

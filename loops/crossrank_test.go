@@ -20,6 +20,15 @@ func collapseRanks(t *testing.T, gs ...*flowgraph.Graph) []RankLoops {
 	return rs
 }
 
+// treesOf returns the trees of rs, as GroupTree takes them.
+func treesOf(rs []RankLoops) []RankTree {
+	ts := make([]RankTree, len(rs))
+	for i, r := range rs {
+		ts[i] = r.Tree()
+	}
+	return ts
+}
+
 func TestCrossRank(t *testing.T) {
 	// Ranks 0 and 1 run the same code with different iteration counts;
 	// rank 2 runs the second loop first, so its loop numbers differ; rank
@@ -49,7 +58,7 @@ func TestCrossRank(t *testing.T) {
 	assert.Equal(t, keys0[0], keys2[1], "Loop 1 of rank 0 is Loop 2 of rank 2")
 
 	// Tree of ranks 0 and 1: Send/Recv loop runs 3 and 5 times.
-	tree := GroupTree(rs, []int{0, 1})
+	tree := GroupTree(treesOf(rs), []int{0, 1})
 	require.Len(t, tree, 2)
 	assert.Equal(t, "Loop 1", tree[0].Name)
 	assert.Equal(t, 2, tree[0].Ranks)
@@ -80,7 +89,7 @@ func TestGroupTreeUnion(t *testing.T) {
 			repeat(2, "Bcast", "Reduce"), []string{"Fin"})...),
 		seqGraph(cat([]string{"Init"}, repeat(5, "Send", "Recv"), []string{"Fin"})...),
 	)
-	tree := GroupTree(rs, []int{2, 0, 1})
+	tree := GroupTree(treesOf(rs), []int{2, 0, 1})
 	require.Len(t, tree, 3)
 	byCall := map[string]TreeRow{}
 	for _, r := range tree {

@@ -120,45 +120,75 @@ type TreeRow struct {
 	BytesPerIteration float64 `json:"bytes_per_iteration"`
 }
 
+// RankTree is what a group's loop tree takes of one rank's collapse:
+// its loops with their keys and header labels, without the graph and the
+// levels, so that these can be released before the ranks are grouped.
+type RankTree struct {
+	Rank   int
+	Thread int
+	Loops  []TreeLoop
+}
+
+// TreeLoop is one loop of a RankTree, in ID order (index ID-1).
+type TreeLoop struct {
+	Name                  string
+	Parent, Depth         int
+	Key                   LoopKey
+	Header                string // HeaderLabel of the loop's header
+	Irreducible, SelfLoop bool
+	Stats                 Stats
+}
+
+// Tree returns the loops of r as GroupTree compares them.
+func (r RankLoops) Tree() RankTree {
+	keys := LoopKeys(r.Graph, r.Collapsed)
+	t := RankTree{Rank: r.Rank, Thread: r.Thread, Loops: make([]TreeLoop, len(keys))}
+	for i := range r.Collapsed.Loops {
+		l := &r.Collapsed.Loops[i]
+		t.Loops[i] = TreeLoop{Name: l.Name, Parent: l.Parent, Depth: l.Depth, Key: keys[i],
+			Header: HeaderLabel(r.Graph, l.Header), Irreducible: l.Irreducible, SelfLoop: l.SelfLoop, Stats: l.Stats}
+	}
+	return t
+}
+
 // GroupTree returns the loop tree of the ranks rs[m] for m in members:
 // the loops of the first member (the representative) in its ID order (a
 // pre-order of the tree), then the loops that only other members have,
 // numbered after them and nested in the loop of the same key if the
 // representative has it; loops are matched across members by LoopKey.
-func GroupTree(rs []RankLoops, members []int) []TreeRow {
+func GroupTree(rs []RankTree, members []int) []TreeRow {
 	if len(members) == 0 {
 		return nil
 	}
 	rep := rs[members[0]]
-	keys := LoopKeys(rep.Graph, rep.Collapsed)
-	index := make(map[LoopKey]int, len(keys))
-	rows := make([]TreeRow, len(keys))
-	for i := range rep.Collapsed.Loops {
-		l := &rep.Collapsed.Loops[i]
-		index[keys[i]] = i
+	index := make(map[LoopKey]int, len(rep.Loops))
+	rows := make([]TreeRow, len(rep.Loops))
+	for i := range rep.Loops {
+		l := &rep.Loops[i]
+		index[l.Key] = i
 		rows[i] = TreeRow{
-			ID: l.ID, Name: l.Name, Parent: l.Parent, Depth: l.Depth, Key: keys[i],
-			Header: HeaderLabel(rep.Graph, l.Header), Irreducible: l.Irreducible, SelfLoop: l.SelfLoop,
+			ID: i + 1, Name: l.Name, Parent: l.Parent, Depth: l.Depth, Key: l.Key,
+			Header: l.Header, Irreducible: l.Irreducible, SelfLoop: l.SelfLoop,
 		}
 	}
 	type sums struct{ time, iter, calls, bytes int64 }
-	acc := make([]sums, len(keys))
-	where := make([][]int, len(keys))
+	acc := make([]sums, len(rows))
+	where := make([][]int, len(rows))
 	for _, m := range members {
 		r := rs[m]
-		mkeys := LoopKeys(r.Graph, r.Collapsed)
-		for i, k := range mkeys {
+		for i := range r.Loops {
+			l := &r.Loops[i]
+			k := l.Key
 			j, ok := index[k]
 			if !ok {
 				// A loop the representative does not have: a row of its
 				// own, under its parent's row if there is one (parents
 				// have smaller IDs, so theirs exists by now).
-				l := &r.Collapsed.Loops[i]
 				j = len(rows)
 				row := TreeRow{ID: j + 1, Name: "Loop " + strconv.Itoa(j+1), Depth: 1, Key: k,
-					Header: HeaderLabel(r.Graph, l.Header), Irreducible: l.Irreducible, SelfLoop: l.SelfLoop}
+					Header: l.Header, Irreducible: l.Irreducible, SelfLoop: l.SelfLoop}
 				if l.Parent > 0 {
-					if p, ok := index[mkeys[l.Parent-1]]; ok {
+					if p, ok := index[r.Loops[l.Parent-1].Key]; ok {
 						row.Parent, row.Depth = rows[p].ID, rows[p].Depth+1
 					}
 				}
@@ -167,7 +197,7 @@ func GroupTree(rs []RankLoops, members []int) []TreeRow {
 				acc = append(acc, sums{})
 				where = append(where, nil)
 			}
-			st := &r.Collapsed.Loops[i].Stats
+			st := &l.Stats
 			row := &rows[j]
 			if row.Ranks == 0 || st.Share < row.MinShare {
 				row.MinShare, row.MinRank = st.Share, r.Rank

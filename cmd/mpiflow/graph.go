@@ -42,7 +42,7 @@ loop with little time stays pale) or scaled to the drawn level alone
 			if err := errors.Join(checkInt("rank", rank, 0, -1), checkInt("thread", thread, 0, -1)); err != nil {
 				return err
 			}
-			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}, NoSequences: true, NoSiteTable: true})
+			job, err := load(args[0], "", analysis.Options{Ranks: map[int]bool{rank: true}, NoSequences: true, NoGraphs: true, NoSiteTable: true})
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ level, the reduction, and the share of time spent in loops.`,
 			if err := checkSimilarity(similarity); err != nil {
 				return err
 			}
-			job, err := load(args[0], rankList, analysis.Options{NoSequences: true, NoSiteTable: true, Similarity: similarity})
+			job, err := load(args[0], rankList, analysis.Options{NoSequences: true, NoGraphs: true, NoSiteTable: true, Similarity: similarity})
 			if err != nil {
 				return err
 			}

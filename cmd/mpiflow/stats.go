@@ -27,7 +27,7 @@ matrix up to 16 ranks, the busiest pairs beyond.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Call sites are named as the report names them: resolved.
-			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: !sites, NoSiteTable: !sites, NoSequences: true})
+			job, err := load(args[0], rankList, analysis.Options{NoLoops: true, NoResolve: !sites, NoSiteTable: !sites, NoSequences: true, NoGraphs: true})
 			if err != nil {
 				return err
 			}
