@@ -38,8 +38,8 @@ func edgeIndexes(g *Graph) []edgeIndex {
 		return ix
 	}
 	runs := make([]int, len(g.Edges))
-	for _, b := range m.blocks {
-		runs[b.edge]++
+	for _, e := range m.edge {
+		runs[e]++
 	}
 	for i := range g.Edges {
 		if e := &g.Edges[i]; e.Src == e.Dst {
@@ -49,11 +49,11 @@ func edgeIndexes(g *Graph) []edgeIndex {
 			ix[i] = edgeIndex{x: newSeqIndex(&m.pos[i]), m: m}
 		}
 	}
-	for j, b := range m.blocks {
-		x := &ix[b.edge]
-		x.start = append(x.start, b.start+m.before[j])
-		x.count = append(x.count, b.count)
-		x.before = append(x.before, x.before[len(x.before)-1]+b.count)
+	for j, e := range m.edge {
+		x := &ix[e]
+		x.start = append(x.start, m.keys[j]+m.before[j])
+		x.count = append(x.count, m.count(j))
+		x.before = append(x.before, x.before[len(x.before)-1]+m.count(j))
 	}
 	return ix
 }

@@ -347,8 +347,8 @@ func (g *Graph) fromPositions() error {
 			m.mapSeq(&m.pos[i], &out[i])
 		}
 	}
-	for j, b := range m.blocks {
-		out[b.edge].appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
+	for j := range m.keys {
+		out[m.edge[j]].appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(j)})
 	}
 	for i := range g.Edges {
 		out[i].seal()
@@ -358,26 +358,42 @@ func (g *Graph) fromPositions() error {
 }
 
 // posMap maps a graph's sequences stored as positions to event indices.
+// The runs of the self-loops after their first event (blocks) are held as
+// parallel arrays, by start: a polled rank has millions.
 type posMap struct {
-	pos    []Seq       // each edge's as stored (a self-loop's: its run ends)
-	blocks []selfBlock // the runs of the self-loops after their first event, by start
-	keys   []int64     // the blocks' starts
-	before []int64     // before[j]: the events of blocks[:j]
-	first  []int64     // each edge's first event index, -1 if none (lazy reads)
+	pos    []Seq   // each edge's as stored (a self-loop's: none once mapped)
+	keys   []int64 // the blocks' starts
+	before []int64 // before[j]: the events of blocks[:j]
+	edge   []int32 // each block's self-loop
+	first  []int64 // each edge's first event index, -1 if none (lazy reads)
 	// byEdge are the blocks of each self-loop, in order (edgeBlocks).
-	byEdge map[int][]selfBlock
+	byEdge [][]int32
 }
 
-// edgeBlocks returns the blocks of self-loop edge e, sorting the blocks by
-// edge on the first call.
+// count is the number of events of block j.
+func (m *posMap) count(j int) int64 { return m.before[j+1] - m.before[j] }
+
+// edgeBlocks returns the blocks of self-loop edge e, in positions,
+// indexing the blocks by edge on the first call.
 func (m *posMap) edgeBlocks(e int) []selfBlock {
 	if m.byEdge == nil {
-		m.byEdge = map[int][]selfBlock{}
-		for _, b := range m.blocks {
-			m.byEdge[b.edge] = append(m.byEdge[b.edge], b)
+		n := make([]int, len(m.pos))
+		for _, x := range m.edge {
+			n[x]++
+		}
+		m.byEdge = make([][]int32, len(m.pos))
+		for j, x := range m.edge {
+			if m.byEdge[x] == nil {
+				m.byEdge[x] = make([]int32, 0, n[x])
+			}
+			m.byEdge[x] = append(m.byEdge[x], int32(j))
 		}
 	}
-	return m.byEdge[e]
+	bs := make([]selfBlock, len(m.byEdge[e]))
+	for k, j := range m.byEdge[e] {
+		bs[k] = selfBlock{start: m.keys[j], count: m.count(int(j)), edge: e}
+	}
+	return bs
 }
 
 // newPosMap checks the positions of g's sequences (its Edge.Seq) and
@@ -419,20 +435,20 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
-	runs := []int{0} // m.blocks[runs[i]:runs[i+1]] ascend: one node's
+	runs := []int{0} // blocks[runs[i]:runs[i+1]] ascend: one node's
 	hss := heads(g, seq, self)
 	var nb int // at most a block per run
 	for _, hs := range hss {
 		nb += len(hs)
 	}
-	m.blocks = make([]selfBlock, 0, nb)
+	blocks := make([]selfBlock, 0, nb)
 	for n, hs := range hss {
 		ei := self[n]
 		if ei < 0 {
 			continue
 		}
-		if len(m.blocks) > runs[len(runs)-1] {
-			runs = append(runs, len(m.blocks))
+		if len(blocks) > runs[len(runs)-1] {
+			runs = append(runs, len(blocks))
 		}
 		s := &m.pos[ei]
 		if l := s.Len(); l != int64(len(hs)) {
@@ -441,21 +457,23 @@ func newPosMap(g *Graph) (*posMap, error) {
 		k, prev := 0, int64(0)
 		s.All(func(c int64) bool {
 			if d := c - prev; d > 1 {
-				m.blocks = appendBlock(m.blocks, hs[k]+1, d-1, ei)
+				blocks = appendBlock(blocks, hs[k]+1, d-1, ei)
 			}
 			prev = c
 			k++
 			return true
 		})
+		m.pos[ei] = Seq{} // in the blocks now
 	}
-	m.blocks = mergeRuns(m.blocks, append(runs, len(m.blocks)), func(b selfBlock) int64 { return b.start })
-	m.keys = make([]int64, len(m.blocks))
-	m.before = make([]int64, len(m.blocks)+1)
-	for j, b := range m.blocks {
-		if j > 0 && b.start == m.blocks[j-1].start {
+	blocks = mergeRuns(blocks, append(runs, len(blocks)), func(b selfBlock) int64 { return b.start })
+	m.keys = make([]int64, len(blocks))
+	m.before = make([]int64, len(blocks)+1)
+	m.edge = make([]int32, len(blocks))
+	for j, b := range blocks {
+		if j > 0 && b.start == blocks[j-1].start {
 			return nil, fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
 		}
-		m.keys[j] = b.start
+		m.keys[j], m.edge[j] = b.start, int32(b.edge)
 		if m.before[j+1] = m.before[j] + b.count; m.before[j+1] > g.NumEvents {
 			return nil, fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
 		}
@@ -524,12 +542,13 @@ func (m *posMap) lazy(g *Graph) error {
 			}
 		}
 	}
-	for j, b := range m.blocks {
-		if m.first[b.edge] < 0 {
-			m.first[b.edge] = b.start + m.before[j]
+	for j, e := range m.edge {
+		start := m.keys[j] + m.before[j]
+		if m.first[e] < 0 {
+			m.first[e] = start
 		}
-		last[b.edge] = b.start + m.before[j] + b.count - 1
-		count[b.edge] += b.count
+		last[e] = start + m.count(j) - 1
+		count[e] += m.count(j)
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
@@ -550,9 +569,9 @@ func (m *posMap) seq(g *Graph, i int) Seq {
 	if e := &g.Edges[i]; e.Src != e.Dst {
 		m.mapSeq(&m.pos[i], &s)
 	} else {
-		for j, b := range m.blocks {
-			if b.edge == i {
-				s.appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
+		for j, e := range m.edge {
+			if int(e) == i {
+				s.appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(j)})
 			}
 		}
 	}
