@@ -366,29 +366,30 @@ type posMap struct {
 	before []int64 // before[j]: the events of blocks[:j]
 	edge   []int32 // each block's self-loop
 	first  []int64 // each edge's first event index, -1 if none (lazy reads)
-	// byEdge are the blocks of each self-loop, in order (edgeBlocks).
+	// byEdge are the blocks of each self-loop, in order (lazy reads).
 	byEdge [][]int32
 }
 
 // count is the number of events of block j.
 func (m *posMap) count(j int) int64 { return m.before[j+1] - m.before[j] }
 
-// edgeBlocks returns the blocks of self-loop edge e, in positions,
-// indexing the blocks by edge on the first call.
-func (m *posMap) edgeBlocks(e int) []selfBlock {
-	if m.byEdge == nil {
-		n := make([]int, len(m.pos))
-		for _, x := range m.edge {
-			n[x]++
-		}
-		m.byEdge = make([][]int32, len(m.pos))
-		for j, x := range m.edge {
-			if m.byEdge[x] == nil {
-				m.byEdge[x] = make([]int32, 0, n[x])
-			}
-			m.byEdge[x] = append(m.byEdge[x], int32(j))
-		}
+// indexEdges fills byEdge.
+func (m *posMap) indexEdges() {
+	n := make([]int, len(m.pos))
+	for _, x := range m.edge {
+		n[x]++
 	}
+	m.byEdge = make([][]int32, len(m.pos))
+	for j, x := range m.edge {
+		if m.byEdge[x] == nil {
+			m.byEdge[x] = make([]int32, 0, n[x])
+		}
+		m.byEdge[x] = append(m.byEdge[x], int32(j))
+	}
+}
+
+// edgeBlocks returns the blocks of self-loop edge e, in positions.
+func (m *posMap) edgeBlocks(e int) []selfBlock {
 	bs := make([]selfBlock, len(m.byEdge[e]))
 	for k, j := range m.byEdge[e] {
 		bs[k] = selfBlock{start: m.keys[j], count: m.count(int(j)), edge: e}
@@ -529,8 +530,9 @@ func (m *posMap) index(x int64) int64 {
 
 // lazy readies m to map g's sequences on demand (Graph.EdgeSeq): it checks
 // what Validate would check of the mapped sequences, records each edge's
-// first event, and empties the edges' Seq.
+// first event, indexes the blocks by edge, and empties the edges' Seq.
 func (m *posMap) lazy(g *Graph) error {
+	m.indexEdges()
 	m.first = make([]int64, len(g.Edges))
 	last := make([]int64, len(g.Edges))
 	count := make([]int64, len(g.Edges))
@@ -569,10 +571,8 @@ func (m *posMap) seq(g *Graph, i int) Seq {
 	if e := &g.Edges[i]; e.Src != e.Dst {
 		m.mapSeq(&m.pos[i], &s)
 	} else {
-		for j, e := range m.edge {
-			if int(e) == i {
-				s.appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(j)})
-			}
+		for _, j := range m.byEdge[i] {
+			s.appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(int(j))})
 		}
 	}
 	s.seal()
