@@ -436,50 +436,95 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
-	runs := []int{0} // blocks[runs[i]:runs[i+1]] ascend: one node's
-	hss := heads(g, seq, self)
-	var nb int // at most a block per run
-	for _, hs := range hss {
-		nb += len(hs)
-	}
-	blocks := make([]selfBlock, 0, nb)
-	for n, hs := range hss {
+	var lists []edgeRuns
+	for n, hs := range heads(g, seq, self) {
 		ei := self[n]
 		if ei < 0 {
 			continue
-		}
-		if len(blocks) > runs[len(runs)-1] {
-			runs = append(runs, len(blocks))
 		}
 		s := &m.pos[ei]
 		if l := s.Len(); l != int64(len(hs)) {
 			return nil, fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
 		}
+		er := edgeRuns{edge: int32(ei)}
 		k, prev := 0, int64(0)
 		s.All(func(c int64) bool {
 			if d := c - prev; d > 1 {
-				blocks = appendBlock(blocks, hs[k]+1, d-1, ei)
+				er.keys, er.counts = append(er.keys, hs[k]+1), append(er.counts, d-1)
 			}
 			prev = c
 			k++
 			return true
 		})
 		m.pos[ei] = Seq{} // in the blocks now
+		if len(er.keys) > 0 {
+			lists = append(lists, er)
+		}
 	}
-	blocks = mergeRuns(blocks, append(runs, len(blocks)), func(b selfBlock) int64 { return b.start })
-	m.keys = make([]int64, len(blocks))
-	m.before = make([]int64, len(blocks)+1)
-	m.edge = make([]int32, len(blocks))
-	for j, b := range blocks {
-		if j > 0 && b.start == blocks[j-1].start {
-			return nil, fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
-		}
-		m.keys[j], m.edge[j] = b.start, int32(b.edge)
-		if m.before[j+1] = m.before[j] + b.count; m.before[j+1] > g.NumEvents {
-			return nil, fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
-		}
+	if err := m.mergeBlocks(lists, g.NumEvents); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// edgeRuns are the blocks of one self-loop, by start.
+type edgeRuns struct {
+	edge         int32
+	keys, counts []int64
+}
+
+// mergeBlocks sets m's blocks to those of lists merged by start, checking
+// that no two start at one position and that they hold at most nev events.
+func (m *posMap) mergeBlocks(lists []edgeRuns, nev int64) error {
+	var n int
+	for _, l := range lists {
+		n += len(l.keys)
+	}
+	m.keys, m.before, m.edge = make([]int64, 0, n), make([]int64, 1, n+1), make([]int32, 0, n)
+	// A heap of the lists by their next start (at cur).
+	cur := make([]int, len(lists))
+	h := make([]int, len(lists))
+	for i := range h {
+		h[i] = i
+	}
+	less := func(a, b int) bool { return lists[h[a]].keys[cur[h[a]]] < lists[h[b]].keys[cur[h[b]]] }
+	down := func(i int) {
+		for {
+			l, c := 2*i+1, i
+			if l < len(h) && less(l, c) {
+				c = l
+			}
+			if r := l + 1; r < len(h) && less(r, c) {
+				c = r
+			}
+			if c == i {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		l := &lists[h[0]]
+		k := cur[h[0]]
+		key, before := l.keys[k], m.before[len(m.before)-1]+l.counts[k]
+		if j := len(m.keys); j > 0 && key == m.keys[j-1] {
+			return fmt.Errorf("%w: two runs at position %d", errPositions, key)
+		}
+		if before > nev {
+			return fmt.Errorf("%w: runs longer than the %d events", errPositions, nev)
+		}
+		m.keys, m.before, m.edge = append(m.keys, key), append(m.before, before), append(m.edge, l.edge)
+		if cur[h[0]]++; cur[h[0]] == len(l.keys) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return nil
 }
 
 // mergeRuns sorts xs by key, given that each xs[runs[i]:runs[i+1]]
