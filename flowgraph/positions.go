@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -436,7 +437,7 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
-	var lists []edgeRuns
+	var lists []*edgeRuns
 	for n, hs := range heads(g, seq, self) {
 		ei := self[n]
 		if ei < 0 {
@@ -446,48 +447,73 @@ func newPosMap(g *Graph) (*posMap, error) {
 		if l := s.Len(); l != int64(len(hs)) {
 			return nil, fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
 		}
-		er := edgeRuns{edge: int32(ei)}
-		k, prev := 0, int64(0)
-		s.All(func(c int64) bool {
-			if d := c - prev; d > 1 {
-				er.keys, er.counts = append(er.keys, hs[k]+1), append(er.counts, d-1)
-			}
-			prev = c
-			k++
-			return true
-		})
-		m.pos[ei] = Seq{} // in the blocks now
-		if len(er.keys) > 0 {
-			lists = append(lists, er)
+		if l := newEdgeRuns(int32(ei), hs, s); l.next() {
+			lists = append(lists, l)
 		}
 	}
 	if err := m.mergeBlocks(lists, g.NumEvents); err != nil {
 		return nil, err
 	}
+	for _, ei := range self {
+		if ei >= 0 {
+			m.pos[ei] = Seq{} // in the blocks now
+		}
+	}
 	return m, nil
 }
 
-// edgeRuns are the blocks of one self-loop, by start.
+// edgeRuns are the blocks of one self-loop, by start, from the events
+// that start its node's runs (heads) and the runs' ends (a cursor over the
+// stored ends).
 type edgeRuns struct {
-	edge         int32
-	keys, counts []int64
+	edge       int32
+	heads      []int64
+	ends       seqCursor
+	k          int   // the run of the next end
+	prev       int64 // the previous end
+	key, count int64 // the current block
+	n          int   // the blocks
+}
+
+func newEdgeRuns(edge int32, heads []int64, ends *Seq) *edgeRuns {
+	l := &edgeRuns{edge: edge, heads: heads}
+	// The blocks are counted first, so that posMap's arrays are made
+	// once to size.
+	for l.ends.Init(ends); l.next(); {
+		l.n++
+	}
+	l.k, l.prev = 0, 0
+	l.ends.Init(ends)
+	return l
+}
+
+// next moves to the next block, if any: a run longer than its head.
+func (l *edgeRuns) next() bool {
+	for l.ends.val != math.MaxInt64 {
+		c, k := l.ends.val, l.k
+		d := c - l.prev
+		l.ends.Next()
+		l.prev, l.k = c, k+1
+		if d > 1 {
+			l.key, l.count = l.heads[k]+1, d-1
+			return true
+		}
+	}
+	return false
 }
 
 // mergeBlocks sets m's blocks to those of lists merged by start, checking
 // that no two start at one position and that they hold at most nev events.
-func (m *posMap) mergeBlocks(lists []edgeRuns, nev int64) error {
+// Each list is at its first block.
+func (m *posMap) mergeBlocks(lists []*edgeRuns, nev int64) error {
 	var n int
 	for _, l := range lists {
-		n += len(l.keys)
+		n += l.n
 	}
 	m.keys, m.before, m.edge = make([]int64, 0, n), make([]int64, 1, n+1), make([]int32, 0, n)
-	// A heap of the lists by their next start (at cur).
-	cur := make([]int, len(lists))
-	h := make([]int, len(lists))
-	for i := range h {
-		h[i] = i
-	}
-	less := func(a, b int) bool { return lists[h[a]].keys[cur[h[a]]] < lists[h[b]].keys[cur[h[b]]] }
+	// A heap of the lists by their current block's start.
+	h := slices.Clone(lists)
+	less := func(a, b int) bool { return h[a].key < h[b].key }
 	down := func(i int) {
 		for {
 			l, c := 2*i+1, i
@@ -508,17 +534,16 @@ func (m *posMap) mergeBlocks(lists []edgeRuns, nev int64) error {
 		down(i)
 	}
 	for len(h) > 0 {
-		l := &lists[h[0]]
-		k := cur[h[0]]
-		key, before := l.keys[k], m.before[len(m.before)-1]+l.counts[k]
-		if j := len(m.keys); j > 0 && key == m.keys[j-1] {
-			return fmt.Errorf("%w: two runs at position %d", errPositions, key)
+		l := h[0]
+		before := m.before[len(m.before)-1] + l.count
+		if j := len(m.keys); j > 0 && l.key == m.keys[j-1] {
+			return fmt.Errorf("%w: two runs at position %d", errPositions, l.key)
 		}
 		if before > nev {
 			return fmt.Errorf("%w: runs longer than the %d events", errPositions, nev)
 		}
-		m.keys, m.before, m.edge = append(m.keys, key), append(m.before, before), append(m.edge, l.edge)
-		if cur[h[0]]++; cur[h[0]] == len(l.keys) {
+		m.keys, m.before, m.edge = append(m.keys, l.key), append(m.before, before), append(m.edge, l.edge)
+		if !l.next() {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 		}
