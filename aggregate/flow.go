@@ -38,6 +38,20 @@ type FlowOptions struct {
 	// (analysis.Options.NoSequences), and only the ranks being read hold
 	// theirs.
 	Load func(i int) (*flowgraph.Rank, error)
+	// Visit, when set, returns another view of rank i (r) walked with the
+	// source's own, so that both cost one walk of its events; nil for
+	// none.
+	Visit func(i int, r *flowgraph.Rank) RankVisitor
+}
+
+// RankVisitor is a view of a rank's timing intervals that a RankSource
+// walks with its own (FlowOptions.Visit).
+type RankVisitor interface {
+	flowgraph.IntervalVisitor
+	// End follows the walk: walked tells whether the visitor was given
+	// every interval of the rank; if not, it was given part of them or
+	// none, and the rank must be walked again.
+	End(walked bool)
 }
 
 // flowStates is what a RankSource knows of its ranks: the resources, the
@@ -169,110 +183,137 @@ func (fs *flowStates) statesOf(r *flowgraph.Rank) ([]int, error) {
 
 // addRank adds the states of r, resource i, to each of accs: by timing
 // interval where the graph's timing allows it (flowgraph.IntervalIter),
-// else by reading its reconstructed events. The accumulators share one
-// walk, so models of several windows cost little more than one.
-func (fs *flowStates) addRank(i int, r *flowgraph.Rank, accs []*accumulator, buf []StateEvent) error {
+// with v (nil: none) if set, else by reading its reconstructed events. The
+// accumulators share one walk, so models of several windows cost little
+// more than one. It reports whether v was walked.
+func (fs *flowStates) addRank(i int, r *flowgraph.Rank, accs []*accumulator, buf []StateEvent, v RankVisitor) (bool, error) {
 	st, err := fs.statesOf(r)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if addIntervals(r, st, accs) {
-		return nil
+	if addIntervals(r, st, accs, v) {
+		return v != nil, nil
 	}
-	return addAll(accs, &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, buf)
+	return false, addAll(accs, &flowReader{it: r.Graph.Events(), res: i, state: st, base: r.Start}, buf)
 }
 
 // addIntervals adds the states of r to accs interval by interval, as
-// flowReader's events would add them: an interval within one slice of an
-// accumulator adds its nodes' sums to their states and its edges' sums to
-// ComputeState (its events and the compute phases between them and after
-// the last, which are flowReader's ComputeState events, all fall in the
-// slice); the others add their events, timed as EventIter times them. The
-// cost follows the intervals, not the events. It reports false, having
-// added nothing, when the graph's timing is not made of whole intervals or
-// is inconsistent with its sequence numbers: then the events must be read.
-func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator) bool {
+// flowReader's events would add them (intervalAdder), walking v too if
+// set. The cost follows the intervals, not the events. It reports false,
+// having added nothing, when the graph's timing is not made of whole
+// intervals or is inconsistent with its sequence numbers: then the events
+// must be read.
+func addIntervals(r *flowgraph.Rank, st []int, accs []*accumulator, v RankVisitor) bool {
 	it, err := r.Graph.TimedIntervals()
 	if err != nil {
 		return false
 	}
-	fail := func() bool {
+	a := &intervalAdder{start: r.Start, nev: r.Graph.NumEvents, st: st, accs: accs,
+		cutting: make([]*accumulator, 0, len(accs)), at: make([]int, len(accs))}
+	vs := []flowgraph.IntervalVisitor{a}
+	if v != nil {
+		vs = append(vs, v)
+	}
+	if it.Walk(vs...) != nil {
 		for _, acc := range accs {
 			clear(acc.row)
 		}
 		return false
 	}
-	nev := r.Graph.NumEvents
-	cutting := make([]*accumulator, 0, len(accs)) // those that need the interval's events
-	var prevEnd int64
-	cut := func(ev flowgraph.Event) {
-		s, e := r.Start+ev.Start, r.Start+ev.End
-		for _, acc := range cutting {
-			if ev.Index > it.First && s > prevEnd {
-				acc.add(0, prevEnd, s)
+	return true
+}
+
+// intervalAdder adds a rank's intervals to accumulators
+// (flowgraph.IntervalVisitor): an interval within one slice of an
+// accumulator adds its nodes' sums to their states and its edges' sums to
+// ComputeState (its events and the compute phases between them and after
+// the last, which are flowReader's ComputeState events, all fall in the
+// slice); the others add their events, timed as EventIter times them.
+type intervalAdder struct {
+	start, nev int64 // the rank's start and events
+	st         []int // the state of each node
+	accs       []*accumulator
+	// cutting are the accumulators that need the current interval's
+	// events, at a run's slice in each (TakesRun).
+	cutting     []*accumulator
+	at          []int
+	first, stop int64 // the current interval's first event and end
+	prevEnd     int64 // the end of the last event
+}
+
+// Interval implements flowgraph.IntervalVisitor.
+func (a *intervalAdder) Interval(it *flowgraph.IntervalIter) bool {
+	s, e := a.start+it.Start, a.start+it.Stop
+	a.first, a.stop = it.First, e
+	a.cutting = a.cutting[:0]
+	for _, acc := range a.accs {
+		t, ok := acc.slice(s, e)
+		switch {
+		case !ok:
+			a.cutting = append(a.cutting, acc)
+		case t >= 0:
+			row := acc.row[t*acc.nx : (t+1)*acc.nx]
+			for _, n := range it.Nodes {
+				row[a.st[n.Index]] += n.Sum
 			}
-			acc.add(st[ev.Node], s, e)
-		}
-		prevEnd = e
-	}
-	// A run of repeats inside one slice of every accumulator adds its
-	// sums at once, as its events would.
-	at := make([]int, len(accs)) // the run's slice in each of cutting
-	run := func(rn flowgraph.Run) bool {
-		s, e := r.Start+rn.Start, r.Start+rn.End
-		for k, acc := range cutting {
-			var ok bool
-			if at[k], ok = acc.slice(s, e); !ok {
-				return false
-			}
-		}
-		for k, acc := range cutting {
-			if rn.First > it.First && s > prevEnd {
-				acc.add(0, prevEnd, s)
-			}
-			if t := at[k]; t >= 0 {
-				row := acc.row[t*acc.nx : (t+1)*acc.nx]
-				row[st[rn.Node]] += rn.Busy
-				row[0] += rn.End - rn.Start - rn.Busy
-			}
-		}
-		prevEnd = e
-		return true
-	}
-	for it.Next() {
-		s, e := r.Start+it.Start, r.Start+it.Stop
-		cutting = cutting[:0]
-		for _, acc := range accs {
-			t, ok := acc.slice(s, e)
-			switch {
-			case !ok:
-				cutting = append(cutting, acc)
-			case t >= 0:
-				row := acc.row[t*acc.nx : (t+1)*acc.nx]
-				for _, n := range it.Nodes {
-					row[st[n.Index]] += n.Sum
-				}
-				for _, ed := range it.Edges {
-					row[0] += ed.Sum
-				}
-			}
-		}
-		if len(cutting) == 0 {
-			continue
-		}
-		if err := it.EventsRuns(cut, run); err != nil {
-			return fail()
-		}
-		if it.End < nev && e > prevEnd {
-			for _, acc := range cutting {
-				acc.add(0, prevEnd, e) // the compute phase after the last event
+			for _, ed := range it.Edges {
+				row[0] += ed.Sum
 			}
 		}
 	}
-	if it.Err() != nil {
-		return fail()
+	return len(a.cutting) > 0
+}
+
+// Event implements flowgraph.IntervalVisitor.
+func (a *intervalAdder) Event(ev flowgraph.Event) {
+	s, e := a.start+ev.Start, a.start+ev.End
+	for _, acc := range a.cutting {
+		if ev.Index > a.first && s > a.prevEnd {
+			acc.add(0, a.prevEnd, s)
+		}
+		acc.add(a.st[ev.Node], s, e)
+	}
+	a.prevEnd = e
+}
+
+// TakesRun implements flowgraph.IntervalVisitor: a run of repeats inside
+// one slice of every accumulator adds its sums at once, as its events
+// would.
+func (a *intervalAdder) TakesRun(rn flowgraph.Run) bool {
+	s, e := a.start+rn.Start, a.start+rn.End
+	for k, acc := range a.cutting {
+		var ok bool
+		if a.at[k], ok = acc.slice(s, e); !ok {
+			return false
+		}
 	}
 	return true
+}
+
+// Run implements flowgraph.IntervalVisitor.
+func (a *intervalAdder) Run(rn flowgraph.Run) {
+	s := a.start + rn.Start
+	for k, acc := range a.cutting {
+		if rn.First > a.first && s > a.prevEnd {
+			acc.add(0, a.prevEnd, s)
+		}
+		if t := a.at[k]; t >= 0 {
+			row := acc.row[t*acc.nx : (t+1)*acc.nx]
+			row[a.st[rn.Node]] += rn.Busy
+			row[0] += rn.End - rn.Start - rn.Busy
+		}
+	}
+	a.prevEnd = a.start + rn.End
+}
+
+// Done implements flowgraph.IntervalVisitor: the compute phase after the
+// interval's last event.
+func (a *intervalAdder) Done(it *flowgraph.IntervalIter) {
+	if it.End < a.nev && a.stop > a.prevEnd {
+		for _, acc := range a.cutting {
+			acc.add(0, a.prevEnd, a.stop)
+		}
+	}
 }
 
 // EventReader returns a reader of resource i, whose graph is r's, over
@@ -296,6 +337,7 @@ type RankSource struct {
 	*flowStates
 	ranks []*flowgraph.Rank
 	load  func(i int) (*flowgraph.Rank, error)
+	visit func(i int, r *flowgraph.Rank) RankVisitor
 }
 
 // NewRankSource is the state trace of ranks, which are resources in this
@@ -312,7 +354,7 @@ func NewRankSource(h *flowgraph.Header, ranks []*flowgraph.Rank, opt FlowOptions
 	for i, r := range ranks {
 		scans[i] = scanRank(r)
 	}
-	return &RankSource{flowStates: newFlowStates(h, scans, opt), ranks: ranks, load: opt.Load}, nil
+	return &RankSource{flowStates: newFlowStates(h, scans, opt), ranks: ranks, load: opt.Load, visit: opt.Visit}, nil
 }
 
 // rank is rank i with its sequences.

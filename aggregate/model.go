@@ -283,7 +283,15 @@ func read(ms []*Model, src Source, r int, buf []StateEvent) error {
 		if err != nil {
 			return err
 		}
-		return s.addRank(r, rk, accs, buf)
+		var v RankVisitor
+		if s.visit != nil {
+			v = s.visit(r, rk)
+		}
+		walked, err := s.addRank(r, rk, accs, buf, v)
+		if v != nil {
+			v.End(walked)
+		}
+		return err
 	}
 	rd, err := src.Open(r)
 	if err != nil {

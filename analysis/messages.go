@@ -200,6 +200,9 @@ func PairMessages(list []*MessageEnds) MessagePairs {
 			out.Ambiguous = true
 		}
 	}
-	slices.SortFunc(out.Msgs, func(x, y Message) int { return cmp.Or(cmp.Compare(x.Send, y.Send), cmp.Compare(x.Src, y.Src)) })
+	// The whole message is the key: the pairs come in map order.
+	slices.SortFunc(out.Msgs, func(x, y Message) int {
+		return cmp.Or(cmp.Compare(x.Send, y.Send), cmp.Compare(x.Src, y.Src), cmp.Compare(x.Dst, y.Dst), cmp.Compare(x.Recv, y.Recv))
+	})
 	return out
 }

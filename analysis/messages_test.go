@@ -16,6 +16,21 @@ func TestPairMessagesBackwards(t *testing.T) {
 	assert.Equal(t, MessagePairs{Msgs: []Message{{Src: 0, Send: 20, Dst: 1, Recv: 25}}, Backwards: 1}, got)
 }
 
+// TestPairMessagesOrder: messages sent at once by one rank to several come
+// in one order, whatever the order of the maps they are paired from.
+func TestPairMessagesOrder(t *testing.T) {
+	list := []*MessageEnds{{rank: 0, ends: [2]map[int][]int64{dirSend: {}}}}
+	var want []Message
+	for b := 1; b <= 8; b++ {
+		list[0].ends[dirSend][b] = []int64{10}
+		list = append(list, &MessageEnds{rank: b, ends: [2]map[int][]int64{dirRecv: {0: {20 - int64(b)}}}})
+		want = append(want, Message{Src: 0, Send: 10, Dst: int64(b), Recv: 20 - int64(b)})
+	}
+	for range 20 {
+		assert.Equal(t, MessagePairs{Msgs: want}, PairMessages(list))
+	}
+}
+
 // TestPairMessagesAmbiguous: the sends of a partner that some call site
 // shares with others, or whose counts differ from the receives, are not
 // paired.

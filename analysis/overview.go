@@ -41,6 +41,9 @@ type OverviewOptions struct {
 	Calls     []string
 	// Load returns rank i whole, with its sequences (aggregate.FlowOptions).
 	Load func(i int) (*flowgraph.Rank, error)
+	// Visit returns another view walked with rank i's
+	// (aggregate.FlowOptions).
+	Visit func(i int, r *flowgraph.Rank) aggregate.RankVisitor
 	// Workers bounds parallel work.
 	Workers int
 }
@@ -104,7 +107,7 @@ func NewOverview(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt OverviewOpt
 // Compute, or, with more than opt.MaxStates states, the calls of most time
 // as states of their own and the rest grouped (at most 5 groups).
 func overviewSource(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt OverviewOptions) (*aggregate.RankSource, bool, error) {
-	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Load: opt.Load})
+	src, err := aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Load: opt.Load, Visit: opt.Visit})
 	if err != nil {
 		return nil, false, err
 	}
@@ -115,7 +118,7 @@ func overviewSource(hdr *flowgraph.Header, ranks []*flowgraph.Rank, opt Overview
 	for _, c := range opt.Calls[:min(len(opt.Calls), max(opt.MaxStates-6, 0))] {
 		keep[c] = true
 	}
-	src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Keep: keep, Load: opt.Load})
+	src, err = aggregate.NewRankSource(hdr, ranks, aggregate.FlowOptions{Group: true, Keep: keep, Load: opt.Load, Visit: opt.Visit})
 	return src, true, err
 }
 

@@ -14,10 +14,24 @@ import (
 type edgeIndex struct {
 	x *seqIndex // event indices, or positions when m is set
 	m *posMap   // maps x's positions to event indices
-	// self: a self-loop of a lazy graph; its traversals are the runs
-	// [start[k], start[k]+count[k]), before[k] those of runs[:k].
-	self                 bool
-	start, count, before []int64
+	// self: a self-loop of a lazy graph; its traversals are the blocks
+	// runs of sm ([start(k), end(k))), before[k] those of runs[:k].
+	self   bool
+	sm     *posMap
+	runs   []int32
+	before []int64
+}
+
+// start is the first traversal of self-loop run k.
+func (x *edgeIndex) start(k int) int64 {
+	j := x.runs[k]
+	return x.sm.keys[j] + x.sm.before[j]
+}
+
+// end is the traversal after self-loop run k.
+func (x *edgeIndex) end(k int) int64 {
+	j := x.runs[k]
+	return x.sm.keys[j] + x.sm.before[j+1]
 }
 
 // edgeCursor walks an edge's numbers from where edgeIndex.seek put it.
@@ -37,23 +51,17 @@ func edgeIndexes(g *Graph) []edgeIndex {
 		}
 		return ix
 	}
-	runs := make([]int, len(g.Edges))
-	for _, b := range m.blocks {
-		runs[b.edge]++
-	}
 	for i := range g.Edges {
 		if e := &g.Edges[i]; e.Src == e.Dst {
-			n := runs[i]
-			ix[i] = edgeIndex{self: true, start: make([]int64, 0, n), count: make([]int64, 0, n), before: make([]int64, 1, n+1)}
+			runs := m.byEdge[i]
+			x := edgeIndex{self: true, sm: m, runs: runs, before: make([]int64, len(runs)+1)}
+			for k, j := range runs {
+				x.before[k+1] = x.before[k] + m.count(int(j))
+			}
+			ix[i] = x
 		} else {
 			ix[i] = edgeIndex{x: newSeqIndex(&m.pos[i]), m: m}
 		}
-	}
-	for j, b := range m.blocks {
-		x := &ix[b.edge]
-		x.start = append(x.start, b.start+m.before[j])
-		x.count = append(x.count, b.count)
-		x.before = append(x.before, x.before[len(x.before)-1]+b.count)
 	}
 	return ix
 }
@@ -61,15 +69,15 @@ func edgeIndexes(g *Graph) []edgeIndex {
 // run is the first run of a self-loop that ends after v, len(start) if
 // none.
 func (x *edgeIndex) run(v int64) int {
-	return sort.Search(len(x.start), func(k int) bool { return x.start[k]+x.count[k] > v })
+	return sort.Search(len(x.runs), func(k int) bool { return x.end(k) > v })
 }
 
 // succ is the smallest number at least v, math.MaxInt64 if none.
 func (x *edgeIndex) succ(v int64) int64 {
 	switch {
 	case x.self:
-		if k := x.run(v); k < len(x.start) {
-			return max(v, x.start[k])
+		if k := x.run(v); k < len(x.runs) {
+			return max(v, x.start(k))
 		}
 		return math.MaxInt64
 	case x.m != nil:
@@ -86,8 +94,8 @@ func (x *edgeIndex) rank(v int64) int64 {
 	switch {
 	case x.self:
 		k := x.run(v)
-		if k < len(x.start) {
-			return x.before[k] + max(0, v-x.start[k])
+		if k < len(x.runs) {
+			return x.before[k] + max(0, v-x.start(k))
 		}
 		return x.before[k]
 	case x.m != nil:
@@ -102,8 +110,8 @@ func (x *edgeIndex) seek(c *edgeCursor, v int64) {
 	case x.self:
 		c.k = x.run(v)
 		c.val = math.MaxInt64
-		if c.k < len(x.start) {
-			c.val = max(v, x.start[c.k])
+		if c.k < len(x.runs) {
+			c.val = max(v, x.start(c.k))
 		}
 	case x.m != nil:
 		x.x.seek(&c.w, x.m.ceil(v))
@@ -119,9 +127,9 @@ func (x *edgeIndex) seek(c *edgeCursor, v int64) {
 func (x *edgeIndex) next(c *edgeCursor) {
 	switch {
 	case x.self:
-		if c.val++; c.val == x.start[c.k]+x.count[c.k] {
-			if c.k++; c.k < len(x.start) {
-				c.val = x.start[c.k]
+		if c.val++; c.val == x.end(c.k) {
+			if c.k++; c.k < len(x.runs) {
+				c.val = x.start(c.k)
 			} else {
 				c.val = math.MaxInt64
 			}
@@ -154,7 +162,7 @@ func (x *edgeIndex) contiguous(c *edgeCursor) int64 {
 	case c.val == math.MaxInt64:
 		return 0
 	case x.self:
-		return x.start[c.k] + x.count[c.k] - c.val
+		return x.end(c.k) - c.val
 	case x.m == nil && c.w.stride == 1:
 		return c.w.left
 	}

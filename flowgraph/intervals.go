@@ -53,6 +53,9 @@ type IntervalIter struct {
 	nodeSlot []int32 // per node, its position in Nodes + 1 (0: none)
 	edgeSlot []int32 // per edge, the same for Edges, within Events
 	cur      []edgeCursor
+	// pos is, in Events of a graph read by File.ReadLazy, the position
+	// of the current event's run (step).
+	pos int64
 	// heap holds the edges with numbers left, smallest nxt first;
 	// active those of the current interval.
 	heap, active []int32
@@ -286,6 +289,12 @@ func (it *IntervalIter) EventsRuns(f func(Event), run func(Run) bool) error {
 		}
 	}
 	ev := Event{Node: it.nodeAt, InEdge: it.inEdge}
+	if m := g.lazy; m != nil {
+		it.pos = m.ceil(it.First)
+		if it.inEdge >= 0 && it.inEdge == it.self[it.nodeAt] {
+			it.pos-- // inside the run after the position
+		}
+	}
 	t := it.Start
 	for k := it.First; k < it.End; k++ {
 		ev.Index, ev.Start = k, t
@@ -427,20 +436,36 @@ func (it *IntervalIter) offerRun(sh *intervalShares, ev *Event, s int32, k, t in
 }
 
 // step moves ev from event k to event k+1 along the out-edge that holds
-// it, and returns t plus that transition's part.
+// it, and returns t plus that transition's part. Event k+1 repeats event
+// k through its node's self-loop, or else it is the next event that does
+// not repeat the one before: for a graph read by File.ReadLazy, the one
+// at position pos+1, which the other edges' cursors hold as they are
+// stored (their event indices are not needed).
 func (it *IntervalIter) step(sh *intervalShares, ev *Event, k, t int64) (int64, error) {
 	g := it.g
 	next := -1
-	for _, e := range it.out[ev.Node] {
-		if it.cur[e].val == k+1 {
-			next = e
-			break
+	if e := it.self[ev.Node]; e >= 0 && it.cur[e].val == k+1 {
+		next = e
+		it.ix[e].next(&it.cur[e])
+	} else {
+		for _, e := range it.out[ev.Node] {
+			x, c := &it.ix[e], &it.cur[e]
+			if x.m != nil && c.w.val == it.pos+1 {
+				next = e
+				c.w.Next()
+				break
+			}
+			if x.m == nil && c.val == k+1 {
+				next = e
+				x.next(c)
+				break
+			}
 		}
+		it.pos++
 	}
 	if next < 0 {
 		return t, fmt.Errorf("sequence broken: no edge out of node %d holds event %d", ev.Node, k+1)
 	}
-	it.ix[next].next(&it.cur[next])
 	es := int(it.edgeSlot[next]) - 1
 	if es < 0 {
 		return t, fmt.Errorf("sequence broken: edge %d at event %d", next, k+1)

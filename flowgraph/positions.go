@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -347,8 +348,8 @@ func (g *Graph) fromPositions() error {
 			m.mapSeq(&m.pos[i], &out[i])
 		}
 	}
-	for j, b := range m.blocks {
-		out[b.edge].appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
+	for j := range m.keys {
+		out[m.edge[j]].appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(j)})
 	}
 	for i := range g.Edges {
 		out[i].seal()
@@ -358,26 +359,43 @@ func (g *Graph) fromPositions() error {
 }
 
 // posMap maps a graph's sequences stored as positions to event indices.
+// The runs of the self-loops after their first event (blocks) are held as
+// parallel arrays, by start: a polled rank has millions.
 type posMap struct {
-	pos    []Seq       // each edge's as stored (a self-loop's: its run ends)
-	blocks []selfBlock // the runs of the self-loops after their first event, by start
-	keys   []int64     // the blocks' starts
-	before []int64     // before[j]: the events of blocks[:j]
-	first  []int64     // each edge's first event index, -1 if none (lazy reads)
-	// byEdge are the blocks of each self-loop, in order (edgeBlocks).
-	byEdge map[int][]selfBlock
+	pos    []Seq   // each edge's as stored (a self-loop's: none once mapped)
+	keys   []int64 // the blocks' starts
+	before []int64 // before[j]: the events of blocks[:j]
+	edge   []int32 // each block's self-loop
+	first  []int64 // each edge's first event index, -1 if none (lazy reads)
+	// byEdge are the blocks of each self-loop, in order (lazy reads).
+	byEdge [][]int32
 }
 
-// edgeBlocks returns the blocks of self-loop edge e, sorting the blocks by
-// edge on the first call.
-func (m *posMap) edgeBlocks(e int) []selfBlock {
-	if m.byEdge == nil {
-		m.byEdge = map[int][]selfBlock{}
-		for _, b := range m.blocks {
-			m.byEdge[b.edge] = append(m.byEdge[b.edge], b)
-		}
+// count is the number of events of block j.
+func (m *posMap) count(j int) int64 { return m.before[j+1] - m.before[j] }
+
+// indexEdges fills byEdge.
+func (m *posMap) indexEdges() {
+	n := make([]int, len(m.pos))
+	for _, x := range m.edge {
+		n[x]++
 	}
-	return m.byEdge[e]
+	m.byEdge = make([][]int32, len(m.pos))
+	for j, x := range m.edge {
+		if m.byEdge[x] == nil {
+			m.byEdge[x] = make([]int32, 0, n[x])
+		}
+		m.byEdge[x] = append(m.byEdge[x], int32(j))
+	}
+}
+
+// edgeBlocks returns the blocks of self-loop edge e, in positions.
+func (m *posMap) edgeBlocks(e int) []selfBlock {
+	bs := make([]selfBlock, len(m.byEdge[e]))
+	for k, j := range m.byEdge[e] {
+		bs[k] = selfBlock{start: m.keys[j], count: m.count(int(j)), edge: e}
+	}
+	return bs
 }
 
 // newPosMap checks the positions of g's sequences (its Edge.Seq) and
@@ -419,48 +437,119 @@ func newPosMap(g *Graph) (*posMap, error) {
 	if positionsWork(g, seq, self) > maxPositionsWork {
 		return nil, fmt.Errorf("%w: more than %d runs and positions to walk", errPositions, maxPositionsWork)
 	}
-	runs := []int{0} // m.blocks[runs[i]:runs[i+1]] ascend: one node's
-	hss := heads(g, seq, self)
-	var nb int // at most a block per run
-	for _, hs := range hss {
-		nb += len(hs)
-	}
-	m.blocks = make([]selfBlock, 0, nb)
-	for n, hs := range hss {
+	var lists []*edgeRuns
+	for n, hs := range heads(g, seq, self) {
 		ei := self[n]
 		if ei < 0 {
 			continue
-		}
-		if len(m.blocks) > runs[len(runs)-1] {
-			runs = append(runs, len(m.blocks))
 		}
 		s := &m.pos[ei]
 		if l := s.Len(); l != int64(len(hs)) {
 			return nil, fmt.Errorf("edge %d: %d run lengths for %d runs of node %d", ei, l, len(hs), n)
 		}
-		k, prev := 0, int64(0)
-		s.All(func(c int64) bool {
-			if d := c - prev; d > 1 {
-				m.blocks = appendBlock(m.blocks, hs[k]+1, d-1, ei)
-			}
-			prev = c
-			k++
-			return true
-		})
-	}
-	m.blocks = mergeRuns(m.blocks, append(runs, len(m.blocks)), func(b selfBlock) int64 { return b.start })
-	m.keys = make([]int64, len(m.blocks))
-	m.before = make([]int64, len(m.blocks)+1)
-	for j, b := range m.blocks {
-		if j > 0 && b.start == m.blocks[j-1].start {
-			return nil, fmt.Errorf("%w: two runs at position %d", errPositions, b.start)
+		if l := newEdgeRuns(int32(ei), hs, s); l.next() {
+			lists = append(lists, l)
 		}
-		m.keys[j] = b.start
-		if m.before[j+1] = m.before[j] + b.count; m.before[j+1] > g.NumEvents {
-			return nil, fmt.Errorf("%w: runs longer than the %d events", errPositions, g.NumEvents)
+	}
+	if err := m.mergeBlocks(lists, g.NumEvents); err != nil {
+		return nil, err
+	}
+	for _, ei := range self {
+		if ei >= 0 {
+			m.pos[ei] = Seq{} // in the blocks now
 		}
 	}
 	return m, nil
+}
+
+// edgeRuns are the blocks of one self-loop, by start, from the events
+// that start its node's runs (heads) and the runs' ends (a cursor over the
+// stored ends).
+type edgeRuns struct {
+	edge       int32
+	heads      []int64
+	ends       seqCursor
+	k          int   // the run of the next end
+	prev       int64 // the previous end
+	key, count int64 // the current block
+	n          int   // the blocks
+}
+
+func newEdgeRuns(edge int32, heads []int64, ends *Seq) *edgeRuns {
+	l := &edgeRuns{edge: edge, heads: heads}
+	// The blocks are counted first, so that posMap's arrays are made
+	// once to size.
+	for l.ends.Init(ends); l.next(); {
+		l.n++
+	}
+	l.k, l.prev = 0, 0
+	l.ends.Init(ends)
+	return l
+}
+
+// next moves to the next block, if any: a run longer than its head.
+func (l *edgeRuns) next() bool {
+	for l.ends.val != math.MaxInt64 {
+		c, k := l.ends.val, l.k
+		d := c - l.prev
+		l.ends.Next()
+		l.prev, l.k = c, k+1
+		if d > 1 {
+			l.key, l.count = l.heads[k]+1, d-1
+			return true
+		}
+	}
+	return false
+}
+
+// mergeBlocks sets m's blocks to those of lists merged by start, checking
+// that no two start at one position and that they hold at most nev events.
+// Each list is at its first block.
+func (m *posMap) mergeBlocks(lists []*edgeRuns, nev int64) error {
+	var n int
+	for _, l := range lists {
+		n += l.n
+	}
+	m.keys, m.before, m.edge = make([]int64, 0, n), make([]int64, 1, n+1), make([]int32, 0, n)
+	// A heap of the lists by their current block's start.
+	h := slices.Clone(lists)
+	less := func(a, b int) bool { return h[a].key < h[b].key }
+	down := func(i int) {
+		for {
+			l, c := 2*i+1, i
+			if l < len(h) && less(l, c) {
+				c = l
+			}
+			if r := l + 1; r < len(h) && less(r, c) {
+				c = r
+			}
+			if c == i {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		l := h[0]
+		before := m.before[len(m.before)-1] + l.count
+		if j := len(m.keys); j > 0 && l.key == m.keys[j-1] {
+			return fmt.Errorf("%w: two runs at position %d", errPositions, l.key)
+		}
+		if before > nev {
+			return fmt.Errorf("%w: runs longer than the %d events", errPositions, nev)
+		}
+		m.keys, m.before, m.edge = append(m.keys, l.key), append(m.before, before), append(m.edge, l.edge)
+		if !l.next() {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return nil
 }
 
 // mergeRuns sorts xs by key, given that each xs[runs[i]:runs[i+1]]
@@ -511,8 +600,9 @@ func (m *posMap) index(x int64) int64 {
 
 // lazy readies m to map g's sequences on demand (Graph.EdgeSeq): it checks
 // what Validate would check of the mapped sequences, records each edge's
-// first event, and empties the edges' Seq.
+// first event, indexes the blocks by edge, and empties the edges' Seq.
 func (m *posMap) lazy(g *Graph) error {
+	m.indexEdges()
 	m.first = make([]int64, len(g.Edges))
 	last := make([]int64, len(g.Edges))
 	count := make([]int64, len(g.Edges))
@@ -524,12 +614,13 @@ func (m *posMap) lazy(g *Graph) error {
 			}
 		}
 	}
-	for j, b := range m.blocks {
-		if m.first[b.edge] < 0 {
-			m.first[b.edge] = b.start + m.before[j]
+	for j, e := range m.edge {
+		start := m.keys[j] + m.before[j]
+		if m.first[e] < 0 {
+			m.first[e] = start
 		}
-		last[b.edge] = b.start + m.before[j] + b.count - 1
-		count[b.edge] += b.count
+		last[e] = start + m.count(j) - 1
+		count[e] += m.count(j)
 	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
@@ -550,10 +641,8 @@ func (m *posMap) seq(g *Graph, i int) Seq {
 	if e := &g.Edges[i]; e.Src != e.Dst {
 		m.mapSeq(&m.pos[i], &s)
 	} else {
-		for j, b := range m.blocks {
-			if b.edge == i {
-				s.appendRun(SeqRun{Start: b.start + m.before[j], Stride: 1, Count: b.count})
-			}
+		for _, j := range m.byEdge[i] {
+			s.appendRun(SeqRun{Start: m.keys[j] + m.before[j], Stride: 1, Count: m.count(int(j))})
 		}
 	}
 	s.seal()

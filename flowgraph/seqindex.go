@@ -10,24 +10,32 @@ import (
 // level of nesting, found by division.
 type seqIndex struct {
 	terms []SeqTerm
-	// Per term, relative to the base of the frame that holds it: its
-	// first and last number; and the number of numbers of its subtree
-	// (of one repetition of the body for a repeat).
-	first, last, per []int64
-	roots            []int32
-	rootLast         []int64 // absolute last number of each top-level term
-	rootCum          []int64 // numbers before each top-level term
-	total            int64
+	// Per repeat term (slot[p] for term p), relative to the base of the
+	// frame that holds it: its first and last number, and the number of
+	// numbers of one repetition of its body. A run's are its own terms'
+	// (first, last, one each): most terms of a polled rank's positions
+	// are runs.
+	slot                []int32
+	rfirst, rlast, rper []int64
+	roots               []int32
+	rootLast            []int64 // absolute last number of each top-level term
+	rootCum             []int64 // numbers before each top-level term
+	total               int64
 }
 
 func newSeqIndex(s *Seq) *seqIndex {
 	ts := s.Terms()
-	x := &seqIndex{terms: ts, first: make([]int64, len(ts)), last: make([]int64, len(ts)), per: make([]int64, len(ts))}
+	x := &seqIndex{terms: ts, slot: make([]int32, len(ts))}
+	for p := range ts {
+		if ts[p].Body > 0 {
+			x.slot[p] = int32(len(x.rfirst))
+			x.rfirst, x.rlast, x.rper = append(x.rfirst, 0), append(x.rlast, 0), append(x.rper, 0)
+		}
+	}
 	// Children follow their repeat, so a backward pass sees them first.
 	for p := len(ts) - 1; p >= 0; p-- {
 		t := &ts[p]
 		if t.Body == 0 {
-			x.first[p], x.last[p], x.per[p] = t.Start, t.Start+(t.Count-1)*t.Stride, 1
 			continue
 		}
 		var n int64
@@ -37,17 +45,34 @@ func newSeqIndex(s *Seq) *seqIndex {
 			lastChild = q
 			q += int(ts[q].Size)
 		}
-		x.per[p] = n
-		x.first[p] = t.Start + x.first[p+1]
-		x.last[p] = t.Start + (t.Count-1)*t.Stride + x.last[lastChild]
+		r := x.slot[p]
+		x.rper[r] = n
+		x.rfirst[r] = t.Start + x.first(p+1)
+		x.rlast[r] = t.Start + (t.Count-1)*t.Stride + x.last(lastChild)
 	}
 	for p := 0; p < len(ts); p += int(ts[p].Size) {
 		x.roots = append(x.roots, int32(p))
-		x.rootLast = append(x.rootLast, x.last[p])
+		x.rootLast = append(x.rootLast, x.last(p))
 		x.rootCum = append(x.rootCum, x.total)
 		x.total += x.count(p)
 	}
 	return x
+}
+
+// first is the first number of the subtree at p, relative to its frame.
+func (x *seqIndex) first(p int) int64 {
+	if t := &x.terms[p]; t.Body == 0 {
+		return t.Start
+	}
+	return x.rfirst[x.slot[p]]
+}
+
+// last is the last number of the subtree at p, relative to its frame.
+func (x *seqIndex) last(p int) int64 {
+	if t := &x.terms[p]; t.Body == 0 {
+		return t.Start + (t.Count-1)*t.Stride
+	}
+	return x.rlast[x.slot[p]]
 }
 
 // count is the number of numbers of the subtree at p.
@@ -55,7 +80,7 @@ func (x *seqIndex) count(p int) int64 {
 	if x.terms[p].Body == 0 {
 		return x.terms[p].Count
 	}
-	return x.terms[p].Count * x.per[p]
+	return x.terms[p].Count * x.rper[x.slot[p]]
 }
 
 // root returns the index of the first top-level term whose last number is
@@ -77,7 +102,7 @@ func (x *seqIndex) rank(v int64) int64 {
 // of the given base.
 func (x *seqIndex) rankTerm(p int, base, v int64) int64 {
 	t := &x.terms[p]
-	if v <= base+x.first[p] {
+	if v <= base+x.first(p) {
 		return 0
 	}
 	if t.Body == 0 {
@@ -87,7 +112,7 @@ func (x *seqIndex) rankTerm(p int, base, v int64) int64 {
 		return min(t.Count, (v-base-t.Start-1)/t.Stride+1)
 	}
 	r0 := base + t.Start
-	bodyLast := x.last[p] - t.Start - (t.Count-1)*t.Stride
+	bodyLast := x.last(p) - t.Start - (t.Count-1)*t.Stride
 	// Repetitions whose last number is below v count whole.
 	var full int64
 	if d := v - 1 - r0 - bodyLast; d >= 0 {
@@ -96,13 +121,13 @@ func (x *seqIndex) rankTerm(p int, base, v int64) int64 {
 			full = min(t.Count, d/t.Stride+1)
 		}
 	}
-	n := full * x.per[p]
+	n := full * x.rper[x.slot[p]]
 	if full == t.Count {
 		return n
 	}
 	b := r0 + full*t.Stride
 	for q, k := p+1, int32(0); k < t.Body; q, k = q+int(x.terms[q].Size), k+1 {
-		if b+x.first[q] >= v {
+		if b+x.first(q) >= v {
 			break
 		}
 		n += x.rankTerm(q, b, v)
@@ -135,7 +160,7 @@ func (x *seqIndex) succ(v int64) int64 {
 // base) whose last number is at least v, which must exist.
 func (x *seqIndex) rep(p int, base, v int64) int64 {
 	t := &x.terms[p]
-	bodyLast := x.last[p] - t.Start - (t.Count-1)*t.Stride
+	bodyLast := x.last(p) - t.Start - (t.Count-1)*t.Stride
 	if d := v - base - t.Start - bodyLast; d > 0 {
 		return (d + t.Stride - 1) / t.Stride
 	}
@@ -146,7 +171,7 @@ func (x *seqIndex) rep(p int, base, v int64) int64 {
 // given base, whose last number is at least v, which must exist.
 func (x *seqIndex) child(p int, base, v int64) int {
 	q := p + 1
-	for base+x.last[q] < v {
+	for base+x.last(q) < v {
 		q += int(x.terms[q].Size)
 	}
 	return q

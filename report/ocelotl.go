@@ -61,6 +61,15 @@ type opart struct {
 	Cells []int   `json:"cells"`
 }
 
+// rankWalks are how the overview reads the ranks: load returns rank i
+// whole, with its sequences, which the ranks given may lack (it is called
+// once per rank), and visit, if set, another view of it walked with the
+// overview's (aggregate.FlowOptions).
+type rankWalks struct {
+	load  func(i int) (*flowgraph.Rank, error)
+	visit func(i int, r *flowgraph.Rank) aggregate.RankVisitor
+}
+
 // viewBytes bounds the JSON bytes of all the overview's views together.
 const viewBytes = 8 << 20
 
@@ -68,14 +77,13 @@ const viewBytes = 8 << 20
 // -> job hierarchy (analysis.NewOverview). States are the MPI calls (or
 // their groups when there are more than fit distinct colors) and Compute.
 // initEnd is the latest end of MPI_Init over the ranks (0 if none starts
-// with it); load returns rank i whole, with its sequences, which ranks
-// may lack (it is called once per rank); calls are the job's calls by
-// descending time, with their colors.
-func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64, load func(i int) (*flowgraph.Rank, error), opt Options, calls []string, colors map[string]string) (*ocelotlData, error) {
+// with it); rw reads the ranks; calls are the job's calls by descending
+// time, with their colors.
+func buildOcelotl(hdr *flowgraph.Header, ranks []*flowgraph.Rank, initEnd int64, rw rankWalks, opt Options, calls []string, colors map[string]string) (*ocelotlData, error) {
 	ov, err := analysis.NewOverview(hdr, ranks, analysis.OverviewOptions{
 		Slices: opt.Slices, WindowFrom: opt.WindowFrom, WindowTo: opt.WindowTo, InitEnd: initEnd, MaxPRuns: opt.MaxPRuns,
 		MaxStates: len(palette) + 1, // calls in distinct colors, and Compute
-		Calls:     calls, Load: load, Workers: opt.Workers})
+		Calls:     calls, Load: rw.load, Visit: rw.visit, Workers: opt.Workers})
 	if errors.Is(err, analysis.ErrWindow) {
 		return nil, err
 	} else if err != nil {

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/internal/atomicfile"
@@ -452,13 +453,14 @@ func newTimelinePlan(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, callI
 
 // walkRanks reads the ranks' events once for the loops (of a job loaded
 // without them, when pending), the overview and the timeline: a rank is
-// loaded whole (Job.Whole) once, for the overview's models, and its loops
-// are found and its timeline row drawn then; ranks the overview did not
-// reach (disabled, or failed first) are read after it. At most Workers
-// ranks' sequences are in memory at once.
+// loaded whole (Job.Whole) once, for the overview's models, its loops are
+// found then, and its timeline row is drawn in the overview's walk of its
+// events; ranks the overview did not reach (disabled, or failed first) are
+// read after it. At most Workers ranks' sequences are in memory at once.
 func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending bool, tp *timelinePlan, p *page, data *jsData, ct *callTimes, opt *Options, prog *progress) error {
 	ntl := len(tp.tl.Ranks)
 	visited := make([]bool, len(ranks))
+	drawn := make([]bool, len(ranks)) // its timeline row, if it has one
 	whole := func(i int) (*flowgraph.Rank, error) {
 		r, err := job.Whole(i)
 		if err != nil || visited[i] {
@@ -469,12 +471,22 @@ func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending boo
 			job.FindLoops(i, r)
 			prog.step("finding loops", len(ranks))
 		}
-		if k := tp.row[i]; k >= 0 {
-			tp.tl.Ranks[k], tp.errs[k] = tp.tb.rank(r, job.Ranks[i].Label)
-			tp.tl.Ranks[k].Index = i
-			prog.step("timeline", ntl)
-		}
 		return r, nil
+	}
+	draw := func(i int, tl timeline, err error) {
+		k := tp.row[i]
+		tp.tl.Ranks[k], tp.errs[k] = tl, err
+		tp.tl.Ranks[k].Index = i
+		drawn[i] = true
+		prog.step("timeline", ntl)
+	}
+	visit := func(i int, r *flowgraph.Rank) aggregate.RankVisitor {
+		if tp.row[i] < 0 || tp.tb.eventsOnly {
+			return nil
+		}
+		return &timelineVisit{rankWalk: tp.tb.walk(r, job.Ranks[i].Label), redo: func() (timeline, error) {
+			return tp.tb.rank(r, job.Ranks[i].Label)
+		}, draw: func(tl timeline, err error) { draw(i, tl, err) }}
 	}
 	if pending {
 		prog.begin("finding loops", len(ranks))
@@ -484,7 +496,7 @@ func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending boo
 		p.OcelotlNote = "Spatiotemporal overview not available: disabled by option."
 	} else {
 		prog.begin("overview", 1)
-		if oc, err := buildOcelotl(&job.Header, ranks, ie, whole, *opt, ct.calls, ct.colors); errors.Is(err, analysis.ErrWindow) {
+		if oc, err := buildOcelotl(&job.Header, ranks, ie, rankWalks{whole, visit}, *opt, ct.calls, ct.colors); errors.Is(err, analysis.ErrWindow) {
 			return err
 		} else if err != nil {
 			p.OcelotlNote = "Spatiotemporal overview not available: " + err.Error()
@@ -495,10 +507,15 @@ func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending boo
 		prog.step("overview", 1)
 	}
 	err := parallel.For(len(ranks), opt.Workers, func(i int) error {
-		if visited[i] || (!pending && tp.row[i] < 0) {
+		row := tp.row[i] >= 0 && !drawn[i]
+		if visited[i] && !row || !pending && !row {
 			return nil
 		}
-		_, err := whole(i)
+		r, err := whole(i)
+		if err == nil && row {
+			tl, err := tp.tb.rank(r, job.Ranks[i].Label)
+			draw(i, tl, err)
+		}
 		return err
 	})
 	if err != nil && pending {
@@ -512,6 +529,25 @@ func walkRanks(job *analysis.Job, ranks []*flowgraph.Rank, ie int64, pending boo
 		p.TimelineNote = tp.tl.Note
 	}
 	return nil
+}
+
+// timelineVisit draws a rank's timeline row in the overview's walk of its
+// events (aggregate.RankVisitor), or, if the walk did not give it every
+// interval, on its own (redo).
+type timelineVisit struct {
+	*rankWalk
+	redo func() (timeline, error)
+	draw func(timeline, error)
+}
+
+// End implements aggregate.RankVisitor.
+func (v *timelineVisit) End(walked bool) {
+	if !walked {
+		v.draw(v.redo())
+		return
+	}
+	v.flush()
+	v.draw(*v.tl, nil)
 }
 
 func makeBanner(job *analysis.Job) banner {

@@ -114,8 +114,30 @@ func newTimelineBuilder(span int64, bins int, callIdx map[string]int) *timelineB
 // rank is the timeline row of rank r, labeled label.
 func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, error) {
 	g := &r.Graph
-	tl := timeline{Label: label, Calls: make([]int64, tb.ncalls), msgs: analysis.NewMessageEnds(r)}
-	w := &rankWalk{tb: tb, tl: &tl, start: r.Start, callOf: make([]int, len(g.Nodes)), perCall: make([]int64, tb.ncalls), curBin: -1}
+	w := tb.walk(r, label)
+	iv, err := g.TimedIntervals()
+	if err != nil || tb.eventsOnly {
+		// Other timings: every event.
+		it := g.Events()
+		for it.Next() {
+			w.Event(it.Event())
+		}
+		if err := it.Err(); err != nil {
+			return *w.tl, fmt.Errorf("timeline of %s: %w", label, err)
+		}
+	} else if err := iv.Walk(w); err != nil {
+		return *w.tl, fmt.Errorf("timeline of %s: %w", label, err)
+	}
+	w.flush()
+	return *w.tl, nil
+}
+
+// walk starts the timeline row of rank r, labeled label: its calls' times
+// over the whole run, and nothing drawn yet.
+func (tb *timelineBuilder) walk(r *flowgraph.Rank, label string) *rankWalk {
+	g := &r.Graph
+	tl := &timeline{Label: label, Calls: make([]int64, tb.ncalls), msgs: analysis.NewMessageEnds(r)}
+	w := &rankWalk{tb: tb, tl: tl, start: r.Start, callOf: make([]int, len(g.Nodes)), perCall: make([]int64, tb.ncalls), curBin: -1}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		w.callOf[i] = tb.callIdx[n.Key.Call]
@@ -123,41 +145,27 @@ func (tb *timelineBuilder) rank(r *flowgraph.Rank, label string) (timeline, erro
 			tl.Calls[c] += n.Time.Total
 		}
 	}
-	iv, err := g.TimedIntervals()
-	if err != nil || tb.eventsOnly {
-		// Other timings: every event.
-		it := g.Events()
-		for it.Next() {
-			w.event(it.Event())
-		}
-		if err := it.Err(); err != nil {
-			return tl, fmt.Errorf("timeline of %s: %w", label, err)
-		}
-		w.flush()
-		return tl, nil
-	}
-	// An interval shorter than half a bin and inside one bin holds only
-	// events that would be merged into that bin's segment: its sums are
-	// added at once, so the cost follows the intervals, not the events.
-	for iv.Next() {
-		start, stop := r.Start+iv.Start, r.Start+iv.Stop
-		if stop-start >= tb.binW/2 || start/tb.binW != max(stop-1, start)/tb.binW || w.needEnds(iv.Nodes) {
-			if err := iv.EventsRuns(w.event, w.run); err != nil {
-				return tl, fmt.Errorf("timeline of %s: %w", label, err)
-			}
-			continue
-		}
-		w.open(start, stop)
-		for _, n := range iv.Nodes {
-			w.add(w.callOf[n.Index], max(n.Sum, n.Count))
-		}
-	}
-	if err := iv.Err(); err != nil {
-		return tl, fmt.Errorf("timeline of %s: %w", label, err)
-	}
-	w.flush()
-	return tl, nil
+	return w
 }
+
+// Interval implements flowgraph.IntervalVisitor. An interval shorter than
+// half a bin and inside one bin holds only events that would be merged
+// into that bin's segment: its sums are added at once, so that the cost
+// follows the intervals, not the events.
+func (w *rankWalk) Interval(iv *flowgraph.IntervalIter) bool {
+	start, stop := w.start+iv.Start, w.start+iv.Stop
+	if stop-start >= w.tb.binW/2 || start/w.tb.binW != max(stop-1, start)/w.tb.binW || w.needEnds(iv.Nodes) {
+		return true
+	}
+	w.open(start, stop)
+	for _, n := range iv.Nodes {
+		w.add(w.callOf[n.Index], max(n.Sum, n.Count))
+	}
+	return false
+}
+
+// Done implements flowgraph.IntervalVisitor.
+func (w *rankWalk) Done(*flowgraph.IntervalIter) {}
 
 // rankWalk turns the events of a rank into the segments of its timeline
 // row: events at least half a bin long are emitted as they are, shorter
@@ -235,8 +243,8 @@ func (w *rankWalk) add(c int, d int64) {
 	w.perCall[c] += d
 }
 
-// event adds one event.
-func (w *rankWalk) event(ev flowgraph.Event) {
+// Event adds one event (flowgraph.IntervalVisitor).
+func (w *rankWalk) Event(ev flowgraph.Event) {
 	start, end := w.start+ev.Start, w.start+ev.End
 	w.tl.msgs.Event(ev.Node, start/w.tb.tick, end/w.tb.tick)
 	c := w.callOf[ev.Node]
@@ -249,20 +257,17 @@ func (w *rankWalk) event(ev flowgraph.Event) {
 	w.add(c, max(end-start, 1))
 }
 
-// run adds a run of repeats of a call that event would merge into one
-// bin's segment, all of it, at once.
-func (w *rankWalk) run(rn flowgraph.Run) bool {
-	if w.tb.noRuns {
-		return false
-	}
+// TakesRun tells whether Event would merge every event of the run of
+// repeats rn into one bin's segment (flowgraph.IntervalVisitor).
+func (w *rankWalk) TakesRun(rn flowgraph.Run) bool {
 	start, end := w.start+rn.Start, w.start+rn.End
-	b := start / w.tb.binW
-	if w.tl.msgs.Takes(rn.Node) || rn.Longest >= w.tb.binW/2 || max(end-1, start)/w.tb.binW != b {
-		return false
-	}
-	w.open(start, end)
+	return !w.tb.noRuns && !w.tl.msgs.Takes(rn.Node) && rn.Longest < w.tb.binW/2 && max(end-1, start)/w.tb.binW == start/w.tb.binW
+}
+
+// Run adds the run of repeats rn, which TakesRun took, at once.
+func (w *rankWalk) Run(rn flowgraph.Run) {
+	w.open(w.start+rn.Start, w.start+rn.End)
 	w.add(w.callOf[rn.Node], rn.Busy+rn.Zero)
-	return true
 }
 
 // needEnds tells whether an interval holds a message end still to be

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpiflow/aggregate"
 	"mpiflow/analysis"
 	"mpiflow/flowgraph"
 	"mpiflow/flowgraph/flowgen"
@@ -83,6 +84,53 @@ func TestTimelineRuns(t *testing.T) {
 		slow, err := tb.rank(r, "rank 0")
 		require.NoError(t, err)
 		require.Equal(t, slow.Segs, fast.Segs, "bins %d", bins)
+	}
+}
+
+// TestTimelineInOverviewWalk: a timeline row drawn in the overview's walk
+// of a rank's events is the row drawn alone, and the overview's models are
+// those it builds alone, whichever of the two takes a poll's run at once
+// and whichever gives it event by event.
+func TestTimelineInOverviewWalk(t *testing.T) {
+	h, ranks := flowgen.Run(flowgen.HPCCShape(200_000), 2, 1)
+	callIdx := callIndexOf(&ranks[0].Graph)
+	var span int64
+	for _, r := range ranks {
+		span = max(span, r.End())
+		for c := range callIndexOf(&r.Graph) {
+			if _, ok := callIdx[c]; !ok {
+				callIdx[c] = len(callIdx)
+			}
+		}
+	}
+	models := func(visit func(int, *flowgraph.Rank) aggregate.RankVisitor) []*aggregate.Model {
+		src, err := aggregate.NewRankSource(&h, ranks, aggregate.FlowOptions{Visit: visit})
+		require.NoError(t, err)
+		start, end := src.Span()
+		ms, err := aggregate.BuildWindows(src, []aggregate.Window{{Start: start, End: end, Slices: 30}, {Start: start, End: end, Slices: 120}}, 1)
+		require.NoError(t, err)
+		return ms
+	}
+	alone := models(nil)
+	for _, bins := range []int{100, 2000, 40000} {
+		tb := newTimelineBuilder(span, bins, callIdx)
+		got := make([]timeline, len(ranks))
+		visit := func(i int, r *flowgraph.Rank) aggregate.RankVisitor {
+			return &timelineVisit{rankWalk: tb.walk(r, "rank"), redo: func() (timeline, error) {
+				t.Errorf("bins %d: rank %d walked again", bins, i)
+				return timeline{}, nil
+			}, draw: func(tl timeline, err error) {
+				assert.NoError(t, err)
+				got[i] = tl
+			}}
+		}
+		require.Equal(t, alone, models(visit), "bins %d", bins)
+		for i, r := range ranks {
+			want, err := tb.rank(r, "rank")
+			require.NoError(t, err)
+			assert.Equal(t, want.Segs, got[i].Segs, "bins %d rank %d", bins, i)
+			assert.Equal(t, want.Calls, got[i].Calls, "bins %d rank %d", bins, i)
+		}
 	}
 }
 

@@ -262,7 +262,7 @@ func TestOverviewWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			load := func(i int) (*flowgraph.Rank, error) { return ranks[i], nil }
-			oc, err := buildOcelotl(h, ranks, 0, load, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil, nil)
+			oc, err := buildOcelotl(h, ranks, 0, rankWalks{load: load}, Options{Slices: 10, MaxPRuns: 5, WindowFrom: tc.from, WindowTo: tc.to}, nil, nil)
 			if tc.err != "" {
 				require.ErrorIs(t, err, analysis.ErrWindow)
 				assert.ErrorContains(t, err, tc.err)
