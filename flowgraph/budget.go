@@ -7,10 +7,8 @@ import (
 )
 
 // DefaultBudget is the default of the bytes a graph's sequences and timing
-// may take in a file (FitBudget). At 64 KiB HPCC at 2 ranks is at the
-// budget from N=4000 on, so a run twice as long gives a file no larger;
-// at 128 KiB it was exact at N=4000 and 1.29x larger at N=5000.
-const DefaultBudget = 64 << 10
+// may take in a file (FitBudget).
+const DefaultBudget = 128 << 10
 
 // BudgetUse says what a graph's sequences and timing take in a file against
 // the byte budget of its recording, and how many of the runs of its polls

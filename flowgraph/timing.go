@@ -13,7 +13,7 @@ import (
 // Timing budget defaults and limits.
 const (
 	// DefaultTimingBytes is the default size bound of a graph's Timing.
-	DefaultTimingBytes = 32 << 10
+	DefaultTimingBytes = 64 << 10
 	// MinTimingBytes is the smallest Timing budget accepted.
 	MinTimingBytes = 1 << 10
 	// MaxTimingBytes is the largest Timing budget accepted.

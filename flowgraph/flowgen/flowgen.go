@@ -400,12 +400,10 @@ func Wall(r *flowgraph.Rank) int64 {
 // HPCCShape is a program shaped as HPCC is at scale (scripts/genjob, make
 // bench-scale): hundreds of call sites in nested loops, polls whose
 // run lengths have a long tail, branches on data and on the rank, events
-// calls a rank, each rank within a budget of 128 KiB and a timing of 64
-// KiB (twice the recorder's defaults: the benchmark of record keeps the
-// shape it had when those were the defaults).
+// calls a rank, each rank within the recorder's default budget.
 func HPCCShape(events int64) Options {
 	return Options{Seed: 9, Events: events, Depth: 6, Sites: 400, MaxIter: 8, Branchy: true, Polls: true,
-		RankBranches: true, Budget: 128 << 10, TimingBytes: 64 << 10}
+		RankBranches: true, Budget: flowgraph.DefaultBudget}
 }
 
 // WriteJob writes a generated job (see Run) to path and, beside it, the
