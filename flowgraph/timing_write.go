@@ -458,6 +458,11 @@ func (t *timingRec) finish(nev int64) Timing {
 			t.compact(true, why == overBudget, nev)
 		}
 	}
+	return t.result()
+}
+
+// result is the Timing of the closed intervals.
+func (t *timingRec) result() Timing {
 	tm := Timing{spacing: t.spacing, keep: t.keep, shift: t.shift, counted: true, tail: timingTail, n: t.nclosed, events: t.start}
 	if len(t.closed.b) > 0 {
 		tm.data = t.closed.b
@@ -491,6 +496,8 @@ type TimingState struct {
 	// compute remainders.
 	Carry     []TimingEntry
 	RestCarry [2]int64
+
+	rec *timingRec // Finish's, for Shrink
 }
 
 // Finish returns the Timing of a recording of nev events that ended in
@@ -518,5 +525,26 @@ func (s *TimingState) Finish(nev int64) (Timing, error) {
 		t.carry.set(uint32(e.id()), e.Sum)
 	}
 	t.mrest, t.crest, t.rcarry = s.MPIRest, s.ComputeRest, s.RestCarry
+	s.rec = t
 	return t.finish(nev), nil
+}
+
+// Shrink returns the Timing that Finish returned for nev events with its
+// intervals merged, as the recording merges them when its budget is
+// exceeded, until it takes at most bytes in a file (packed, as FitBudget
+// counts it), or MinTimingBytes. It must follow Finish, whose Timing
+// stays valid.
+func (s *TimingState) Shrink(nev int64, bytes int64) Timing {
+	t := s.rec
+	tm := t.result()
+	least := 2 * (MinTimingBytes - timingHeaderMax)
+	for nibs := 2 * (int(bytes) - timingHeaderMax); packedLen(tm.AppendBinary(nil)) > bytes && t.budget > least; nibs = nibs * 3 / 4 {
+		// compact merges down to timingTarget/8 of the budget, into a
+		// new buffer (it reuses the one it replaces)
+		t.budget = max(nibs*8/timingTarget, least)
+		t.out = nibWriter{}
+		t.compact(true, true, nev)
+		tm = t.result()
+	}
+	return tm
 }

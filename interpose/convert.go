@@ -56,6 +56,13 @@ import (
 // graph's times then come from its node and edge means) and returned as
 // the error, for the caller to warn about.
 func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
+	g, _, err := recGraphTiming(r, names)
+	return g, err
+}
+
+// recGraphTiming is recGraph that also returns the state its timing was
+// finished from (nil if it did not convert), for FitBudgetFrom.
+func recGraphTiming(r *C.mf_rec, names []string) (flowgraph.Graph, *flowgraph.TimingState, error) {
 	ncounters := int(r.cfg.ncounters)
 	view := C.mf_rec_view(r)
 	g := flowgraph.Graph{Initial: int(r.initial), NumEvents: int64(view.nevents)}
@@ -117,11 +124,12 @@ func recGraph(r *C.mf_rec, names []string) (flowgraph.Graph, error) {
 		g.Sites[i].Addr = uint64(a)
 	}
 	var err error
-	if g.Timing, err = recTiming(r, g.NumEvents); err != nil {
+	var st *flowgraph.TimingState
+	if g.Timing, st, err = recTiming(r, g.NumEvents); err != nil {
 		err = fmt.Errorf("timing left out: %w", err)
 	}
 	g.Anchors = g.Timing.Anchors(g.NumEvents)
-	return g, err
+	return g, st, err
 }
 
 // recSeq converts the sequence numbers of edge e through their encoding,
@@ -140,10 +148,11 @@ func recSeq(r *C.mf_rec, e *C.mf_edge) flowgraph.Seq {
 	return s
 }
 
-// recTiming converts the recorder's timing of a graph of nev events. A
-// recorder that failed gives, as its partial file, only the closed
-// intervals whose events and gaps are all within nev.
-func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
+// recTiming converts the recorder's timing of a graph of nev events and
+// returns the state it was finished from (nil if none). A recorder that
+// failed gives, as its partial file, only the closed intervals whose
+// events and gaps are all within nev.
+func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, *flowgraph.TimingState, error) {
 	pub := r.tm.pub[r.tm.pubi]
 	spacing, keep, shift := int64(pub.spacing), int(pub.keep), int(pub.shift)
 	nibs := pub.len
@@ -156,7 +165,8 @@ func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
 	}
 	if r.failed != 0 {
 		// Errors cannot happen but for a bug: the recorder's own encoding.
-		return flowgraph.NewTiming(spacing, keep, shift, closed)
+		tm, err := flowgraph.NewTiming(spacing, keep, shift, closed)
+		return tm, nil, err
 	}
 	st := flowgraph.TimingState{
 		Budget:      flowgraph.TimingBudget{Bytes: int(r.tm.budget)/2 + C.MF_TM_HEAD, Intervals: int(r.tm.maxint)},
@@ -192,7 +202,11 @@ func recTiming(r *C.mf_rec, nev int64) (flowgraph.Timing, error) {
 			st.Carry = append(st.Carry, flowgraph.TimingEntry{Edge: true, Index: i, Sum: int64(c)})
 		}
 	}
-	return st.Finish(nev)
+	tm, err := st.Finish(nev)
+	if err != nil {
+		return tm, nil, err
+	}
+	return tm, &st, nil
 }
 
 func stat(s C.mf_stat) flowgraph.Stat {

@@ -114,7 +114,8 @@ func (j *job) encodeBlocks(start int64) (blk []byte, blocks []blockInfo, info ra
 	// The banner's %MPI is that of mpiflow stats: thread 0's time in MPI
 	// after MPI_Init over its time after MPI_Init.
 	var mpiTime, mpiWall int64
-	for i, r := range j.ranks(start) {
+	for i, rec := range j.ranks(start) {
+		r := rec.Rank
 		host = r.Host
 		if i == 0 {
 			s := flowgraph.NewSummary()
@@ -122,7 +123,7 @@ func (j *job) encodeBlocks(start int64) (blk []byte, blocks []blockInfo, info ra
 			mpiTime, mpiWall = s.Ranks[0].MPI, s.Ranks[0].Wall
 		}
 		if j.budget > 0 {
-			r.Graph.FitBudget(j.budget)
+			r.Graph.FitBudgetFrom(j.budget, rec.timing)
 		}
 		b, crc, err := flowgraph.EncodeRank(r)
 		if err != nil {

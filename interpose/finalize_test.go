@@ -61,7 +61,9 @@ func soloJob(t *testing.T, dir string, c comm) *job {
 		comm:      c,
 		traces:    map[int]string{},
 		traceErrs: map[int]error{},
-		ranks:     func(int64) []*flowgraph.Rank { return []*flowgraph.Rank{{Complete: true, Host: "h", Graph: g}} },
+		ranks: func(int64) []recording {
+			return []recording{{Rank: &flowgraph.Rank{Complete: true, Host: "h", Graph: g}}}
+		},
 		initReal:  1e18,
 		wall:      1000,
 		keyFields: []string{"call", "site"},

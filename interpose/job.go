@@ -145,12 +145,19 @@ func (c *cComm) WriteAt(off int64, b []byte) error {
 
 func (c *cComm) Close() error { return c.err("MPI_File_close", C.ops_close(c.ops)) }
 
+// recording is a thread's Rank and the state its timing was finished
+// from (nil: none), which the budget may shrink (FitBudgetFrom).
+type recording struct {
+	*flowgraph.Rank
+	timing *flowgraph.TimingState
+}
+
 // job is what finalize needs from one rank.
 type job struct {
 	comm comm
-	// ranks returns this rank's data, one Rank per recording thread
-	// (thread 0 first), times relative to startUnix.
-	ranks     func(startUnix int64) []*flowgraph.Rank
+	// ranks returns this rank's data, one recording per thread (thread
+	// 0 first), times relative to startUnix.
+	ranks     func(startUnix int64) []recording
 	initReal  int64 // unix ns at MPI_Init
 	wall      int64 // ns from MPI_Init to MPI_Finalize
 	keyFields []string
@@ -207,13 +214,14 @@ func newJob(ctx *C.mf_ctx) *job {
 	regions := unsafe.Slice(ctx.regions, int(ctx.nregions))
 	complete := ctx.complete != 0
 	initMono := int64(ctx.init_mono)
-	j.ranks = func(startUnix int64) []*flowgraph.Rank {
-		var out []*flowgraph.Rank
+	j.ranks = func(startUnix int64) []recording {
+		var out []recording
 		for _, t := range threads {
 			rec := t.rec
 			r := &flowgraph.Rank{Rank: int(ctx.rank), Thread: int(t.thread), Complete: complete && rec.failed == 0}
 			var err error
-			if r.Graph, err = recGraph(rec, names); err != nil {
+			var st *flowgraph.TimingState
+			if r.Graph, st, err = recGraphTiming(rec, names); err != nil {
 				fmt.Fprintf(os.Stderr, "mpiflow: rank %d thread %d: %v\n", int(ctx.rank), int(t.thread), err)
 			}
 			regionSites(r.Graph.Sites, regions)
@@ -222,7 +230,7 @@ func newJob(ctx *C.mf_ctx) *job {
 				r.Start = j.initReal + (int64(rec.t0) - initMono) - startUnix
 			}
 			fillProcess(r)
-			out = append(out, r)
+			out = append(out, recording{r, st})
 		}
 		return out
 	}

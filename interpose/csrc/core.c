@@ -326,9 +326,10 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.max_intervals = max_intervals(getenv("MPIFLOW_ANCHORS"));
 	G.timing_bytes = size_setting("MPIFLOW_TIMING", getenv("MPIFLOW_TIMING"), MF_TIMING_BYTES);
 	G.budget = budget(getenv("MPIFLOW_BUDGET"), getenv("MPIFLOW_ORDER"));
-	/* the timing takes at most half the budget, the sequences the rest */
-	if (G.budget > 0 && G.timing_bytes > G.budget / 2)
-		G.timing_bytes = G.budget / 2 < MF_TIMING_MIN ? MF_TIMING_MIN : G.budget / 2;
+	/* the timing takes at most the budget; at MPI_Finalize, where the
+	 * sequences need room, it keeps at least half (FitBudgetFrom) */
+	if (G.budget > 0 && G.timing_bytes > G.budget)
+		G.timing_bytes = G.budget < MF_TIMING_MIN ? MF_TIMING_MIN : G.budget;
 	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
 	G.tight_ok = tight_ok(mf_flag("MPIFLOW_EXACT", 0), G.sample_mask);
 	mf_flag("MPIFLOW_QUIET", 0); /* read by the Go part: warned of here */

@@ -42,7 +42,7 @@ extern "C" {
 #define MF_TIMING_BYTES (64 << 10)  /* flowgraph.DefaultTimingBytes */
 #define MF_TIMING_MIN (1 << 10)      /* flowgraph.MinTimingBytes */
 #define MF_TIMING_MAX (1 << 30)      /* flowgraph.MaxTimingBytes */
-#define MF_BUDGET_BYTES (128 << 10)  /* flowgraph.DefaultBudget */
+#define MF_BUDGET_BYTES (64 << 10)   /* flowgraph.DefaultBudget */
 /* flowgraph's timingHeaderMax, timingMinIntervals, timingTarget,
  * timingLongShare, timingOutlier, TimingQuantumBits,
  * timingIntervalHeadMax, timingEntryMax (nibbles) */
