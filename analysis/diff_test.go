@@ -43,6 +43,10 @@ type testProgram struct {
 	command    string
 	incomplete bool
 	initNs     int64 // MPI_Init's time; 0: 1000
+	// busy, when its end is above 0, are the iterations [busy[0],
+	// busy[1]) of each loop in which every call and phase takes half as
+	// long again: a machine busy for a while, as when ranks share cores.
+	busy [2]int
 }
 
 // loadProgram writes p as a job file and loads it as mpiflow diff does.
@@ -70,8 +74,11 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 		}
 		for _, i := range which {
 			l := p.loops[i]
-			ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
-			for range l.iters {
+			for i := range l.iters {
+				ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
+				if i >= p.busy[0] && i < p.busy[1] {
+					ns += ns / 2
+				}
 				for k, c := range l.calls {
 					switch {
 					case l.heavy == 0 || k < len(l.calls)-1:
@@ -91,9 +98,23 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 	}
 	path := filepath.Join(t.TempDir(), "job.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	job, err := Load(path, Options{NoSequences: true})
+	job, err := Load(path, Options{NoSequences: true, Variation: true})
 	require.NoError(t, err)
 	return job
+}
+
+// assertNoise asserts that it is noise, or the launcher's start-up or
+// shut-down.
+func assertNoise(t *testing.T, it *DiffItem) {
+	t.Helper()
+	switch {
+	case it.Call == "MPI_Init":
+		assert.Equal(t, "start-up", it.Verdict, it.Name)
+	case it.Call == "MPI_Finalize":
+		assert.Equal(t, "shut-down", it.Verdict, it.Name)
+	default:
+		assert.Equal(t, "noise", it.Verdict, it.Name)
+	}
 }
 
 var (
@@ -181,7 +202,7 @@ func TestDiff(t *testing.T) {
 					assert.Equal(t, StatusMatched, it.Status, it.Name)
 					assert.True(t, it.WithinNoise, it.Name)
 					assert.Zero(t, it.Change.Time, it.Name)
-					assert.Equal(t, "noise", it.Verdict(), it.Name)
+					assertNoise(t, &it)
 				}
 				require.Len(t, d.Groups, 1)
 				assert.Equal(t, MatchSignature, d.Groups[0].By)
@@ -211,7 +232,7 @@ func TestDiff(t *testing.T) {
 				assert.True(t, first.Shift.Stands)
 				assert.Contains(t, []int{1, 2}, first.Shift.Rank)
 				assert.InDelta(t, 300*39, abs(first.Shift.Change), 1, "the heavy phase of 40 iterations, the last leaving the loop")
-				assert.Contains(t, first.Verdict(), "changed on rank ")
+				assert.Contains(t, first.Verdict, "changed on rank ")
 				// The waits moved too (rank 1 now waits): shown, sorted by their total.
 				w := findItem(t, d, ItemCall, "MPI_Wait")
 				require.NotNil(t, w.Shift)
@@ -227,7 +248,7 @@ func TestDiff(t *testing.T) {
 				for _, it := range d.Items {
 					require.NotNil(t, it.Shift, it.Name)
 					assert.False(t, it.Shift.Stands, it.Name)
-					assert.Equal(t, "noise", it.Verdict(), it.Name)
+					assertNoise(t, &it)
 				}
 			}},
 		{"the heavy rank removed: the loop got faster on every rank, rank 1's compute named",
@@ -241,7 +262,7 @@ func TestDiff(t *testing.T) {
 				assert.True(t, first.Shift.Stands)
 				assert.Equal(t, 1, first.Shift.Rank)
 				assert.InDelta(t, -300*39, first.Shift.Change, 1, "the last heavy phase leaves the loop")
-				assert.Equal(t, "changed, most on rank 1", first.Verdict())
+				assert.Equal(t, "changed, most on rank 1", first.Verdict)
 			}},
 		{"ranks in step (no spread): a change under a hundredth of a rank's time is noise, MPI_Init ordered last",
 			testProgram{ranks: 2, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 1000}}},
@@ -250,9 +271,37 @@ func TestDiff(t *testing.T) {
 				it := findItem(t, d, ItemLoop, "app.c:1")
 				assert.Positive(t, it.Change.Time)
 				assert.True(t, it.WithinNoise, "0.5%% of the loop's time")
-				assert.Equal(t, "noise", it.Verdict())
+				assert.Equal(t, "noise", it.Verdict)
 				assert.NotEqual(t, "MPI_Init", d.Items[0].Call)
-				assert.Equal(t, "MPI_Init", d.Items[len(d.Items)-1].Call, "the start-up 900x longer, yet last")
+				init := d.Items[len(d.Items)-1]
+				assert.Equal(t, "MPI_Init", init.Call, "the start-up 900x longer, yet last")
+				assert.True(t, init.Launcher)
+				assert.Equal(t, "start-up", init.Verdict)
+			}},
+		{"one program, the machine busy at other times and for longer: the change within the run's variation is noise",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{0, 10}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{10, 30}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 1.25/1.125, it.Ratio, 0.01, "a quarter of the run 1.5x slow, then a half")
+				assert.InDelta(t, 0.5/1.25, it.B.Variation, 0.05, "B's parts: half 1, half 1.5 (mean 1.25)")
+				assert.Greater(t, it.Change.Time, 0.05*it.A.Time, "more than the ranks' spread and the floor")
+				for _, it := range d.Items {
+					assert.True(t, it.WithinNoise, it.Name)
+					assertNoise(t, &it)
+				}
+			}},
+		{"the machine busy at other times, and rank 1 heavier: the loop first, rank 1 named",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{0, 10}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 1000), reduce}, busy: [2]int{10, 30}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Contains(t, first.Name, "app.c:1")
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Equal(t, 1, first.Shift.Rank)
+				assert.Positive(t, first.Shift.Noise, "rank 1's compute varies within the runs")
+				assert.Contains(t, first.Verdict, "on rank 1")
 			}},
 		{"a loop only in B is new, its calls too",
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
