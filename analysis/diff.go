@@ -146,10 +146,13 @@ type DiffItem struct {
 	// have it (the largest minus the least time on one rank, in A and in
 	// B), its variation within each run (DiffSide.Variation times its
 	// mean time per rank) and a hundredth of a rank's mean time (the
-	// least change that two runs of one program do not show), in ns.
-	// WithinNoise marks a matched item whose mean time per rank that has
-	// it changed by at most Noise: a change that the ranks' variation,
-	// between them or over the run, can explain.
+	// least change that two runs of one program do not show): a noise
+	// per rank, given in ns times the ranks that have the item (divided
+	// as the sides' times are, the larger of A and B), so that it reads
+	// against Change.Time. WithinNoise marks a matched item whose mean
+	// time per rank that has it changed by at most the noise per rank: a
+	// change that the ranks' variation, between them or over the run,
+	// can explain.
 	Noise       float64 `json:"noise_ns"`
 	WithinNoise bool    `json:"within_noise"`
 	// IterationNoise and IterationWithinNoise are the same for a loop's
@@ -812,8 +815,20 @@ func (it *DiffItem) compare(xa, xb *rankSums, floor float64, paired bool) {
 		}
 		return s.Variation * v
 	}
-	it.Noise = max(xa.spread(), xb.spread(), floor, within(it.A, xa.meanPerRank()), within(it.B, xb.meanPerRank()))
-	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise
+	noise := max(xa.spread(), xb.spread(), floor, within(it.A, xa.meanPerRank()), within(it.B, xb.meanPerRank()))
+	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= noise
+	// In the units of the sides' times (sums over the ranks, or means),
+	// so that it reads against Change.Time.
+	scale := 1.0
+	for _, x := range []struct {
+		s    *DiffSide
+		sums *rankSums
+	}{{it.A, xa}, {it.B, xb}} {
+		if m := x.sums.meanPerRank(); x.s != nil && m > 0 {
+			scale = max(scale, x.s.Time/m)
+		}
+	}
+	it.Noise = noise * scale
 	if it.Status == StatusMatched && va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
 		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer, within(it.A, va.TimePerIteration), within(it.B, vb.TimePerIteration))
 		it.IterationWithinNoise = math.Abs(vb.TimePerIteration-va.TimePerIteration) <= it.IterationNoise
