@@ -232,9 +232,9 @@ type DiffSide struct {
 	MinRank int     `json:"min_rank"`
 	MaxRank int     `json:"max_rank"`
 	// Variation is how much the item's time per iteration (a loop's) or
-	// per call (a call site's) varies within the run: the spread of the
-	// middle half of its values in 30 parts of its iterations (calls),
-	// relative to its mean, the mean over the ranks weighted by their
+	// per call (a call site's) varies within the run: the spread of its
+	// values in 30 parts of its iterations (calls), from the 5th to the
+	// 95th percentile, relative to its mean, the mean over the ranks weighted by their
 	// time of the item. 0 when not known (timing not by whole intervals,
 	// too few iterations).
 	Variation float64 `json:"variation,omitempty"`

@@ -74,7 +74,7 @@ func newCompareView(ctx context.Context, d *analysis.JobDiff, job *analysis.Job,
 	t := sortTable{ID: "compare-table", Head: []tableHead{{Label: "item"},
 		{Label: "status", Title: "matched items are 'changed', or 'noise' when the change is within the item's noise; MPI_Init and MPI_Finalize are the launcher's ('start-up', 'shut-down'), never a change"},
 		{Label: "time A (s)", Num: true}, {Label: "time B (s)", Num: true}, {Label: "change (s)", Num: true},
-		{Label: "noise (s)", Num: true, Title: "the largest of the item's spread over the ranks, its variation within each run (the middle half of its time per iteration or per call in 30 parts of the run) and a hundredth of a rank's time"},
+		{Label: "noise (s)", Num: true, Title: "the largest of the item's spread over the ranks, its variation within each run (the spread of its time per iteration or per call in 30 parts of the run, 5th to 95th percentile) and a hundredth of a rank's time"},
 		{Label: "ratio", Num: true, Title: "B / A"}, {Label: "time/iter A (s)", Num: true}, {Label: "time/iter B (s)", Num: true},
 		{Label: "calls A", Num: true}, {Label: "calls B", Num: true}, {Label: "% MPI A", Num: true}, {Label: "% MPI B", Num: true}}}
 	items := d.Items

@@ -31,9 +31,10 @@ rank (of the group for loops, of the job for calls), so that runs at 2 and 4
 ranks compare. A change is marked as noise when the mean time per rank that
 has the item changed by no more than its noise, the largest of: the item's
 spread over the ranks (its largest minus its least time on one rank, in
-either run); its variation within each run (the middle half of its time per
-iteration, or per call, in 30 parts of the run, relative to its mean, times
-its time: two runs differ by about as much as the parts of one); and a
+either run); its variation within each run (the spread of its time per
+iteration, or per call, in 30 parts of the run from the 5th to the 95th
+percentile, relative to its mean, times its time: two runs differ by about
+as much as the parts of one); and a
 hundredth of a rank's time. MPI_Init and MPI_Finalize take the launcher's
 time, not the program's: they are 'start-up' and 'shut-down', last.
 
