@@ -440,6 +440,9 @@ type rankSums struct {
 	minRank, maxRank              int
 	minPer, maxPer                float64
 	iterRanks                     int
+	// minCalls and maxCalls are the least and most calls on one rank,
+	// minCPI and maxCPI the least and most calls per iteration.
+	minCalls, maxCalls, minCPI, maxCPI float64
 	// own is each rank's own part of the item (RankShift): a loop's
 	// compute, a call site's time; ownVar its variation within the run.
 	own, ownVar map[int]float64
@@ -465,14 +468,17 @@ func (s *rankSums) add(rank int, x rankItem) {
 	if len(s.ranks) == 0 || time > s.max {
 		s.max, s.maxRank = time, rank
 	}
+	if len(s.ranks) == 0 {
+		s.minCalls, s.maxCalls = x.calls, x.calls
+	}
+	s.minCalls, s.maxCalls = min(s.minCalls, x.calls), max(s.maxCalls, x.calls)
 	if iter > 0 {
-		per := time / iter
-		if s.iterRanks == 0 || per < s.minPer {
-			s.minPer = per
+		per, cpi := time/iter, x.calls/iter
+		if s.iterRanks == 0 {
+			s.minPer, s.maxPer, s.minCPI, s.maxCPI = per, per, cpi, cpi
 		}
-		if s.iterRanks == 0 || per > s.maxPer {
-			s.maxPer = per
-		}
+		s.minPer, s.maxPer = min(s.minPer, per), max(s.maxPer, per)
+		s.minCPI, s.maxCPI = min(s.minCPI, cpi), max(s.maxCPI, cpi)
 		s.iterRanks++
 	}
 	if s.own == nil {
@@ -748,6 +754,25 @@ func (d *JobDiff) noiseFloor() float64 {
 	return 0.01 * max(perRank(&d.A), perRank(&d.B))
 }
 
+// sameWork tells whether the item makes as many calls per rank that has
+// it (sameCalls), and per iteration (sameCPI), in both sums: equal within
+// a hundredth, or within their spread over the ranks (polls repeat as the
+// messages come). The LAMMPS input loop of 31 iterations holds the whole
+// run in one: its time per iteration varies 9x within a run, yet twice
+// the steps are no noise.
+func sameWork(xa, xb *rankSums) (sameCalls, sameCPI bool) {
+	if xa == nil || xb == nil || len(xa.ranks) == 0 || len(xb.ranks) == 0 {
+		return false, false
+	}
+	same := func(a, b, spread float64) bool { return math.Abs(b-a) <= max(0.01*max(a, b), spread) }
+	sameCalls = same(xa.calls/float64(len(xa.ranks)), xb.calls/float64(len(xb.ranks)),
+		max(xa.maxCalls-xa.minCalls, xb.maxCalls-xb.minCalls))
+	if xa.iter > 0 && xb.iter > 0 {
+		sameCPI = same(xa.calls/xa.iter, xb.calls/xb.iter, max(xa.maxCPI-xa.minCPI, xb.maxCPI-xb.minCPI))
+	}
+	return sameCalls, sameCPI
+}
+
 // shift pairs the own parts of an item on the ranks that have it in both
 // sums and returns the largest change; nil unless two ranks pair.
 func shift(xa, xb *rankSums, floor float64) *RankShift {
@@ -809,13 +834,16 @@ func (it *DiffItem) compare(xa, xb *rankSums, floor float64, paired bool) {
 	if paired {
 		it.Shift = shift(xa, xb, floor)
 	}
-	within := func(s *DiffSide, v float64) float64 { // the variation within a run
-		if s == nil {
+	// The variation within a run bounds the change of the same work
+	// only: more calls (per iteration) are more work, not noise.
+	sameCalls, sameCPI := sameWork(xa, xb)
+	within := func(s *DiffSide, v float64, same bool) float64 {
+		if s == nil || !same {
 			return 0
 		}
 		return s.Variation * v
 	}
-	noise := max(xa.spread(), xb.spread(), floor, within(it.A, xa.meanPerRank()), within(it.B, xb.meanPerRank()))
+	noise := max(xa.spread(), xb.spread(), floor, within(it.A, xa.meanPerRank(), sameCalls), within(it.B, xb.meanPerRank(), sameCalls))
 	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= noise
 	// In the units of the sides' times (sums over the ranks, or means),
 	// so that it reads against Change.Time.
@@ -830,7 +858,8 @@ func (it *DiffItem) compare(xa, xb *rankSums, floor float64, paired bool) {
 	}
 	it.Noise = noise * scale
 	if it.Status == StatusMatched && va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
-		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer, within(it.A, va.TimePerIteration), within(it.B, vb.TimePerIteration))
+		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer,
+			within(it.A, va.TimePerIteration, sameCPI), within(it.B, vb.TimePerIteration, sameCPI))
 		it.IterationWithinNoise = math.Abs(vb.TimePerIteration-va.TimePerIteration) <= it.IterationNoise
 	}
 	it.Verdict = it.verdict()

@@ -292,6 +292,18 @@ func TestDiff(t *testing.T) {
 					assertNoise(t, &it)
 				}
 			}},
+		{"half the run busy in both, B 1.5x as long: more calls are work, not noise, and the time per iteration is",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange}, busy: [2]int{0, 20}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 60, ns: 100}}, busy: [2]int{0, 30}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 1.5, it.Ratio, 0.01)
+				assert.Greater(t, it.B.Variation*it.B.Time, it.Change.Time, "B's variation alone would cover the change")
+				assert.False(t, it.WithinNoise)
+				assert.True(t, it.IterationWithinNoise)
+				assert.Equal(t, "changed, per iteration noise", it.Verdict)
+				assert.False(t, findItem(t, d, ItemCall, "MPI_Send").WithinNoise, "1.5x the calls")
+			}},
 		{"the machine busy at other times, and rank 1 heavier: the loop first, rank 1 named",
 			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{0, 10}},
 			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 1000), reduce}, busy: [2]int{10, 30}},
