@@ -28,8 +28,10 @@ type JobDiff struct {
 	PerRank bool `json:"per_rank"`
 	// Groups pair the groups of ranks of A with those of B.
 	Groups []GroupMatch `json:"groups"`
-	// Items are the aligned loops and call sites by descending absolute
-	// change of time (Change.Time; a loop's shift when larger: weight).
+	// Items are the aligned loops and call sites, the changed, new and
+	// gone first, then the noise, then MPI_Init and MPI_Finalize
+	// (Launcher), each by descending absolute change of time
+	// (Change.Time; a loop's shift when larger: weight).
 	Items []DiffItem `json:"items"`
 	// Trees are the loop trees of the matched groups aligned row by row,
 	// for the report (not in mpiflow diff --json, whose items have the
@@ -199,7 +201,8 @@ type RankShift struct {
 	// the rank's value, and above twice the third largest change on a rank
 	// (two ranks change when work moves from one to another; ranks that
 	// all changed alike did so by a change of the program, not of a
-	// rank).
+	// rank), of two ranks that changed the same way above twice the
+	// other's.
 	Stands bool `json:"stands"`
 }
 
@@ -263,8 +266,8 @@ func Diff(a, b *Job) *JobDiff {
 	}
 	d.Items = append(d.Items, d.callItems(a, b)...)
 	slices.SortStableFunc(d.Items, func(x, y DiffItem) int {
-		if x.Launcher != y.Launcher {
-			return cmp.Compare(b2i(x.Launcher), b2i(y.Launcher))
+		if c := cmp.Compare(x.rank(), y.rank()); c != 0 {
+			return c
 		}
 		if c := cmp.Compare(y.weight(), x.weight()); c != 0 {
 			return c
@@ -278,8 +281,7 @@ func Diff(a, b *Job) *JobDiff {
 	return d
 }
 
-// weight orders the items of a diff (the launcher's calls apart, last):
-// by their absolute change of time, a loop by the change of its compute
+// weight orders the items of a diff of one rank (DiffItem.rank): by their absolute change of time, a loop by the change of its compute
 // on one rank when that stands out and is larger (work moved between ranks
 // leaves the loop's total as it was). Not a call's: the wait that grew on
 // one rank because another computes longer is the consequence, the loop
@@ -292,9 +294,14 @@ func (it *DiffItem) weight() float64 {
 	return w
 }
 
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
+// rank orders the items of a diff by what they tell: findings first (a
+// change, on a rank or overall, new and gone), then noise, then the
+// launcher's calls; weight orders them within.
+func (it *DiffItem) rank() int {
+	switch {
+	case it.Launcher:
+		return 2
+	case it.Verdict == "noise":
 		return 1
 	}
 	return 0
@@ -444,8 +451,11 @@ type rankSums struct {
 	// minCPI and maxCPI the least and most calls per iteration.
 	minCalls, maxCalls, minCPI, maxCPI float64
 	// own is each rank's own part of the item (RankShift): a loop's
-	// compute, a call site's time; ownVar its variation within the run.
-	own, ownVar map[int]float64
+	// compute, a call site's time; ownVar its variation within the run
+	// where known, ownVarSum and ownVarW their sum weighted by own and
+	// the weights (for the ranks whose variation is not known).
+	own, ownVar        map[int]float64
+	ownVarSum, ownVarW float64
 	// varSum sums the ranks' variations times their time, varTime the
 	// time of the ranks whose variation is known.
 	varSum, varTime float64
@@ -485,7 +495,11 @@ func (s *rankSums) add(rank int, x rankItem) {
 		s.own, s.ownVar = make(map[int]float64), make(map[int]float64)
 	}
 	s.own[rank] += x.own
-	s.ownVar[rank] = max(s.ownVar[rank], x.ownVariation)
+	if x.ownVariation >= 0 {
+		s.ownVar[rank] = max(s.ownVar[rank], x.ownVariation)
+		s.ownVarSum += x.ownVariation * x.own
+		s.ownVarW += x.own
+	}
 	if x.variation >= 0 {
 		s.varSum += x.variation * time
 		s.varTime += time
@@ -527,6 +541,19 @@ func (s *rankSums) meanPerRank() float64 {
 		return 0
 	}
 	return s.time / float64(len(s.ranks))
+}
+
+// ownVariation is the variation within the run of rank's own part: its
+// own where known, else the mean of the ranks' (weighted by their own
+// part), 0 if none is known.
+func (s *rankSums) ownVariation(rank int) float64 {
+	if v, ok := s.ownVar[rank]; ok {
+		return v
+	}
+	if s.ownVarW > 0 {
+		return s.ownVarSum / s.ownVarW
+	}
+	return 0
 }
 
 // spread is the item's largest minus its least time on one rank.
@@ -782,7 +809,7 @@ func shift(xa, xb *rankSums, floor float64) *RankShift {
 	var changes []RankShift
 	for r, a := range xa.own {
 		if b, ok := xb.own[r]; ok {
-			changes = append(changes, RankShift{Rank: r, Change: b - a, Before: a, Noise: max(xa.ownVar[r]*a, xb.ownVar[r]*b)})
+			changes = append(changes, RankShift{Rank: r, Change: b - a, Before: a, Noise: max(xa.ownVariation(r)*a, xb.ownVariation(r)*b)})
 		}
 	}
 	if len(changes) < 2 {
@@ -796,8 +823,13 @@ func shift(xa, xb *rankSums, floor float64) *RankShift {
 	})
 	top := changes[0]
 	third := 0.0
-	if len(changes) > 2 {
+	switch {
+	case len(changes) > 2:
 		third = math.Abs(changes[2].Change)
+	case top.Change*changes[1].Change > 0:
+		// Two ranks that changed the same way: the program changed
+		// (LAMMPS at 2 ranks, twice the steps), not a rank.
+		third = math.Abs(changes[1].Change)
 	}
 	c := math.Abs(top.Change)
 	top.Stands = c > floor && c > top.Noise && c > 0.1*max(top.Before, top.Before+top.Change) && c > 2*third

@@ -122,6 +122,10 @@ var (
 	reduce   = testLoop{line: 20, calls: []string{"MPI_Allreduce", "MPI_Bcast"}, iters: 30, ns: 200}
 	extra    = testLoop{line: 30, calls: []string{"MPI_Barrier", "MPI_Reduce"}, iters: 10, ns: 50}
 	tiny     = testLoop{line: 40, calls: []string{"MPI_Comm_rank"}, iters: 1, ns: 2}
+	// Loops long enough for their variation within a run (minLoopPart).
+	longExchange = testLoop{line: 10, calls: exchange.calls, iters: 400, ns: 100}
+	longReduce   = testLoop{line: 20, calls: reduce.calls, iters: 300, ns: 200}
+	bigExtra     = testLoop{line: 30, calls: extra.calls, iters: 40, ns: 200}
 )
 
 // heavyOn returns l with rank computing ns more per iteration.
@@ -280,8 +284,8 @@ func TestDiff(t *testing.T) {
 				assert.Equal(t, "start-up", init.Verdict)
 			}},
 		{"one program, the machine busy at other times and for longer: the change within the run's variation is noise",
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{0, 10}},
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{10, 30}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{100, 300}},
 			func(t *testing.T, d *JobDiff) {
 				it := findItem(t, d, ItemLoop, "app.c:1")
 				assert.InDelta(t, 1.25/1.125, it.Ratio, 0.01, "a quarter of the run 1.5x slow, then a half")
@@ -293,8 +297,8 @@ func TestDiff(t *testing.T) {
 				}
 			}},
 		{"half the run busy in both, B 1.5x as long: more calls are work, not noise, and the time per iteration is",
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange}, busy: [2]int{0, 20}},
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 60, ns: 100}}, busy: [2]int{0, 30}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange}, busy: [2]int{0, 200}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 600, ns: 100}}, busy: [2]int{0, 300}},
 			func(t *testing.T, d *JobDiff) {
 				it := findItem(t, d, ItemLoop, "app.c:1")
 				assert.InDelta(t, 1.5, it.Ratio, 0.01)
@@ -304,9 +308,49 @@ func TestDiff(t *testing.T) {
 				assert.Equal(t, "changed, per iteration noise", it.Verdict)
 				assert.False(t, findItem(t, d, ItemCall, "MPI_Send").WithinNoise, "1.5x the calls")
 			}},
+		{"2 ranks, both 2x slower: the program changed, no rank named",
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{exchange}},
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{slowed(exchange, 2)}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Contains(t, first.Name, "app.c:1")
+				require.NotNil(t, first.Shift)
+				assert.False(t, first.Shift.Stands)
+				assert.Equal(t, "changed", first.Verdict)
+			}},
+		{"2 ranks, rank 1 heavier: rank 1 named",
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{exchange}},
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 300)}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Equal(t, 1, first.Shift.Rank)
+			}},
+		{"a small change comes before a larger noise",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, bigExtra}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, slowed(bigExtra, 2)}, busy: [2]int{100, 300}},
+			func(t *testing.T, d *JobDiff) {
+				noisy, changed := findItem(t, d, ItemLoop, "app.c:1"), findItem(t, d, ItemLoop, "app.c:3")
+				assert.Equal(t, "noise", noisy.Verdict)
+				assert.Equal(t, "changed", changed.Verdict)
+				assert.Greater(t, abs(noisy.Change.Time), abs(changed.Change.Time))
+				assert.Equal(t, changed.Name, d.Items[0].Name, "the change first")
+			}},
+		{"8 ranks, the machine busy at other times, and rank 5 heavier (its variation not walked): the loop first, rank 5 named",
+			testProgram{ranks: 8, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 8, jitter: 1, loops: []testLoop{heavyOn(longExchange, 5, 1000), longReduce}, busy: [2]int{100, 300}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Contains(t, first.Name, "app.c:1")
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Equal(t, 5, first.Shift.Rank)
+				assert.Positive(t, first.Shift.Noise, "the walked ranks' variation of the compute")
+			}},
 		{"the machine busy at other times, and rank 1 heavier: the loop first, rank 1 named",
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{exchange, reduce}, busy: [2]int{0, 10}},
-			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 1000), reduce}, busy: [2]int{10, 30}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(longExchange, 1, 1000), longReduce}, busy: [2]int{100, 300}},
 			func(t *testing.T, d *JobDiff) {
 				first := d.Items[0]
 				assert.Contains(t, first.Name, "app.c:1")
@@ -402,6 +446,9 @@ func TestDiff(t *testing.T) {
 			}
 			_, err := json.Marshal(d)
 			require.NoError(t, err)
+			for i := 1; i < len(d.Items); i++ {
+				assert.LessOrEqual(t, d.Items[i-1].rank(), d.Items[i].rank(), "findings, noise, launcher: item %d", i)
+			}
 			tt.check(t, d)
 		})
 	}

@@ -52,8 +52,9 @@ type Options struct {
 	// show them.
 	NoSiteTable bool
 	// Variation finds how much each loop's time per iteration and each
-	// call site's time per call vary within each rank's run, from its
-	// timing intervals as its loops are found: the noise bound of Diff.
+	// call site's time per call vary within the run, from the timing
+	// intervals of a few ranks (variationRanks) as their loops are found:
+	// the noise bound of Diff.
 	Variation bool
 	// Similarity is how similar a rank's structure must be to its
 	// group's representative (0 to 1; 0 means DefaultSimilarity, 1 groups
@@ -376,7 +377,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 		}
 		if opt.NoSequences {
 			if !opt.NoLoops {
-				rk.findLoops(&r.Graph, j.Header.Counters, j.variation)
+				rk.findLoops(&r.Graph, j.Header.Counters, j.walksVariation(k, len(sel)))
 				if dropGraphs(opt) {
 					// rk.Loops and rk.tree hold what grouping takes of
 					// the collapse; freed first, it makes room for the
@@ -481,7 +482,7 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	err := parallel.For(len(j.Ranks), opt.Workers, func(i int) error {
 		r := j.Ranks[i]
 		if !opt.NoSequences { // else read found them
-			r.findLoops(&r.Graph, counters, j.variation)
+			r.findLoops(&r.Graph, counters, j.walksVariation(i, len(j.Ranks)))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -505,7 +506,23 @@ func (j *Job) HasLoops() bool { return len(j.Groups) > 0 }
 // groups the ranks once every rank's loops are found. It may run for
 // several ranks at once.
 func (j *Job) FindLoops(i int, whole *flowgraph.Rank) {
-	j.Ranks[i].findLoops(&whole.Graph, j.Header.Counters, j.variation)
+	j.Ranks[i].findLoops(&whole.Graph, j.Header.Counters, j.walksVariation(i, len(j.Ranks)))
+}
+
+// variationRanks is how many ranks of a job, evenly spread, have their
+// variation within the run found (Options.Variation): the variation is the
+// machine's and the item's, alike on the ranks that run it, and walking a
+// rank's timing intervals costs half as much as finding its loops.
+const variationRanks = 4
+
+// walksVariation tells whether the k-th of n selected ranks has its
+// variation found: with Options.Variation, variationRanks of them evenly
+// spread, the first included.
+func (j *Job) walksVariation(k, n int) bool {
+	if !j.variation {
+		return false
+	}
+	return n <= variationRanks || k == 0 || k*variationRanks/n != (k-1)*variationRanks/n
 }
 
 // findLoops finds the loops of r in g, its graph or the rank read whole,

@@ -15,6 +15,12 @@ const (
 	minParts       = 4
 )
 
+// minLoopPart is the fewest iterations in a part of a loop: a part ends
+// with a timing interval, which can hold part of an iteration more or
+// less than the back edges it counts (a node's calls and their time are
+// counted alike), so a part of few iterations varies by that alone.
+const minLoopPart = 20
+
 // variationTail is the share of the parts left out at each end of the
 // spread: a part that held the start-up or one long descheduling would
 // set it alone, while the middle half (the quartiles) fell short of what
@@ -56,8 +62,10 @@ type parts struct {
 	per    []float32
 }
 
-func newParts(total int64) parts {
-	return parts{target: float64(total) / variationParts}
+// newParts returns the parts of an item of total iterations (calls), at
+// least least of them a part.
+func newParts(total int64, least float64) parts {
+	return parts{target: max(float64(total)/variationParts, least)}
 }
 
 func (p *parts) add(t, n float64) {
@@ -109,7 +117,7 @@ func variationOf(g *flowgraph.Graph, c *loops.Collapsed) *rankVariation {
 	iterEdges := make(map[int][]int)  // an edge's loops that it starts an iteration of
 	for i := range c.Loops {
 		l := &c.Loops[i]
-		lp[i], cp[i] = newParts(l.Stats.Iterations), newParts(l.Stats.Iterations)
+		lp[i], cp[i] = newParts(l.Stats.Iterations, minLoopPart), newParts(l.Stats.Iterations, minLoopPart)
 		for _, e := range l.BackEdges {
 			iterEdges[e] = append(iterEdges[e], i)
 		}
@@ -119,7 +127,7 @@ func variationOf(g *flowgraph.Graph, c *loops.Collapsed) *rankVariation {
 	}
 	np := make([]parts, len(g.Nodes))
 	for i := range g.Nodes {
-		np[i] = newParts(g.Nodes[i].Count)
+		np[i] = newParts(g.Nodes[i].Count, 1)
 	}
 	// The time, compute and iterations of each loop in the current
 	// interval, its nested loops' included (as Stats.Time), and the loops

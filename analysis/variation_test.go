@@ -19,7 +19,7 @@ func TestPartsRelative(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newParts(int64(len(tc.per)))
+			p := newParts(int64(len(tc.per)), 1)
 			var sum float64
 			for _, v := range tc.per {
 				p.add(v, 1)
@@ -37,4 +37,25 @@ func repeat(v float64, n int) []float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// The variation is found on variationRanks ranks, evenly spread, the first
+// included; on all of them when there are no more.
+func TestWalksVariation(t *testing.T) {
+	walked := func(n int) []int {
+		j := &Job{variation: true}
+		var out []int
+		for k := range n {
+			if j.walksVariation(k, n) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []int{0, 1, 2}, walked(3))
+	assert.Equal(t, []int{0, 1, 2, 3}, walked(4))
+	assert.Equal(t, []int{0, 2, 4, 6}, walked(8))
+	assert.Equal(t, []int{0, 4, 8, 12}, walked(16))
+	assert.Len(t, walked(1000), variationRanks)
+	assert.False(t, (&Job{}).walksVariation(0, 1), "without Options.Variation")
 }
