@@ -113,8 +113,8 @@ func variationOf(g *flowgraph.Graph, c *loops.Collapsed) *rankVariation {
 		return nil
 	}
 	lp := make([]parts, len(c.Loops))
-	cp := make([]parts, len(c.Loops)) // their compute
-	iterEdges := make(map[int][]int)  // an edge's loops that it starts an iteration of
+	cp := make([]parts, len(c.Loops))        // their compute
+	iterEdges := make([][]int, len(g.Edges)) // per edge, the loops it starts an iteration of
 	for i := range c.Loops {
 		l := &c.Loops[i]
 		lp[i], cp[i] = newParts(l.Stats.Iterations, minLoopPart), newParts(l.Stats.Iterations, minLoopPart)
