@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,6 +134,21 @@ func heavyOn(l testLoop, rank int, ns int64) testLoop { l.heavy, l.heavyNs = ran
 
 // slowed returns l with its calls and phases slow times as long.
 func slowed(l testLoop, slow int64) testLoop { l.slow = slow; return l }
+
+// heavierFirst checks a diff in which rank's compute grew in the exchange
+// loop, on a machine busy at other times: the loop first, the rank named
+// above its own variation within the runs.
+func heavierFirst(rank int) func(t *testing.T, d *JobDiff) {
+	return func(t *testing.T, d *JobDiff) {
+		first := d.Items[0]
+		assert.Contains(t, first.Name, "app.c:1")
+		require.NotNil(t, first.Shift)
+		assert.True(t, first.Shift.Stands)
+		assert.Equal(t, rank, first.Shift.Rank)
+		assert.Positive(t, first.Shift.Noise, "the rank's compute varies within the runs")
+		assert.Contains(t, first.Verdict, "on rank "+strconv.Itoa(rank))
+	}
+}
 
 // findItem returns the item of kind whose name contains s.
 func findItem(t *testing.T, d *JobDiff, kind, s string) *DiffItem {
@@ -340,26 +356,11 @@ func TestDiff(t *testing.T) {
 		{"8 ranks, the machine busy at other times, and rank 5 heavier (its variation not walked): the loop first, rank 5 named",
 			testProgram{ranks: 8, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
 			testProgram{ranks: 8, jitter: 1, loops: []testLoop{heavyOn(longExchange, 5, 1000), longReduce}, busy: [2]int{100, 300}},
-			func(t *testing.T, d *JobDiff) {
-				first := d.Items[0]
-				assert.Contains(t, first.Name, "app.c:1")
-				require.NotNil(t, first.Shift)
-				assert.True(t, first.Shift.Stands)
-				assert.Equal(t, 5, first.Shift.Rank)
-				assert.Positive(t, first.Shift.Noise, "the walked ranks' variation of the compute")
-			}},
+			heavierFirst(5)},
 		{"the machine busy at other times, and rank 1 heavier: the loop first, rank 1 named",
 			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
 			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(longExchange, 1, 1000), longReduce}, busy: [2]int{100, 300}},
-			func(t *testing.T, d *JobDiff) {
-				first := d.Items[0]
-				assert.Contains(t, first.Name, "app.c:1")
-				require.NotNil(t, first.Shift)
-				assert.True(t, first.Shift.Stands)
-				assert.Equal(t, 1, first.Shift.Rank)
-				assert.Positive(t, first.Shift.Noise, "rank 1's compute varies within the runs")
-				assert.Contains(t, first.Verdict, "on rank 1")
-			}},
+			heavierFirst(1)},
 		{"a loop only in B is new, its calls too",
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce, extra}},

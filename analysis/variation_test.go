@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,13 +32,7 @@ func TestPartsRelative(t *testing.T) {
 }
 
 // repeat returns n copies of v.
-func repeat(v float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
-}
+func repeat(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
 
 // The variation is found on variationRanks ranks, evenly spread, the first
 // included; on all of them when there are no more.
