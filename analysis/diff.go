@@ -28,8 +28,10 @@ type JobDiff struct {
 	PerRank bool `json:"per_rank"`
 	// Groups pair the groups of ranks of A with those of B.
 	Groups []GroupMatch `json:"groups"`
-	// Items are the aligned loops and call sites by descending absolute
-	// change of time (Change.Time; a loop's shift when larger: weight).
+	// Items are the aligned loops and call sites, the changed, new and
+	// gone first, then the noise, then MPI_Init and MPI_Finalize
+	// (Launcher), each by descending absolute change of time
+	// (Change.Time; a loop's shift when larger: weight).
 	Items []DiffItem `json:"items"`
 	// Trees are the loop trees of the matched groups aligned row by row,
 	// for the report (not in mpiflow diff --json, whose items have the
@@ -142,20 +144,37 @@ type DiffItem struct {
 	// per iteration; 0 unless both are above 0.
 	Ratio          float64 `json:"ratio"`
 	IterationRatio float64 `json:"iteration_ratio,omitempty"`
-	// Noise is the larger of the item's spreads over the ranks that have
-	// it (the largest minus the least time on one rank, in A and in B)
-	// and a hundredth of a rank's mean time (the least change that two
-	// runs of one program do not show), in ns. WithinNoise marks a matched item whose mean time per rank
-	// that has it changed by at most Noise: a change the ranks' own
-	// variation can explain.
+	// Noise is the largest of the item's spreads over the ranks that
+	// have it (the largest minus the least time on one rank, in A and in
+	// B), its variation within each run (DiffSide.Variation times its
+	// mean time per rank) and a hundredth of a rank's mean time (the
+	// least change that two runs of one program do not show): a noise
+	// per rank, given in ns times the ranks that have the item (divided
+	// as the sides' times are, the larger of A and B), so that it reads
+	// against Change.Time. WithinNoise marks a matched item whose mean
+	// time per rank that has it changed by at most the noise per rank: a
+	// change that the ranks' variation, between them or over the run,
+	// can explain.
 	Noise       float64 `json:"noise_ns"`
 	WithinNoise bool    `json:"within_noise"`
 	// IterationNoise and IterationWithinNoise are the same for a loop's
-	// time per iteration: the larger spread of a rank's time per
-	// iteration over the ranks, and whether the time per iteration
-	// changed by no more (runs of different lengths compare there).
+	// time per iteration: the largest of the spreads of a rank's time
+	// per iteration over the ranks and of its variation within each run,
+	// and whether the time per iteration changed by no more (runs of
+	// different lengths compare there).
 	IterationNoise       float64 `json:"iteration_noise_ns,omitempty"`
 	IterationWithinNoise bool    `json:"iteration_within_noise,omitempty"`
+	// Launcher marks MPI_Init and MPI_Finalize, whose time is the
+	// launcher's and the machine's, not the program's: never a change.
+	Launcher bool `json:"launcher,omitempty"`
+	// Verdict names the item's change for people, as the CLI, the JSON
+	// and the report show it: "new", "gone", "start-up" and "shut-down"
+	// (Launcher), "noise" (WithinNoise), "changed on rank R" (within
+	// noise but for one rank's own change: work moved between ranks),
+	// "changed, per iteration noise" (a loop whose time changed but not
+	// its time per iteration: a longer run), "changed, most on rank R"
+	// or "changed".
+	Verdict string `json:"verdict"`
 	// Shift is the rank whose own part of a matched item changed most,
 	// paired rank by rank (nil when the jobs' ranks differ in number).
 	// A change that moved between ranks (one rank computes longer now,
@@ -173,12 +192,17 @@ type RankShift struct {
 	// Change is B minus A on that rank, in ns; Before is A's value.
 	Change float64 `json:"change_ns"`
 	Before float64 `json:"before_ns"`
+	// Noise is the rank's own variation within each run: that of the
+	// loop's compute (the call site's time) per iteration (per call),
+	// times its value, the larger of A's and B's, in ns.
+	Noise float64 `json:"noise_ns"`
 	// Stands tells that the change stands out: above a hundredth of a
-	// rank's time (JobDiff.noiseFloor), above a tenth of the rank's
-	// value, and above twice the third largest change on a rank
+	// rank's time (JobDiff.noiseFloor), above Noise, above a tenth of
+	// the rank's value, and above twice the third largest change on a rank
 	// (two ranks change when work moves from one to another; ranks that
 	// all changed alike did so by a change of the program, not of a
-	// rank).
+	// rank), of two ranks that changed the same way above twice the
+	// other's.
 	Stands bool `json:"stands"`
 }
 
@@ -210,6 +234,13 @@ type DiffSide struct {
 	MaxTime float64 `json:"max_time_ns"`
 	MinRank int     `json:"min_rank"`
 	MaxRank int     `json:"max_rank"`
+	// Variation is how much the item's time per iteration (a loop's) or
+	// per call (a call site's) varies within the run: the spread of its
+	// values in 30 parts of its iterations (calls), from the 5th to the
+	// 95th percentile, relative to its mean, the mean over the ranks weighted by their
+	// time of the item. 0 when not known (timing not by whole intervals,
+	// too few iterations).
+	Variation float64 `json:"variation,omitempty"`
 }
 
 // Diff returns what changed from job a to job b. Its call sites are those
@@ -235,6 +266,9 @@ func Diff(a, b *Job) *JobDiff {
 	}
 	d.Items = append(d.Items, d.callItems(a, b)...)
 	slices.SortStableFunc(d.Items, func(x, y DiffItem) int {
+		if c := cmp.Compare(x.rank(), y.rank()); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(y.weight(), x.weight()); c != 0 {
 			return c
 		}
@@ -247,21 +281,30 @@ func Diff(a, b *Job) *JobDiff {
 	return d
 }
 
-// weight orders the items of a diff: by their absolute change of time
-// (MPI_Init's last: the start-up differs from run to run),
-// a loop by the change of its compute on one rank when that stands out and
-// is larger (work moved between ranks leaves the loop's total as it was).
-// Not a call's: the wait that grew on one rank because another computes
-// longer is the consequence, the loop whose compute moved the cause.
+// weight orders the items of a diff of one rank (DiffItem.rank): by their absolute change of time, a loop by the change of its compute
+// on one rank when that stands out and is larger (work moved between ranks
+// leaves the loop's total as it was). Not a call's: the wait that grew on
+// one rank because another computes longer is the consequence, the loop
+// whose compute moved the cause.
 func (it *DiffItem) weight() float64 {
-	if it.Kind == ItemCall && flowgraph.IsInit(it.Call) {
-		return 0 // start-up, outside the measured span (as in stats)
-	}
 	w := math.Abs(it.Change.Time)
 	if it.Kind == ItemLoop && it.Shift != nil && it.Shift.Stands {
 		w = max(w, math.Abs(it.Shift.Change))
 	}
 	return w
+}
+
+// rank orders the items of a diff by what they tell: findings first (a
+// change, on a rank or overall, new and gone), then noise, then the
+// launcher's calls; weight orders them within.
+func (it *DiffItem) rank() int {
+	switch {
+	case it.Launcher:
+		return 2
+	case it.Verdict == "noise":
+		return 1
+	}
+	return 0
 }
 
 // diffJob is the banner of j.
@@ -394,7 +437,9 @@ func treePaths(tree []loops.TreeRow) [][]string {
 
 // rankSums sums one item's quantities over ranks, with its least and
 // largest time on one rank, for loops its least and largest time per
-// iteration on one rank, and each rank's own part (RankShift).
+// iteration on one rank, each rank's own part (RankShift) and its
+// variation within the run (DiffSide.Variation) weighted by the rank's
+// time.
 type rankSums struct {
 	time, iter, calls, bytes, mpi float64
 	ranks                         []int
@@ -402,38 +447,69 @@ type rankSums struct {
 	minRank, maxRank              int
 	minPer, maxPer                float64
 	iterRanks                     int
+	// minCalls and maxCalls are the least and most calls on one rank,
+	// minCPI and maxCPI the least and most calls per iteration.
+	minCalls, maxCalls, minCPI, maxCPI float64
 	// own is each rank's own part of the item (RankShift): a loop's
-	// compute, a call site's time.
-	own map[int]float64
+	// compute, a call site's time; ownVar its variation within the run
+	// where known, ownVarSum and ownVarW their sum weighted by own and
+	// the weights (for the ranks whose variation is not known).
+	own, ownVar        map[int]float64
+	ownVarSum, ownVarW float64
+	// varSum sums the ranks' variations times their time, varTime the
+	// time of the ranks whose variation is known.
+	varSum, varTime float64
 }
 
-func (s *rankSums) add(rank int, time, iter, calls, bytes, mpi, own float64) {
+// rankItem is an item on one rank: its time, iterations, calls, bytes,
+// time in MPI calls and own part (rankSums.own), and the variations
+// within the run of its time and own part (< 0: not known).
+type rankItem struct {
+	time, iter, calls, bytes, mpi, own float64
+	variation, ownVariation            float64
+}
+
+// add adds the item x on rank.
+func (s *rankSums) add(rank int, x rankItem) {
+	time, iter := x.time, x.iter
 	if len(s.ranks) == 0 || time < s.min {
 		s.min, s.minRank = time, rank
 	}
 	if len(s.ranks) == 0 || time > s.max {
 		s.max, s.maxRank = time, rank
 	}
+	if len(s.ranks) == 0 {
+		s.minCalls, s.maxCalls = x.calls, x.calls
+	}
+	s.minCalls, s.maxCalls = min(s.minCalls, x.calls), max(s.maxCalls, x.calls)
 	if iter > 0 {
-		per := time / iter
-		if s.iterRanks == 0 || per < s.minPer {
-			s.minPer = per
+		per, cpi := time/iter, x.calls/iter
+		if s.iterRanks == 0 {
+			s.minPer, s.maxPer, s.minCPI, s.maxCPI = per, per, cpi, cpi
 		}
-		if s.iterRanks == 0 || per > s.maxPer {
-			s.maxPer = per
-		}
+		s.minPer, s.maxPer = min(s.minPer, per), max(s.maxPer, per)
+		s.minCPI, s.maxCPI = min(s.minCPI, cpi), max(s.maxCPI, cpi)
 		s.iterRanks++
 	}
 	if s.own == nil {
-		s.own = make(map[int]float64)
+		s.own, s.ownVar = make(map[int]float64), make(map[int]float64)
 	}
-	s.own[rank] += own
+	s.own[rank] += x.own
+	if x.ownVariation >= 0 {
+		s.ownVar[rank] = max(s.ownVar[rank], x.ownVariation)
+		s.ownVarSum += x.ownVariation * x.own
+		s.ownVarW += x.own
+	}
+	if x.variation >= 0 {
+		s.varSum += x.variation * time
+		s.varTime += time
+	}
 	s.ranks = append(s.ranks, rank)
 	s.time += time
 	s.iter += iter
-	s.calls += calls
-	s.bytes += bytes
-	s.mpi += mpi
+	s.calls += x.calls
+	s.bytes += x.bytes
+	s.mpi += x.mpi
 }
 
 // side presents the sums as one job's side of an item, divided by div
@@ -443,6 +519,9 @@ func (s *rankSums) side(div float64, loop bool) *DiffSide {
 	slices.Sort(rs)
 	rs = slices.Compact(rs)
 	d := &DiffSide{Ranks: len(rs), RankList: RankRanges(rs), MinTime: s.min, MaxTime: s.max, MinRank: s.minRank, MaxRank: s.maxRank}
+	if s.varTime > 0 {
+		d.Variation = s.varSum / s.varTime
+	}
 	d.Time, d.Calls, d.Bytes = s.time/div, s.calls/div, s.bytes/div
 	if loop {
 		d.Iterations = s.iter / div
@@ -462,6 +541,19 @@ func (s *rankSums) meanPerRank() float64 {
 		return 0
 	}
 	return s.time / float64(len(s.ranks))
+}
+
+// ownVariation is the variation within the run of rank's own part: its
+// own where known, else the mean of the ranks' (weighted by their own
+// part), 0 if none is known.
+func (s *rankSums) ownVariation(rank int) float64 {
+	if v, ok := s.ownVar[rank]; ok {
+		return v
+	}
+	if s.ownVarW > 0 {
+		return s.ownVarSum / s.ownVarW
+	}
+	return 0
 }
 
 // spread is the item's largest minus its least time on one rank.
@@ -498,8 +590,9 @@ func groupLoops(j *Job, gi int) (order []string, paths map[string][]string, name
 				continue
 			}
 			st := &r.Collapsed.Loops[i].Stats
-			s.add(r.Rank.Rank, float64(st.Time), float64(st.Iterations), float64(st.Calls), float64(st.Bytes), float64(st.NodeTime),
-				float64(st.Time-st.NodeTime))
+			v, cv := r.variation.loop(i + 1)
+			s.add(r.Rank.Rank, rankItem{time: float64(st.Time), iter: float64(st.Iterations), calls: float64(st.Calls),
+				bytes: float64(st.Bytes), mpi: float64(st.NodeTime), own: float64(st.Time - st.NodeTime), variation: v, ownVariation: cv})
 		}
 	}
 	return order, paths, names, sums
@@ -566,7 +659,9 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 			order = append(order, k)
 		}
 		for _, r := range j.Ranks {
-			type sum struct{ time, calls, bytes float64 }
+			// varSum sums the nodes' variations times their time,
+			// varTime the time of those whose variation is known.
+			type sum struct{ time, calls, bytes, varSum, varTime float64 }
 			per := map[key]*sum{}
 			g := &r.Graph
 			for i := range g.Nodes {
@@ -587,9 +682,17 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 				x.time += float64(n.Time.Total)
 				x.calls += float64(n.Count)
 				x.bytes += float64(n.Bytes.Total)
+				if v := r.variation.node(i); v >= 0 {
+					x.varSum += v * float64(n.Time.Total)
+					x.varTime += float64(n.Time.Total)
+				}
 			}
 			for k, x := range per {
-				out[k].add(r.Rank.Rank, x.time, 0, x.calls, x.bytes, 0, x.time)
+				v := -1.0
+				if x.varTime > 0 {
+					v = x.varSum / x.varTime
+				}
+				out[k].add(r.Rank.Rank, rankItem{time: x.time, calls: x.calls, bytes: x.bytes, own: x.time, variation: v, ownVariation: v})
 			}
 		}
 		return out, order
@@ -610,7 +713,7 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 	mpiB, _, _ := b.Summary.Totals()
 	items := make([]DiffItem, 0, len(keys))
 	for _, k := range keys {
-		it := DiffItem{Kind: ItemCall, Group: -1, Call: k.call, Site: k.site, Name: k.call}
+		it := DiffItem{Kind: ItemCall, Group: -1, Call: k.call, Site: k.site, Name: k.call, Launcher: launcherCall(k.call)}
 		if k.site != "" {
 			it.Name += " at " + k.site
 		}
@@ -640,14 +743,15 @@ func (d *JobDiff) callItems(a, b *Job) []DiffItem {
 	return items
 }
 
-// Verdict names the item's change for people: "new", "gone", "noise" (a
-// change within its spread over the ranks), "changed, per iteration
-// noise" (a loop whose time changed but not its time per iteration: a
-// longer run) or "changed". The CLI and the report show it alike.
-func (it *DiffItem) Verdict() string {
+// verdict is the item's Verdict, once the rest is set.
+func (it *DiffItem) verdict() string {
 	switch {
 	case it.Status != StatusMatched:
 		return it.Status
+	case it.Launcher && flowgraph.IsInit(it.Call):
+		return "start-up"
+	case it.Launcher:
+		return "shut-down"
 	case it.Shift != nil && it.Shift.Stands && it.WithinNoise:
 		return "changed on rank " + strconv.Itoa(it.Shift.Rank)
 	case it.WithinNoise:
@@ -660,6 +764,12 @@ func (it *DiffItem) Verdict() string {
 	return "changed"
 }
 
+// launcherCall tells the calls whose time is the launcher's, not the
+// program's: MPI_Init waits for every process to be started and wired up,
+// MPI_Finalize for the last rank to arrive and the connections to close,
+// so two runs of one program differ there by the machine's state.
+func launcherCall(call string) bool { return flowgraph.IsInit(call) || call == "MPI_Finalize" }
+
 // noiseFloor is the least change of an item's time on a rank that is no
 // noise (a hundredth of a rank's mean time after MPI_Init, the larger of
 // the two jobs'): two runs of one program differ by that much, even where
@@ -671,6 +781,25 @@ func (d *JobDiff) noiseFloor() float64 {
 	return 0.01 * max(perRank(&d.A), perRank(&d.B))
 }
 
+// sameWork tells whether the item makes as many calls per rank that has
+// it (sameCalls), and per iteration (sameCPI), in both sums: equal within
+// a hundredth, or within their spread over the ranks (polls repeat as the
+// messages come). The LAMMPS input loop of 31 iterations holds the whole
+// run in one: its time per iteration varies 9x within a run, yet twice
+// the steps are no noise.
+func sameWork(xa, xb *rankSums) (sameCalls, sameCPI bool) {
+	if xa == nil || xb == nil || len(xa.ranks) == 0 || len(xb.ranks) == 0 {
+		return false, false
+	}
+	same := func(a, b, spread float64) bool { return math.Abs(b-a) <= max(0.01*max(a, b), spread) }
+	sameCalls = same(xa.calls/float64(len(xa.ranks)), xb.calls/float64(len(xb.ranks)),
+		max(xa.maxCalls-xa.minCalls, xb.maxCalls-xb.minCalls))
+	if xa.iter > 0 && xb.iter > 0 {
+		sameCPI = same(xa.calls/xa.iter, xb.calls/xb.iter, max(xa.maxCPI-xa.minCPI, xb.maxCPI-xb.minCPI))
+	}
+	return sameCalls, sameCPI
+}
+
 // shift pairs the own parts of an item on the ranks that have it in both
 // sums and returns the largest change; nil unless two ranks pair.
 func shift(xa, xb *rankSums, floor float64) *RankShift {
@@ -680,7 +809,7 @@ func shift(xa, xb *rankSums, floor float64) *RankShift {
 	var changes []RankShift
 	for r, a := range xa.own {
 		if b, ok := xb.own[r]; ok {
-			changes = append(changes, RankShift{Rank: r, Change: b - a, Before: a})
+			changes = append(changes, RankShift{Rank: r, Change: b - a, Before: a, Noise: max(xa.ownVariation(r)*a, xb.ownVariation(r)*b)})
 		}
 	}
 	if len(changes) < 2 {
@@ -694,11 +823,16 @@ func shift(xa, xb *rankSums, floor float64) *RankShift {
 	})
 	top := changes[0]
 	third := 0.0
-	if len(changes) > 2 {
+	switch {
+	case len(changes) > 2:
 		third = math.Abs(changes[2].Change)
+	case top.Change*changes[1].Change > 0:
+		// Two ranks that changed the same way: the program changed
+		// (LAMMPS at 2 ranks, twice the steps), not a rank.
+		third = math.Abs(changes[1].Change)
 	}
 	c := math.Abs(top.Change)
-	top.Stands = c > floor && c > 0.1*max(top.Before, top.Before+top.Change) && c > 2*third
+	top.Stands = c > floor && c > top.Noise && c > 0.1*max(top.Before, top.Before+top.Change) && c > 2*third
 	return &top
 }
 
@@ -732,10 +866,33 @@ func (it *DiffItem) compare(xa, xb *rankSums, floor float64, paired bool) {
 	if paired {
 		it.Shift = shift(xa, xb, floor)
 	}
-	it.Noise = max(xa.spread(), xb.spread(), floor)
-	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= it.Noise
+	// The variation within a run bounds the change of the same work
+	// only: more calls (per iteration) are more work, not noise.
+	sameCalls, sameCPI := sameWork(xa, xb)
+	within := func(s *DiffSide, v float64, same bool) float64 {
+		if s == nil || !same {
+			return 0
+		}
+		return s.Variation * v
+	}
+	noise := max(xa.spread(), xb.spread(), floor, within(it.A, xa.meanPerRank(), sameCalls), within(it.B, xb.meanPerRank(), sameCalls))
+	it.WithinNoise = it.Status == StatusMatched && math.Abs(xb.meanPerRank()-xa.meanPerRank()) <= noise
+	// In the units of the sides' times (sums over the ranks, or means),
+	// so that it reads against Change.Time.
+	scale := 1.0
+	for _, x := range []struct {
+		s    *DiffSide
+		sums *rankSums
+	}{{it.A, xa}, {it.B, xb}} {
+		if m := x.sums.meanPerRank(); x.s != nil && m > 0 {
+			scale = max(scale, x.s.Time/m)
+		}
+	}
+	it.Noise = noise * scale
 	if it.Status == StatusMatched && va.TimePerIteration > 0 && vb.TimePerIteration > 0 {
-		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer)
+		it.IterationNoise = max(xa.maxPer-xa.minPer, xb.maxPer-xb.minPer,
+			within(it.A, va.TimePerIteration, sameCPI), within(it.B, vb.TimePerIteration, sameCPI))
 		it.IterationWithinNoise = math.Abs(vb.TimePerIteration-va.TimePerIteration) <= it.IterationNoise
 	}
+	it.Verdict = it.verdict()
 }

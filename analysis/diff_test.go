@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +44,10 @@ type testProgram struct {
 	command    string
 	incomplete bool
 	initNs     int64 // MPI_Init's time; 0: 1000
+	// busy, when its end is above 0, are the iterations [busy[0],
+	// busy[1]) of each loop in which every call and phase takes half as
+	// long again: a machine busy for a while, as when ranks share cores.
+	busy [2]int
 }
 
 // loadProgram writes p as a job file and loads it as mpiflow diff does.
@@ -70,8 +75,11 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 		}
 		for _, i := range which {
 			l := p.loops[i]
-			ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
-			for range l.iters {
+			for i := range l.iters {
+				ns := (l.ns + p.jitter*int64(r)) * max(l.slow, 1)
+				if i >= p.busy[0] && i < p.busy[1] {
+					ns += ns / 2
+				}
 				for k, c := range l.calls {
 					switch {
 					case l.heavy == 0 || k < len(l.calls)-1:
@@ -91,9 +99,23 @@ func loadProgram(t *testing.T, p testProgram) *Job {
 	}
 	path := filepath.Join(t.TempDir(), "job.mpiflow")
 	require.NoError(t, flowgraph.WriteFile(path, h, ranks))
-	job, err := Load(path, Options{NoSequences: true})
+	job, err := Load(path, Options{NoSequences: true, Variation: true})
 	require.NoError(t, err)
 	return job
+}
+
+// assertNoise asserts that it is noise, or the launcher's start-up or
+// shut-down.
+func assertNoise(t *testing.T, it *DiffItem) {
+	t.Helper()
+	switch {
+	case it.Call == "MPI_Init":
+		assert.Equal(t, "start-up", it.Verdict, it.Name)
+	case it.Call == "MPI_Finalize":
+		assert.Equal(t, "shut-down", it.Verdict, it.Name)
+	default:
+		assert.Equal(t, "noise", it.Verdict, it.Name)
+	}
 }
 
 var (
@@ -101,6 +123,10 @@ var (
 	reduce   = testLoop{line: 20, calls: []string{"MPI_Allreduce", "MPI_Bcast"}, iters: 30, ns: 200}
 	extra    = testLoop{line: 30, calls: []string{"MPI_Barrier", "MPI_Reduce"}, iters: 10, ns: 50}
 	tiny     = testLoop{line: 40, calls: []string{"MPI_Comm_rank"}, iters: 1, ns: 2}
+	// Loops long enough for their variation within a run (minLoopPart).
+	longExchange = testLoop{line: 10, calls: exchange.calls, iters: 400, ns: 100}
+	longReduce   = testLoop{line: 20, calls: reduce.calls, iters: 300, ns: 200}
+	bigExtra     = testLoop{line: 30, calls: extra.calls, iters: 40, ns: 200}
 )
 
 // heavyOn returns l with rank computing ns more per iteration.
@@ -108,6 +134,21 @@ func heavyOn(l testLoop, rank int, ns int64) testLoop { l.heavy, l.heavyNs = ran
 
 // slowed returns l with its calls and phases slow times as long.
 func slowed(l testLoop, slow int64) testLoop { l.slow = slow; return l }
+
+// heavierFirst checks a diff in which rank's compute grew in the exchange
+// loop, on a machine busy at other times: the loop first, the rank named
+// above its own variation within the runs.
+func heavierFirst(rank int) func(t *testing.T, d *JobDiff) {
+	return func(t *testing.T, d *JobDiff) {
+		first := d.Items[0]
+		assert.Contains(t, first.Name, "app.c:1")
+		require.NotNil(t, first.Shift)
+		assert.True(t, first.Shift.Stands)
+		assert.Equal(t, rank, first.Shift.Rank)
+		assert.Positive(t, first.Shift.Noise, "the rank's compute varies within the runs")
+		assert.Contains(t, first.Verdict, "on rank "+strconv.Itoa(rank))
+	}
+}
 
 // findItem returns the item of kind whose name contains s.
 func findItem(t *testing.T, d *JobDiff, kind, s string) *DiffItem {
@@ -181,7 +222,7 @@ func TestDiff(t *testing.T) {
 					assert.Equal(t, StatusMatched, it.Status, it.Name)
 					assert.True(t, it.WithinNoise, it.Name)
 					assert.Zero(t, it.Change.Time, it.Name)
-					assert.Equal(t, "noise", it.Verdict(), it.Name)
+					assertNoise(t, &it)
 				}
 				require.Len(t, d.Groups, 1)
 				assert.Equal(t, MatchSignature, d.Groups[0].By)
@@ -211,7 +252,7 @@ func TestDiff(t *testing.T) {
 				assert.True(t, first.Shift.Stands)
 				assert.Contains(t, []int{1, 2}, first.Shift.Rank)
 				assert.InDelta(t, 300*39, abs(first.Shift.Change), 1, "the heavy phase of 40 iterations, the last leaving the loop")
-				assert.Contains(t, first.Verdict(), "changed on rank ")
+				assert.Contains(t, first.Verdict, "changed on rank ")
 				// The waits moved too (rank 1 now waits): shown, sorted by their total.
 				w := findItem(t, d, ItemCall, "MPI_Wait")
 				require.NotNil(t, w.Shift)
@@ -227,7 +268,7 @@ func TestDiff(t *testing.T) {
 				for _, it := range d.Items {
 					require.NotNil(t, it.Shift, it.Name)
 					assert.False(t, it.Shift.Stands, it.Name)
-					assert.Equal(t, "noise", it.Verdict(), it.Name)
+					assertNoise(t, &it)
 				}
 			}},
 		{"the heavy rank removed: the loop got faster on every rank, rank 1's compute named",
@@ -241,19 +282,85 @@ func TestDiff(t *testing.T) {
 				assert.True(t, first.Shift.Stands)
 				assert.Equal(t, 1, first.Shift.Rank)
 				assert.InDelta(t, -300*39, first.Shift.Change, 1, "the last heavy phase leaves the loop")
-				assert.Equal(t, "changed, most on rank 1", first.Verdict())
+				assert.Equal(t, "changed, most on rank 1", first.Verdict)
 			}},
-		{"ranks in step (no spread): a change under a hundredth of a rank's time is noise, MPI_Init ordered last",
+		{"ranks in step (no spread): a change under a hundredth of a rank's time is noise, MPI_Init and MPI_Finalize last",
 			testProgram{ranks: 2, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 1000}}},
 			testProgram{ranks: 2, initNs: 900000, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 40, ns: 1005}}},
 			func(t *testing.T, d *JobDiff) {
 				it := findItem(t, d, ItemLoop, "app.c:1")
 				assert.Positive(t, it.Change.Time)
 				assert.True(t, it.WithinNoise, "0.5%% of the loop's time")
-				assert.Equal(t, "noise", it.Verdict())
+				assert.Equal(t, "noise", it.Verdict)
 				assert.NotEqual(t, "MPI_Init", d.Items[0].Call)
-				assert.Equal(t, "MPI_Init", d.Items[len(d.Items)-1].Call, "the start-up 900x longer, yet last")
+				last := d.Items[len(d.Items)-2:]
+				assert.ElementsMatch(t, []string{"MPI_Init", "MPI_Finalize"}, []string{last[0].Call, last[1].Call}, "the start-up 900x longer, yet last")
+				init := findItem(t, d, ItemCall, "MPI_Init")
+				assert.True(t, init.Launcher)
+				assert.Equal(t, "start-up", init.Verdict)
 			}},
+		{"one program, the machine busy at other times and for longer: the change within the run's variation is noise",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{100, 300}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 1.25/1.125, it.Ratio, 0.01, "a quarter of the run 1.5x slow, then a half")
+				assert.InDelta(t, 0.5/1.25, it.B.Variation, 0.05, "B's parts: half 1, half 1.5 (mean 1.25)")
+				assert.Greater(t, it.Change.Time, 0.05*it.A.Time, "more than the ranks' spread and the floor")
+				for _, it := range d.Items {
+					assert.True(t, it.WithinNoise, it.Name)
+					assertNoise(t, &it)
+				}
+			}},
+		{"half the run busy in both, B 1.5x as long: more calls are work, not noise, and the time per iteration is",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange}, busy: [2]int{0, 200}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{{line: 10, calls: exchange.calls, iters: 600, ns: 100}}, busy: [2]int{0, 300}},
+			func(t *testing.T, d *JobDiff) {
+				it := findItem(t, d, ItemLoop, "app.c:1")
+				assert.InDelta(t, 1.5, it.Ratio, 0.01)
+				assert.Greater(t, it.B.Variation*it.B.Time, it.Change.Time, "B's variation alone would cover the change")
+				assert.False(t, it.WithinNoise)
+				assert.True(t, it.IterationWithinNoise)
+				assert.Equal(t, "changed, per iteration noise", it.Verdict)
+				assert.False(t, findItem(t, d, ItemCall, "MPI_Send").WithinNoise, "1.5x the calls")
+			}},
+		{"2 ranks, both 2x slower: the program changed, no rank named",
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{exchange}},
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{slowed(exchange, 2)}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				assert.Contains(t, first.Name, "app.c:1")
+				require.NotNil(t, first.Shift)
+				assert.False(t, first.Shift.Stands)
+				assert.Equal(t, "changed", first.Verdict)
+			}},
+		{"2 ranks, rank 1 heavier: rank 1 named",
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{exchange}},
+			testProgram{ranks: 2, jitter: 1, loops: []testLoop{heavyOn(exchange, 1, 300)}},
+			func(t *testing.T, d *JobDiff) {
+				first := d.Items[0]
+				require.NotNil(t, first.Shift)
+				assert.True(t, first.Shift.Stands)
+				assert.Equal(t, 1, first.Shift.Rank)
+			}},
+		{"a small change comes before a larger noise",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, bigExtra}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, slowed(bigExtra, 2)}, busy: [2]int{100, 300}},
+			func(t *testing.T, d *JobDiff) {
+				noisy, changed := findItem(t, d, ItemLoop, "app.c:1"), findItem(t, d, ItemLoop, "app.c:3")
+				assert.Equal(t, "noise", noisy.Verdict)
+				assert.Equal(t, "changed", changed.Verdict)
+				assert.Greater(t, abs(noisy.Change.Time), abs(changed.Change.Time))
+				assert.Equal(t, changed.Name, d.Items[0].Name, "the change first")
+			}},
+		{"8 ranks, the machine busy at other times, and rank 5 heavier (its variation not walked): the loop first, rank 5 named",
+			testProgram{ranks: 8, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 8, jitter: 1, loops: []testLoop{heavyOn(longExchange, 5, 1000), longReduce}, busy: [2]int{100, 300}},
+			heavierFirst(5)},
+		{"the machine busy at other times, and rank 1 heavier: the loop first, rank 1 named",
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{longExchange, longReduce}, busy: [2]int{0, 100}},
+			testProgram{ranks: 4, jitter: 1, loops: []testLoop{heavyOn(longExchange, 1, 1000), longReduce}, busy: [2]int{100, 300}},
+			heavierFirst(1)},
 		{"a loop only in B is new, its calls too",
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce}},
 			testProgram{ranks: 2, loops: []testLoop{exchange, reduce, extra}},
@@ -340,6 +447,9 @@ func TestDiff(t *testing.T) {
 			}
 			_, err := json.Marshal(d)
 			require.NoError(t, err)
+			for i := 1; i < len(d.Items); i++ {
+				assert.LessOrEqual(t, d.Items[i-1].rank(), d.Items[i].rank(), "findings, noise, launcher: item %d", i)
+			}
 			tt.check(t, d)
 		})
 	}

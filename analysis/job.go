@@ -51,6 +51,11 @@ type Options struct {
 	// site, as many as the program has sites, for the views that do not
 	// show them.
 	NoSiteTable bool
+	// Variation finds how much each loop's time per iteration and each
+	// call site's time per call vary within the run, from the timing
+	// intervals of a few ranks (variationRanks) as their loops are found:
+	// the noise bound of Diff.
+	Variation bool
 	// Similarity is how similar a rank's structure must be to its
 	// group's representative (0 to 1; 0 means DefaultSimilarity, 1 groups
 	// only ranks of the same structure).
@@ -106,6 +111,9 @@ type Job struct {
 	Similarity float64
 	// noSeqs tells that the ranks' sequences were dropped (Whole).
 	noSeqs bool
+	// variation tells that findLoops finds the ranks' variation
+	// (Options.Variation).
+	variation bool
 }
 
 // BudgetSummary sums up what the blocks' sequences and timing took against
@@ -172,6 +180,9 @@ type Rank struct {
 	// compute sums up its compute phases when the job has counters
 	// (counterSpreads).
 	compute computeSums
+	// variation is how much its loops and nodes vary within the run
+	// (Options.Variation), nil when not known.
+	variation *rankVariation
 }
 
 // Group is a set of ranks whose graphs have a similar structure: at most
@@ -217,7 +228,8 @@ func New(f *flowgraph.File, opt Options) (*Job, error) {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	j := &Job{Path: f.Path, Header: f.Header, Summary: flowgraph.NewSummary(), FileBytes: f.FrameBytes(),
-		Metrics: Metrics(f.Header.Counters), noSeqs: opt.NoSequences, Similarity: opt.Similarity}
+		Metrics: Metrics(f.Header.Counters), noSeqs: opt.NoSequences, Similarity: opt.Similarity,
+		variation: opt.Variation}
 	if j.Similarity == 0 {
 		j.Similarity = DefaultSimilarity
 	}
@@ -365,7 +377,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 		}
 		if opt.NoSequences {
 			if !opt.NoLoops {
-				rk.findLoops(&r.Graph, j.Header.Counters)
+				rk.findLoops(&r.Graph, j.Header.Counters, j.walksVariation(k, len(sel)))
 				if dropGraphs(opt) {
 					// rk.Loops and rk.tree hold what grouping takes of
 					// the collapse; freed first, it makes room for the
@@ -470,7 +482,7 @@ func (j *Job) analyzeLoops(opt *Options) error {
 	err := parallel.For(len(j.Ranks), opt.Workers, func(i int) error {
 		r := j.Ranks[i]
 		if !opt.NoSequences { // else read found them
-			r.findLoops(&r.Graph, counters)
+			r.findLoops(&r.Graph, counters, j.walksVariation(i, len(j.Ranks)))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -494,13 +506,33 @@ func (j *Job) HasLoops() bool { return len(j.Groups) > 0 }
 // groups the ranks once every rank's loops are found. It may run for
 // several ranks at once.
 func (j *Job) FindLoops(i int, whole *flowgraph.Rank) {
-	j.Ranks[i].findLoops(&whole.Graph, j.Header.Counters)
+	j.Ranks[i].findLoops(&whole.Graph, j.Header.Counters, j.walksVariation(i, len(j.Ranks)))
+}
+
+// variationRanks is how many ranks of a job, evenly spread, have their
+// variation within the run found (Options.Variation): the variation is the
+// machine's and the item's, alike on the ranks that run it, and walking a
+// rank's timing intervals costs half as much as finding its loops.
+const variationRanks = 4
+
+// walksVariation tells whether the k-th of n selected ranks has its
+// variation found: with Options.Variation, variationRanks of them evenly
+// spread, the first included.
+func (j *Job) walksVariation(k, n int) bool {
+	if !j.variation {
+		return false
+	}
+	return n <= variationRanks || k == 0 || k*variationRanks/n != (k-1)*variationRanks/n
 }
 
 // findLoops finds the loops of r in g, its graph or the rank read whole,
-// and what its group's summary and loop tree take of them.
-func (r *Rank) findLoops(g *flowgraph.Graph, counters []string) {
+// and what its group's summary and loop tree take of them; with
+// variation, how much its loops and nodes vary within the run.
+func (r *Rank) findLoops(g *flowgraph.Graph, counters []string, variation bool) {
 	r.Levels, r.Collapsed, r.LoopErr = RankLevels(g, counters)
+	if variation {
+		r.variation = variationOf(g, r.Collapsed)
+	}
 	if r.Collapsed == nil {
 		n := len(g.Nodes)
 		r.Loops = loops.RankSummary{Rank: r.Rank.Rank, Thread: r.Thread, Nodes: n, TopNodes: n}

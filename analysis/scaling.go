@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-
-	"mpiflow/flowgraph"
 )
 
 // Scaling is how the loops and MPI calls of one program scale over runs
@@ -21,8 +19,8 @@ type Scaling struct {
 	// Loops and Calls are the items by descending time lost in the
 	// largest run (Lost), loops aligned across runs by the path of their
 	// headers' call sites (as Diff aligns them, over all groups of
-	// ranks), calls by name (MPI_Init aside: start-up, outside the
-	// measured span, as in the call table).
+	// ranks), calls by name (MPI_Init and MPI_Finalize aside: their time
+	// is the launcher's, as in Diff).
 	Loops []ScalingItem `json:"loops"`
 	Calls []ScalingItem `json:"calls"`
 }
@@ -112,7 +110,7 @@ func NewScaling(jobs []*Job, weak bool) *Scaling {
 		}
 		callSums[k] = map[string]*rankSums{}
 		for _, c := range j.Calls {
-			if flowgraph.IsInit(c.Call) { // start-up, outside the measured span
+			if launcherCall(c.Call) { // the launcher's, not the program's
 				continue
 			}
 			callSums[k][c.Call] = &rankSums{time: float64(c.Time.Total), calls: float64(c.Count), ranks: []int{0}}

@@ -46,12 +46,15 @@ func ratioColor(r float64) string {
 }
 
 // itemColor is the color of a compared item by its verdict: new and gone
-// their own, noise neutral, a change its ratio's.
+// their own, noise and the launcher's calls neutral, a change its ratio's.
 func itemColor(it *analysis.DiffItem) string {
 	if it == nil {
 		return noDataColor
 	}
-	switch it.Verdict() {
+	if it.Launcher {
+		return ratioColor(1)
+	}
+	switch it.Verdict {
 	case analysis.StatusNew:
 		return newColor
 	case analysis.StatusGone:
@@ -159,6 +162,6 @@ func ratioDOT(lg *analysis.Level, metrics []string, item func(*analysis.Elem) *a
 			if it == nil {
 				return noDataColor, "not compared"
 			}
-			return itemColor(it), "B / A: " + ratioText(it) + " (" + it.Verdict() + ")"
+			return itemColor(it), "B / A: " + ratioText(it) + " (" + it.Verdict + ")"
 		}})
 }

@@ -89,17 +89,18 @@ func TestRatioColor(t *testing.T) {
 }
 
 func TestItemColor(t *testing.T) {
-	changed := analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 2}
+	changed := analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 2, Verdict: "changed"}
 	tests := []struct {
 		name string
 		it   *analysis.DiffItem
 		want string
 	}{
 		{"slower", &changed, "#b2182b"},
-		{"faster", &analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 0.5}, "#2166ac"},
-		{"noise is neutral whatever the ratio", &analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 2, WithinNoise: true}, "#f7f7f7"},
-		{"new", &analysis.DiffItem{Status: analysis.StatusNew}, newColor},
-		{"gone", &analysis.DiffItem{Status: analysis.StatusGone}, goneColor},
+		{"faster", &analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 0.5, Verdict: "changed"}, "#2166ac"},
+		{"noise is neutral whatever the ratio", &analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 2, WithinNoise: true, Verdict: "noise"}, "#f7f7f7"},
+		{"the launcher's start-up is neutral whatever the ratio", &analysis.DiffItem{Status: analysis.StatusMatched, Ratio: 2, Launcher: true, Verdict: "start-up"}, "#f7f7f7"},
+		{"new", &analysis.DiffItem{Status: analysis.StatusNew, Verdict: analysis.StatusNew}, newColor},
+		{"gone", &analysis.DiffItem{Status: analysis.StatusGone, Verdict: analysis.StatusGone}, goneColor},
 		{"none", nil, noDataColor},
 	}
 	for _, tc := range tests {
@@ -124,10 +125,10 @@ func TestRatioDOT(t *testing.T) {
 	}, Edges: []analysis.Elem{{Kind: analysis.KindEdge, Src: 0, Dst: 1, Vals: []float64{1, 1, 0}}}}
 	d := &analysis.JobDiff{
 		Items: []analysis.DiffItem{
-			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Send", Site: "main app.c:11", Ratio: 2},
-			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Recv", Site: "main app.c:12", Ratio: 1.5, WithinNoise: true},
-			{Kind: analysis.ItemLoop, Status: analysis.StatusNew, Path: []string{"MPI_Wait at main app.c:13"}},
-			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Barrier", Site: "other.c:1", Ratio: 3},
+			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Send", Site: "main app.c:11", Ratio: 2, Verdict: "changed"},
+			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Recv", Site: "main app.c:12", Ratio: 1.5, WithinNoise: true, Verdict: "noise"},
+			{Kind: analysis.ItemLoop, Status: analysis.StatusNew, Path: []string{"MPI_Wait at main app.c:13"}, Verdict: analysis.StatusNew},
+			{Kind: analysis.ItemCall, Status: analysis.StatusMatched, Call: "MPI_Barrier", Site: "other.c:1", Ratio: 3, Verdict: "changed"},
 		},
 		Trees: []analysis.DiffTree{{Rows: []analysis.DiffTreeRow{{Header: "MPI_Wait at main app.c:13", BLoop: 3, Item: 2}}}},
 	}
@@ -172,7 +173,7 @@ func TestCompareTreesAndGraphs(t *testing.T) {
 		it := &d.Items[r.Item]
 		assert.Equal(t, it.A.Loop+": "+r.Header, strings.TrimSpace(rows[k][0]), "A's side")
 		assert.Equal(t, it.B.Loop+": "+r.Header, strings.TrimSpace(rows[k][5]), "B's side")
-		assert.Equal(t, it.Verdict(), rows[k][4])
+		assert.Equal(t, it.Verdict, rows[k][4])
 		assert.Equal(t, itemColor(it), fills[2*k][1], "colored by the verdict")
 		colors[fills[2*k][1]] = true
 	}

@@ -81,7 +81,7 @@ func printDiff(w io.Writer, d *analysis.JobDiff, top int) error {
 		items = items[:top]
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "status\tgroup\ttime A(s)\ttime B(s)\tchange(s)\tratio\ttime/iter A(s)\ttime/iter B(s)\titer A\titer B\tcalls A\tcalls B\tbytes A\tbytes B\t%mpi A\t%mpi B\titem")
+	fmt.Fprintln(tw, "status\tgroup\ttime A(s)\ttime B(s)\tchange(s)\tnoise(s)\tratio\ttime/iter A(s)\ttime/iter B(s)\titer A\titer B\tcalls A\tcalls B\tbytes A\tbytes B\t%mpi A\t%mpi B\titem")
 	for _, it := range items {
 		group := "-"
 		if it.Kind == analysis.ItemLoop {
@@ -102,8 +102,8 @@ func printDiff(w io.Writer, d *analysis.JobDiff, top int) error {
 		if it.Kind == analysis.ItemLoop {
 			name = "loop " + name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Verdict(), group,
-			f[0][0], f[1][0], units.Seconds(it.Change.Time/1e9), ratio(it.Ratio), f[0][1], f[1][1], f[0][2], f[1][2],
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Verdict, group,
+			f[0][0], f[1][0], units.Seconds(it.Change.Time/1e9), units.Seconds(it.Noise/1e9), ratio(it.Ratio), f[0][1], f[1][1], f[0][2], f[1][2],
 			f[0][3], f[1][3], f[0][4], f[1][4], f[0][5], f[1][5], name)
 	}
 	if err := tw.Flush(); err != nil {

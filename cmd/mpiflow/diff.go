@@ -24,13 +24,22 @@ pair of groups (by the call sites of their header and of the headers of the
 loops around them) and the calls at each call site. For each it gives the
 time (and per iteration for loops), iterations, calls, bytes and MPI share in
 A and in B, the difference and the ratio B/A, and whether it is matched, new
-(only in B) or gone (only in A), by descending absolute change of time.
+(only in B) or gone (only in A): the changes first, then the noise, each by
+descending absolute change of time.
 
 When the runs have different numbers of ranks, the numbers are means per
 rank (of the group for loops, of the job for calls), so that runs at 2 and 4
 ranks compare. A change is marked as noise when the mean time per rank that
-has the item changed by no more than the item's spread over the ranks (its
-largest minus its least time on one rank, in either run).
+has the item changed by no more than its noise (the noise column), the
+largest of: the item's spread over the ranks (its largest minus its least
+time on one rank, in either run); its variation within each run (its time
+per iteration, or per call, in 30 parts of the run, the parts' spread from
+the 5th to the 95th percentile relative to their mean, on 4 ranks evenly
+spread, times its time: two runs differ by about as much as the parts of
+one), when it makes as many calls in both runs (more calls are more work,
+not noise); and a hundredth of a rank's time. MPI_Init and MPI_Finalize
+take the launcher's time, not the program's: they are 'start-up' and
+'shut-down', last.
 
 The banner compares command, ranks, hosts, MPI library, wallclock and MPI
 share, and says when a run is partial. --top limits the table, not --json.`,
@@ -45,7 +54,7 @@ share, and says when a run is partial. --top limits the table, not --json.`,
 			var jobs [2]*analysis.Job
 			for i, path := range args {
 				// Call sites are named as the report names them: resolved.
-				job, err := load(path, "", analysis.Options{NoSequences: true})
+				job, err := load(path, "", analysis.Options{NoSequences: true, Variation: true})
 				if err != nil {
 					if !strings.Contains(err.Error(), path) {
 						err = fmt.Errorf("%s: %w", path, err)

@@ -42,7 +42,7 @@ func TestDiffCommand(t *testing.T) {
 	assert.InDelta(t, 2, first.Ratio, 0.05)
 	assert.InDelta(t, 1, first.IterationRatio, 0.05, "each iteration takes as long")
 	assert.False(t, first.WithinNoise)
-	for _, k := range []string{`"items":`, `"time_ns":`, `"within_noise":`, `"per_rank":`, `"wallclock_ratio":`} {
+	for _, k := range []string{`"items":`, `"time_ns":`, `"within_noise":`, `"verdict": "changed`, `"per_rank":`, `"wallclock_ratio":`} {
 		assert.Contains(t, js, k)
 	}
 
@@ -54,7 +54,7 @@ func TestDiffCommand(t *testing.T) {
 	rows := strings.Split(out, "\n")
 	i := slicesIndexPrefix(rows, "status")
 	require.GreaterOrEqual(t, i, 0, out)
-	assert.Regexp(t, `^changed\s+1\s+\S+\s+\S+\s+\S+\s+x2\.0\d\s+\S+\s+\S+\s+200\s+400\s+.*loop `+regexp.QuoteMeta(first.Name)+`$`, rows[i+1])
+	assert.Regexp(t, `^changed, per iteration noise\s+1\s+\S+\s+\S+\s+\S+\s+\S+\s+x2\.0\d\s+\S+\s+\S+\s+200\s+400\s+.*loop `+regexp.QuoteMeta(first.Name)+`$`, rows[i+1])
 
 	out, _, err = run(t, "diff", "--top", "1", a, a)
 	require.NoError(t, err)

@@ -76,7 +76,7 @@ durations "1500ms"; END past the run's end stops at the end).`,
 				}
 			}
 			if baseline != "" {
-				base, err := load(baseline, "", analysis.Options{Similarity: similarity, NoSequences: true})
+				base, err := load(baseline, "", analysis.Options{Similarity: similarity, NoSequences: true, Variation: true})
 				if err != nil {
 					return err
 				}
@@ -168,7 +168,10 @@ func parseWindow(s string) (from, to int64, err error) {
 func writeReport(ctx context.Context, out, in string, similarity float64, opt report.Options) error {
 	bar := progress.New()
 	defer bar.Done()
-	job, err := analysis.Load(in, analysis.Options{Similarity: similarity, NoLoops: true, NoSequences: true, Progress: bar.Func()})
+	// The compared run's variation within the run bounds the comparison's
+	// noise as the baseline's does.
+	job, err := analysis.Load(in, analysis.Options{Similarity: similarity, NoLoops: true, NoSequences: true,
+		Variation: opt.Compare != nil, Progress: bar.Func()})
 	if err != nil {
 		return err
 	}
