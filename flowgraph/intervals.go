@@ -28,8 +28,12 @@ type IntervalIter struct {
 	tim *TimingIter
 	ix  []edgeIndex
 	nxt []int64 // per edge, its first number at or after the current interval
-	out [][]int // out-edges per node
-	err error
+	// hint is per edge where the queries of Next found its numbers,
+	// lastJ the blocks of the last numQuery.
+	hint  []edgeHint
+	lastJ int
+	out   [][]int // out-edges per node
+	err   error
 
 	// First and End delimit the current interval's events [First, End).
 	First, End int64
@@ -75,7 +79,7 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 		return nil, ErrNotIntervals
 	}
 	it := &IntervalIter{g: g, tim: t.Intervals(), ix: edgeIndexes(g), nxt: make([]int64, len(g.Edges)),
-		out: make([][]int, len(g.Nodes)), self: selfLoops(g), nodeSlot: make([]int32, len(g.Nodes))}
+		hint: make([]edgeHint, len(g.Edges)), out: make([][]int, len(g.Nodes)), self: selfLoops(g), nodeSlot: make([]int32, len(g.Nodes))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		it.nxt[i] = it.ix[i].succ(0)
@@ -156,21 +160,24 @@ func (it *IntervalIter) Next() bool {
 		it.active = append(it.active, it.heap[0])
 		it.popHeap()
 	}
+	qb := it.query(b)
 	for _, e32 := range it.active {
 		e := int(e32)
-		x := &it.ix[e]
+		x, h := &it.ix[e], &it.hint[e]
 		dst := g.Edges[e].Dst
 		firstIn := it.nxt[e] // its first number after a
 		if firstIn == a {
 			it.addNode(dst, 1, a)
 			it.nodeAt, it.inEdge = dst, e
-			firstIn = x.succ(a + 1)
+			h.below++
+			firstIn = x.succFrom(h, it.query(a+1))
 		}
 		var inner int64
 		next := firstIn // its first number at or after b
 		if firstIn < b {
-			inner = x.rank(b) - x.rank(firstIn)
-			next = x.succ(b)
+			below := x.rankFrom(h, qb)
+			inner, h.below = below-h.below, below
+			next = x.succFrom(h, qb)
 			it.addNode(dst, inner, firstIn)
 		}
 		n := inner
@@ -218,6 +225,13 @@ func (it *IntervalIter) Next() bool {
 	}
 	it.Stop = t
 	return true
+}
+
+// query returns the numQuery of v, searched from the last one's blocks.
+func (it *IntervalIter) query(v int64) numQuery {
+	q := it.g.lazy.query(v, it.lastJ)
+	it.lastJ = q.j
+	return q
 }
 
 // addNode counts n events of node v in the current interval, the first at

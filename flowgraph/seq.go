@@ -443,9 +443,12 @@ func (s *Seq) UnmarshalBinary(b []byte) error {
 
 // decode reads one sequence from the front of b and returns the rest.
 func (s *Seq) decode(b []byte) ([]byte, error) {
+	// Counted first, the terms are allocated once to size: growing them
+	// was most of the time of decoding a rank's sequences.
+	nroots, nterms := countTerms(b)
 	d := seqDecoder{b: b}
 	n := d.uvarint()
-	*s = Seq{}
+	*s = Seq{terms: make([]SeqTerm, 0, nterms), roots: make([]int32, 0, nroots)}
 	lo := int64(1)
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		p := len(s.terms)
@@ -459,7 +462,18 @@ func (s *Seq) decode(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("sequence: %w", d.err)
 	}
 	s.canonical()
-	return d.b, nil
+	return d.b[d.off:], nil
+}
+
+// countTerms returns how many top-level terms and terms in all the
+// sequence at the front of b holds, as far as b holds them whole.
+func countTerms(b []byte) (roots, terms int) {
+	d := seqDecoder{b: b}
+	n := d.uvarint()
+	for ; uint64(roots) < n && d.err == nil; roots++ {
+		terms += d.skipTerm(0)
+	}
+	return roots, terms
 }
 
 // canonical moves a final leaf into the open run, as Append leaves it.
@@ -476,6 +490,7 @@ func (s *Seq) canonical() {
 
 type seqDecoder struct {
 	b   []byte
+	off int // b[off:] is left; an offset, not a slice moved on, costs no write barrier
 	err error
 }
 
@@ -483,13 +498,35 @@ func (d *seqDecoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
+	if d.off < len(d.b) && d.b[d.off] < 0x80 { // most are one byte
+		d.off++
+		return uint64(d.b[d.off-1])
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
 		d.err = errors.New("truncated or bad varint")
 		return 0
 	}
-	d.b = d.b[n:]
+	d.off += n
 	return v
+}
+
+// skipTerm skips one term and returns how many terms it holds, itself
+// included; errors are left for term to report.
+func (d *seqDecoder) skipTerm(depth int) int {
+	body, _, count := d.uvarint(), d.uvarint(), d.uvarint()
+	if d.err != nil || depth >= maxSeqDepth || body > uint64(len(d.b)-d.off) {
+		d.err = errSeqOverflow
+		return 0
+	}
+	n := 1
+	for k := uint64(0); k < body && d.err == nil; k++ {
+		n += d.skipTerm(depth + 1)
+	}
+	if count > 0 {
+		d.uvarint()
+	}
+	return n
 }
 
 // term decodes one term whose numbers start at lo or later and returns
@@ -503,7 +540,7 @@ func (d *seqDecoder) term(ts []SeqTerm, lo int64, depth int) ([]SeqTerm, int64) 
 		d.err = fmt.Errorf("terms nested deeper than %d", maxSeqDepth)
 		return ts, 0
 	}
-	if body > uint64(len(d.b)) || delta > maxSeqValue || count >= maxSeqValue || len(ts) >= math.MaxInt32 {
+	if body > uint64(len(d.b)-d.off) || delta > maxSeqValue || count >= maxSeqValue || len(ts) >= math.MaxInt32 {
 		d.err = errSeqOverflow
 		return ts, 0
 	}
