@@ -443,37 +443,40 @@ func (s *Seq) UnmarshalBinary(b []byte) error {
 
 // decode reads one sequence from the front of b and returns the rest.
 func (s *Seq) decode(b []byte) ([]byte, error) {
-	// Counted first, the terms are allocated once to size: growing them
-	// was most of the time of decoding a rank's sequences.
-	nroots, nterms := countTerms(b)
-	d := seqDecoder{b: b}
-	n := d.uvarint()
-	*s = Seq{terms: make([]SeqTerm, 0, nterms), roots: make([]int32, 0, nroots)}
-	lo := int64(1)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		p := len(s.terms)
-		s.roots = append(s.roots, int32(p))
-		var last int64
-		s.terms, last = d.term(s.terms, lo, 0)
-		lo = last + 1
-	}
-	if d.err != nil {
-		*s = Seq{}
-		return nil, fmt.Errorf("sequence: %w", d.err)
-	}
-	s.canonical()
-	return d.b[d.off:], nil
+	var sc seqScratch
+	return s.decodeWith(b, &sc)
 }
 
-// countTerms returns how many top-level terms and terms in all the
-// sequence at the front of b holds, as far as b holds them whole.
-func countTerms(b []byte) (roots, terms int) {
+// seqScratch holds the terms of the sequences being decoded, one after
+// the other; each is then copied to arrays of its size: growing its own
+// was most of the time of decoding a rank's sequences.
+type seqScratch struct {
+	terms []SeqTerm
+	roots []int32
+}
+
+// decodeWith is decode, with sc's arrays to decode into.
+func (s *Seq) decodeWith(b []byte, sc *seqScratch) ([]byte, error) {
 	d := seqDecoder{b: b}
 	n := d.uvarint()
-	for ; uint64(roots) < n && d.err == nil; roots++ {
-		terms += d.skipTerm(0)
+	ts, rs := sc.terms[:0], sc.roots[:0]
+	lo := int64(1)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		rs = append(rs, int32(len(ts)))
+		var last int64
+		ts, last = d.term(ts, lo, 0)
+		lo = last + 1
 	}
-	return roots, terms
+	sc.terms, sc.roots = ts, rs
+	*s = Seq{}
+	if d.err != nil {
+		return nil, fmt.Errorf("sequence: %w", d.err)
+	}
+	// canonical keeps a final leaf beyond the terms as well, where Terms
+	// finds it.
+	s.terms, s.roots = slices.Clone(ts), slices.Clone(rs)
+	s.canonical()
+	return d.b[d.off:], nil
 }
 
 // canonical moves a final leaf into the open run, as Append leaves it.
@@ -509,24 +512,6 @@ func (d *seqDecoder) uvarint() uint64 {
 	}
 	d.off += n
 	return v
-}
-
-// skipTerm skips one term and returns how many terms it holds, itself
-// included; errors are left for term to report.
-func (d *seqDecoder) skipTerm(depth int) int {
-	body, _, count := d.uvarint(), d.uvarint(), d.uvarint()
-	if d.err != nil || depth >= maxSeqDepth || body > uint64(len(d.b)-d.off) {
-		d.err = errSeqOverflow
-		return 0
-	}
-	n := 1
-	for k := uint64(0); k < body && d.err == nil; k++ {
-		n += d.skipTerm(depth + 1)
-	}
-	if count > 0 {
-		d.uvarint()
-	}
-	return n
 }
 
 // term decodes one term whose numbers start at lo or later and returns
