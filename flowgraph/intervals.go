@@ -60,9 +60,11 @@ type IntervalIter struct {
 	// pos is, in Events of a graph read by File.ReadLazy, the position
 	// of the current event's run (step).
 	pos int64
-	// heap holds the edges with numbers left, smallest nxt first;
-	// active those of the current interval.
-	heap, active []int32
+	// heap holds the edges with numbers left, smallest nxt first, with
+	// their nxt (no indirection per comparison); active those of the
+	// current interval.
+	heap   []edgeNext
+	active []int32
 }
 
 // ErrNotIntervals is returned by TimedIntervals for graphs whose timing
@@ -89,11 +91,17 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 	return it, nil
 }
 
+// edgeNext is an edge and its next number, IntervalIter.nxt.
+type edgeNext struct {
+	nxt int64
+	e   int32
+}
+
 func (it *IntervalIter) pushHeap(e int32) {
-	h := append(it.heap, e)
+	h := append(it.heap, edgeNext{it.nxt[e], e})
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
-		if it.nxt[h[p]] <= it.nxt[h[i]] {
+		if h[p].nxt <= h[i].nxt {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
@@ -109,10 +117,10 @@ func (it *IntervalIter) popHeap() {
 	h = h[:last]
 	for i := 0; ; {
 		l, m := 2*i+1, i
-		if l < len(h) && it.nxt[h[l]] < it.nxt[h[m]] {
+		if l < len(h) && h[l].nxt < h[m].nxt {
 			m = l
 		}
-		if r := l + 1; r < len(h) && it.nxt[h[r]] < it.nxt[h[m]] {
+		if r := l + 1; r < len(h) && h[r].nxt < h[m].nxt {
 			m = r
 		}
 		if m == i {
@@ -156,8 +164,8 @@ func (it *IntervalIter) Next() bool {
 	// transitions out of them), and b (the transition out of the
 	// interval's last event).
 	it.active = it.active[:0]
-	for len(it.heap) > 0 && it.nxt[it.heap[0]] <= b {
-		it.active = append(it.active, it.heap[0])
+	for len(it.heap) > 0 && it.heap[0].nxt <= b {
+		it.active = append(it.active, it.heap[0].e)
 		it.popHeap()
 	}
 	qb := it.query(b)

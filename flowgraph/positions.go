@@ -153,10 +153,12 @@ func heads(g *Graph, seq func(i int) *Seq, self []int) [][]int64 {
 			continue
 		}
 		runs[e.Dst] = append(runs[e.Dst], len(hs[e.Dst]))
+		h := hs[e.Dst] // a local slice: no write barrier per number
 		seq(i).All(func(x int64) bool {
-			hs[e.Dst] = append(hs[e.Dst], x)
+			h = append(h, x)
 			return true
 		})
+		hs[e.Dst] = h
 	}
 	for k, h := range hs {
 		if len(h) > 0 {
