@@ -159,10 +159,49 @@ func (it *IntervalIter) Next() bool {
 		it.addNode(g.Initial, 1, 0)
 		it.nodeAt = g.Initial
 	}
-	// Per edge that has numbers up to b: its number a (event a comes
-	// through it), those in (a, b) (events of the interval and
-	// transitions out of them), and b (the transition out of the
-	// interval's last event).
+	it.countEdges(a, b)
+	if it.nodeAt < 0 {
+		it.err = fmt.Errorf("sequence broken: no edge holds event %d", a)
+		return false
+	}
+	byFirst := func(x, y IntervalSum) int { return int(x.first - y.first) }
+	slices.SortFunc(it.Nodes, byFirst)
+	slices.SortFunc(it.Edges, byFirst)
+	for k, n := range it.Nodes {
+		it.nodeSlot[n.Index] = int32(k + 1)
+	}
+	// The sums are the nodes' and then the edges', in order of first
+	// occurrence (Keep 0).
+	var nn int
+	for _, e := range iv.Entries {
+		if !e.Edge {
+			nn++
+		}
+	}
+	if nn != len(it.Nodes) || len(iv.Entries)-nn != len(it.Edges) {
+		it.err = fmt.Errorf("timing: interval %d has %d node and %d edge sums for %d nodes and %d edges",
+			iv.Index, nn, len(iv.Entries)-nn, len(it.Nodes), len(it.Edges))
+		return false
+	}
+	t := it.Start
+	for k := range it.Nodes {
+		it.Nodes[k].Sum = iv.Entries[k].Sum
+		t += it.Nodes[k].Sum
+	}
+	for k := range it.Edges {
+		it.Edges[k].Sum = iv.Entries[len(it.Nodes)+k].Sum
+		t += it.Edges[k].Sum
+	}
+	it.Stop = t
+	return true
+}
+
+// countEdges counts what the edges hold of the interval [a, b): per edge
+// that has numbers up to b, its number a (event a comes through it),
+// those in (a, b) (events of the interval and transitions out of them),
+// and b (the transition out of the interval's last event).
+func (it *IntervalIter) countEdges(a, b int64) {
+	g := it.g
 	it.active = it.active[:0]
 	for len(it.heap) > 0 && it.heap[0].nxt <= b {
 		it.active = append(it.active, it.heap[0].e)
@@ -199,40 +238,6 @@ func (it *IntervalIter) Next() bool {
 		it.nxt[e] = next
 		it.pushHeap(e32)
 	}
-	if it.nodeAt < 0 {
-		it.err = fmt.Errorf("sequence broken: no edge holds event %d", a)
-		return false
-	}
-	byFirst := func(x, y IntervalSum) int { return int(x.first - y.first) }
-	slices.SortFunc(it.Nodes, byFirst)
-	slices.SortFunc(it.Edges, byFirst)
-	for k, n := range it.Nodes {
-		it.nodeSlot[n.Index] = int32(k + 1)
-	}
-	// The sums are the nodes' and then the edges', in order of first
-	// occurrence (Keep 0).
-	var nn int
-	for _, e := range iv.Entries {
-		if !e.Edge {
-			nn++
-		}
-	}
-	if nn != len(it.Nodes) || len(iv.Entries)-nn != len(it.Edges) {
-		it.err = fmt.Errorf("timing: interval %d has %d node and %d edge sums for %d nodes and %d edges",
-			iv.Index, nn, len(iv.Entries)-nn, len(it.Nodes), len(it.Edges))
-		return false
-	}
-	t := it.Start
-	for k := range it.Nodes {
-		it.Nodes[k].Sum = iv.Entries[k].Sum
-		t += it.Nodes[k].Sum
-	}
-	for k := range it.Edges {
-		it.Edges[k].Sum = iv.Entries[len(it.Nodes)+k].Sum
-		t += it.Edges[k].Sum
-	}
-	it.Stop = t
-	return true
 }
 
 // query returns the numQuery of v, searched from the last one's blocks.
