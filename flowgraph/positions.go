@@ -621,7 +621,8 @@ func (m *posMap) lazy(g *Graph) error {
 	for i := range g.Edges {
 		m.first[i], last[i] = -1, -1
 		if e := &g.Edges[i]; e.Src != e.Dst {
-			if count[i] = m.pos[i].Len(); count[i] > 0 {
+			// newPosMap checked that it holds e.Count positions.
+			if count[i] = e.Count; count[i] > 0 {
 				m.first[i], last[i] = m.index(m.pos[i].First()), m.index(m.pos[i].Last())
 			}
 		}
