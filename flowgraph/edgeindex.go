@@ -199,15 +199,83 @@ func (c *edgeCursor) setPos(m *posMap) {
 }
 
 // ceil is the smallest position whose event index is at least v (v >= 0).
-func (m *posMap) ceil(v int64) int64 {
-	// j: the blocks whose first event is at most v
-	j := sort.Search(len(m.keys), func(j int) bool { return m.keys[j]+m.before[j] > v })
-	if j == 0 {
-		return v
+func (m *posMap) ceil(v int64) int64 { return m.query(v, 0).p }
+
+// edgeHint is where IntervalIter.Next's queries on an edge last found its
+// numbers, and how many there are below its next one: the queries only
+// move forward, so each searches from there.
+type edgeHint struct {
+	root  int   // the top-level term of x
+	run   int   // a self-loop's run
+	below int64 // the edge's numbers below IntervalIter.nxt
+}
+
+// numQuery is a number v and, for a graph read by File.ReadLazy, the
+// smallest position p whose event index is at least v (posMap.ceil) and
+// the blocks j at or below p: what every edge's query on v shares.
+type numQuery struct {
+	v, p int64
+	j    int
+}
+
+// query returns the numQuery of v, searching m's blocks from hint.
+func (m *posMap) query(v int64, hint int) numQuery {
+	if m == nil {
+		return numQuery{v: v, p: v}
 	}
-	j--
-	if v < m.keys[j]+m.before[j+1] { // in block j: the position after it
-		return m.keys[j]
+	j := searchFrom(len(m.keys), hint, func(j int) bool { return m.keys[j]+m.before[j] > v })
+	q := numQuery{v: v, p: v, j: j}
+	switch {
+	case j == 0:
+	case v < m.keys[j-1]+m.before[j]: // in block j-1: the position after it
+		q.p = m.keys[j-1]
+	default:
+		q.p = v - m.before[j]
 	}
-	return v - m.before[j+1]
+	return q
+}
+
+// rankFrom is rank(q.v), searched from h.
+func (x *edgeIndex) rankFrom(h *edgeHint, q numQuery) int64 {
+	switch {
+	case x.self:
+		k := x.runFrom(h, q.v)
+		if k < len(x.runs) {
+			return x.before[k] + max(0, q.v-x.start(k))
+		}
+		return x.before[k]
+	case x.m != nil:
+		h.root = x.x.rootFrom(h.root, q.p)
+		return x.x.rankIn(h.root, q.p)
+	}
+	h.root = x.x.rootFrom(h.root, q.v)
+	return x.x.rankIn(h.root, q.v)
+}
+
+// succFrom is succ(q.v), searched from h.
+func (x *edgeIndex) succFrom(h *edgeHint, q numQuery) int64 {
+	switch {
+	case x.self:
+		if k := x.runFrom(h, q.v); k < len(x.runs) {
+			return max(q.v, x.start(k))
+		}
+		return math.MaxInt64
+	case x.m != nil:
+		h.root = x.x.rootFrom(h.root, q.p)
+		p := x.x.succIn(h.root, q.p)
+		if p == math.MaxInt64 {
+			return p
+		}
+		// Its blocks are at least q's.
+		keys := x.m.keys
+		return p + x.m.before[searchFrom(len(keys), q.j, func(j int) bool { return keys[j] > p })]
+	}
+	h.root = x.x.rootFrom(h.root, q.v)
+	return x.x.succIn(h.root, q.v)
+}
+
+// runFrom is run(v), searched from h, which it moves there.
+func (x *edgeIndex) runFrom(h *edgeHint, v int64) int {
+	h.run = searchFrom(len(x.runs), h.run, func(k int) bool { return x.end(k) > v })
+	return h.run
 }

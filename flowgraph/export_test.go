@@ -1,6 +1,8 @@
 package flowgraph
 
 import (
+	"fmt"
+
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -52,4 +54,20 @@ func EncodeWithPositions(r *Rank, seqs []Seq) ([]byte, error) {
 	}
 	m["graph"] = gw
 	return msgpack.Marshal(m)
+}
+
+// CheckHints compares what IntervalIter.Next found of each edge's numbers
+// from its hints, after the interval [First, End), with full searches:
+// its next number succ(End) and the numbers below it.
+func CheckHints(it *IntervalIter) error {
+	for e := range it.ix {
+		x := &it.ix[e]
+		if want := x.succ(it.End); it.nxt[e] != want {
+			return fmt.Errorf("edge %d after [%d, %d): next number %d, searched %d", e, it.First, it.End, it.nxt[e], want)
+		}
+		if want := x.rank(it.End); it.hint[e].below != want {
+			return fmt.Errorf("edge %d after [%d, %d): %d numbers below, searched %d", e, it.First, it.End, it.hint[e].below, want)
+		}
+	}
+	return nil
 }

@@ -28,8 +28,12 @@ type IntervalIter struct {
 	tim *TimingIter
 	ix  []edgeIndex
 	nxt []int64 // per edge, its first number at or after the current interval
-	out [][]int // out-edges per node
-	err error
+	// hint is per edge where the queries of Next found its numbers,
+	// lastJ the blocks of the last numQuery.
+	hint  []edgeHint
+	lastJ int
+	out   [][]int // out-edges per node
+	err   error
 
 	// First and End delimit the current interval's events [First, End).
 	First, End int64
@@ -56,9 +60,11 @@ type IntervalIter struct {
 	// pos is, in Events of a graph read by File.ReadLazy, the position
 	// of the current event's run (step).
 	pos int64
-	// heap holds the edges with numbers left, smallest nxt first;
-	// active those of the current interval.
-	heap, active []int32
+	// heap holds the edges with numbers left, smallest nxt first, with
+	// their nxt (no indirection per comparison); active those of the
+	// current interval.
+	heap   []edgeNext
+	active []int32
 }
 
 // ErrNotIntervals is returned by TimedIntervals for graphs whose timing
@@ -75,7 +81,7 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 		return nil, ErrNotIntervals
 	}
 	it := &IntervalIter{g: g, tim: t.Intervals(), ix: edgeIndexes(g), nxt: make([]int64, len(g.Edges)),
-		out: make([][]int, len(g.Nodes)), self: selfLoops(g), nodeSlot: make([]int32, len(g.Nodes))}
+		hint: make([]edgeHint, len(g.Edges)), out: make([][]int, len(g.Nodes)), self: selfLoops(g), nodeSlot: make([]int32, len(g.Nodes))}
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		it.nxt[i] = it.ix[i].succ(0)
@@ -85,11 +91,17 @@ func (g *Graph) TimedIntervals() (*IntervalIter, error) {
 	return it, nil
 }
 
+// edgeNext is an edge and its next number, IntervalIter.nxt.
+type edgeNext struct {
+	nxt int64
+	e   int32
+}
+
 func (it *IntervalIter) pushHeap(e int32) {
-	h := append(it.heap, e)
+	h := append(it.heap, edgeNext{it.nxt[e], e})
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
-		if it.nxt[h[p]] <= it.nxt[h[i]] {
+		if h[p].nxt <= h[i].nxt {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
@@ -105,10 +117,10 @@ func (it *IntervalIter) popHeap() {
 	h = h[:last]
 	for i := 0; ; {
 		l, m := 2*i+1, i
-		if l < len(h) && it.nxt[h[l]] < it.nxt[h[m]] {
+		if l < len(h) && h[l].nxt < h[m].nxt {
 			m = l
 		}
-		if r := l + 1; r < len(h) && it.nxt[h[r]] < it.nxt[h[m]] {
+		if r := l + 1; r < len(h) && h[r].nxt < h[m].nxt {
 			m = r
 		}
 		if m == i {
@@ -147,43 +159,7 @@ func (it *IntervalIter) Next() bool {
 		it.addNode(g.Initial, 1, 0)
 		it.nodeAt = g.Initial
 	}
-	// Per edge that has numbers up to b: its number a (event a comes
-	// through it), those in (a, b) (events of the interval and
-	// transitions out of them), and b (the transition out of the
-	// interval's last event).
-	it.active = it.active[:0]
-	for len(it.heap) > 0 && it.nxt[it.heap[0]] <= b {
-		it.active = append(it.active, it.heap[0])
-		it.popHeap()
-	}
-	for _, e32 := range it.active {
-		e := int(e32)
-		x := &it.ix[e]
-		dst := g.Edges[e].Dst
-		firstIn := it.nxt[e] // its first number after a
-		if firstIn == a {
-			it.addNode(dst, 1, a)
-			it.nodeAt, it.inEdge = dst, e
-			firstIn = x.succ(a + 1)
-		}
-		var inner int64
-		next := firstIn // its first number at or after b
-		if firstIn < b {
-			inner = x.rank(b) - x.rank(firstIn)
-			next = x.succ(b)
-			it.addNode(dst, inner, firstIn)
-		}
-		n := inner
-		if next == b {
-			n++
-			it.lastEdge = e
-		}
-		if n > 0 {
-			it.Edges = append(it.Edges, IntervalSum{Index: e, Count: n, first: firstIn})
-		}
-		it.nxt[e] = next
-		it.pushHeap(e32)
-	}
+	it.countEdges(a, b)
 	if it.nodeAt < 0 {
 		it.err = fmt.Errorf("sequence broken: no edge holds event %d", a)
 		return false
@@ -218,6 +194,57 @@ func (it *IntervalIter) Next() bool {
 	}
 	it.Stop = t
 	return true
+}
+
+// countEdges counts what the edges hold of the interval [a, b): per edge
+// that has numbers up to b, its number a (event a comes through it),
+// those in (a, b) (events of the interval and transitions out of them),
+// and b (the transition out of the interval's last event).
+func (it *IntervalIter) countEdges(a, b int64) {
+	g := it.g
+	it.active = it.active[:0]
+	for len(it.heap) > 0 && it.heap[0].nxt <= b {
+		it.active = append(it.active, it.heap[0].e)
+		it.popHeap()
+	}
+	qb := it.query(b)
+	for _, e32 := range it.active {
+		e := int(e32)
+		x, h := &it.ix[e], &it.hint[e]
+		dst := g.Edges[e].Dst
+		firstIn := it.nxt[e] // its first number after a
+		if firstIn == a {
+			it.addNode(dst, 1, a)
+			it.nodeAt, it.inEdge = dst, e
+			h.below++
+			firstIn = x.succFrom(h, it.query(a+1))
+		}
+		var inner int64
+		next := firstIn // its first number at or after b
+		if firstIn < b {
+			below := x.rankFrom(h, qb)
+			inner, h.below = below-h.below, below
+			next = x.succFrom(h, qb)
+			it.addNode(dst, inner, firstIn)
+		}
+		n := inner
+		if next == b {
+			n++
+			it.lastEdge = e
+		}
+		if n > 0 {
+			it.Edges = append(it.Edges, IntervalSum{Index: e, Count: n, first: firstIn})
+		}
+		it.nxt[e] = next
+		it.pushHeap(e32)
+	}
+}
+
+// query returns the numQuery of v, searched from the last one's blocks.
+func (it *IntervalIter) query(v int64) numQuery {
+	q := it.g.lazy.query(v, it.lastJ)
+	it.lastJ = q.j
+	return q
 }
 
 // addNode counts n events of node v in the current interval, the first at

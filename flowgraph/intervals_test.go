@@ -204,3 +204,54 @@ func TestTimedIntervalsRefuses(t *testing.T) {
 		require.True(t, errors.Is(err, flowgraph.ErrNotIntervals), name)
 	}
 }
+
+// TestIntervalHintsMatchSearch checks that what IntervalIter.Next finds of
+// every edge's numbers searching from where it left off (its hints) is
+// what a full search finds, after every interval: on generated programs
+// with intervals from one event (edges starting and ending at every
+// boundary) to thousands, read whole and lazily (positions and
+// self-loop runs), and on a job of HPCC's shape.
+func TestIntervalHintsMatchSearch(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for seed := uint64(1); seed <= 6; seed++ {
+		opt := flowgen.Options{Seed: seed, Events: 8000, Depth: 1 + int(seed%4), Sites: 4 + int(seed%12),
+			Branchy: seed%2 == 0, MaxIter: 5 + int(seed%30), TimingBytes: []int{0, 1 << 10, 4 << 10}[seed%3]}
+		path := filepath.Join(dir, fmt.Sprintf("seed%d.mpiflow", seed))
+		h, ranks := flowgen.Run(opt, 1, 1)
+		require.NoError(t, flowgraph.WriteFile(path, h, ranks))
+		paths = append(paths, path)
+	}
+	h, ranks := flowgen.Run(flowgen.HPCCShape(60_000), 2, 2)
+	polled := filepath.Join(dir, "polled.mpiflow")
+	require.NoError(t, flowgraph.WriteFile(polled, h, ranks))
+	var intervals, lazy int
+	for _, path := range append(paths, polled) {
+		f, err := flowgraph.Open(path)
+		require.NoError(t, err)
+		for i := range f.Index {
+			whole, err := f.ReadRank(i)
+			require.NoError(t, err)
+			l, err := f.ReadLazy(i)
+			require.NoError(t, err)
+			if l.Graph.Edges[0].Seq.IsZero() {
+				lazy++
+			}
+			for name, g := range map[string]*flowgraph.Graph{"whole": &whole.Graph, "lazy": &l.Graph} {
+				it, err := g.TimedIntervals()
+				if errors.Is(err, flowgraph.ErrNotIntervals) {
+					continue
+				}
+				require.NoError(t, err)
+				for it.Next() {
+					require.NoError(t, flowgraph.CheckHints(it), "%s rank %d read %s", filepath.Base(path), i, name)
+					intervals++
+				}
+				require.NoError(t, it.Err())
+			}
+		}
+		require.NoError(t, f.Close())
+	}
+	require.Greater(t, intervals, 10000, "intervals checked")
+	require.GreaterOrEqual(t, lazy, 2, "ranks walked on their positions")
+}

@@ -153,10 +153,12 @@ func heads(g *Graph, seq func(i int) *Seq, self []int) [][]int64 {
 			continue
 		}
 		runs[e.Dst] = append(runs[e.Dst], len(hs[e.Dst]))
+		h := hs[e.Dst] // a local slice: no write barrier per number
 		seq(i).All(func(x int64) bool {
-			hs[e.Dst] = append(hs[e.Dst], x)
+			h = append(h, x)
 			return true
 		})
+		hs[e.Dst] = h
 	}
 	for k, h := range hs {
 		if len(h) > 0 {
@@ -510,17 +512,24 @@ func (m *posMap) mergeBlocks(lists []*edgeRuns, nev int64) error {
 	for _, l := range lists {
 		n += l.n
 	}
-	m.keys, m.before, m.edge = make([]int64, 0, n), make([]int64, 1, n+1), make([]int32, 0, n)
+	// Local slices and a heap of plain values: no write barriers.
+	keys, before, edge := make([]int64, 0, n), make([]int64, 1, n+1), make([]int32, 0, n)
 	// A heap of the lists by their current block's start.
-	h := slices.Clone(lists)
-	less := func(a, b int) bool { return h[a].key < h[b].key }
+	type head struct {
+		key int64
+		l   int
+	}
+	h := make([]head, len(lists))
+	for i, l := range lists {
+		h[i] = head{l.key, i}
+	}
 	down := func(i int) {
 		for {
 			l, c := 2*i+1, i
-			if l < len(h) && less(l, c) {
+			if l < len(h) && h[l].key < h[c].key {
 				c = l
 			}
-			if r := l + 1; r < len(h) && less(r, c) {
+			if r := l + 1; r < len(h) && h[r].key < h[c].key {
 				c = r
 			}
 			if c == i {
@@ -534,21 +543,24 @@ func (m *posMap) mergeBlocks(lists []*edgeRuns, nev int64) error {
 		down(i)
 	}
 	for len(h) > 0 {
-		l := h[0]
-		before := m.before[len(m.before)-1] + l.count
-		if j := len(m.keys); j > 0 && l.key == m.keys[j-1] {
+		l := lists[h[0].l]
+		b := before[len(before)-1] + l.count
+		if j := len(keys); j > 0 && l.key == keys[j-1] {
 			return fmt.Errorf("%w: two runs at position %d", errPositions, l.key)
 		}
-		if before > nev {
+		if b > nev {
 			return fmt.Errorf("%w: runs longer than the %d events", errPositions, nev)
 		}
-		m.keys, m.before, m.edge = append(m.keys, l.key), append(m.before, before), append(m.edge, l.edge)
-		if !l.next() {
+		keys, before, edge = append(keys, l.key), append(before, b), append(edge, l.edge)
+		if l.next() {
+			h[0].key = l.key
+		} else {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 		}
 		down(0)
 	}
+	m.keys, m.before, m.edge = keys, before, edge
 	return nil
 }
 
@@ -609,7 +621,8 @@ func (m *posMap) lazy(g *Graph) error {
 	for i := range g.Edges {
 		m.first[i], last[i] = -1, -1
 		if e := &g.Edges[i]; e.Src != e.Dst {
-			if count[i] = m.pos[i].Len(); count[i] > 0 {
+			// newPosMap checked that it holds e.Count positions.
+			if count[i] = e.Count; count[i] > 0 {
 				m.first[i], last[i] = m.index(m.pos[i].First()), m.index(m.pos[i].Last())
 			}
 		}

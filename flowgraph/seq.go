@@ -443,23 +443,40 @@ func (s *Seq) UnmarshalBinary(b []byte) error {
 
 // decode reads one sequence from the front of b and returns the rest.
 func (s *Seq) decode(b []byte) ([]byte, error) {
+	var sc seqScratch
+	return s.decodeWith(b, &sc)
+}
+
+// seqScratch holds the terms of the sequences being decoded, one after
+// the other; each is then copied to arrays of its size: growing its own
+// was most of the time of decoding a rank's sequences.
+type seqScratch struct {
+	terms []SeqTerm
+	roots []int32
+}
+
+// decodeWith is decode, with sc's arrays to decode into.
+func (s *Seq) decodeWith(b []byte, sc *seqScratch) ([]byte, error) {
 	d := seqDecoder{b: b}
 	n := d.uvarint()
-	*s = Seq{}
+	ts, rs := sc.terms[:0], sc.roots[:0]
 	lo := int64(1)
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		p := len(s.terms)
-		s.roots = append(s.roots, int32(p))
+		rs = append(rs, int32(len(ts)))
 		var last int64
-		s.terms, last = d.term(s.terms, lo, 0)
+		ts, last = d.term(ts, lo, 0)
 		lo = last + 1
 	}
+	sc.terms, sc.roots = ts, rs
+	*s = Seq{}
 	if d.err != nil {
-		*s = Seq{}
 		return nil, fmt.Errorf("sequence: %w", d.err)
 	}
+	// canonical keeps a final leaf beyond the terms as well, where Terms
+	// finds it.
+	s.terms, s.roots = slices.Clone(ts), slices.Clone(rs)
 	s.canonical()
-	return d.b, nil
+	return d.b[d.off:], nil
 }
 
 // canonical moves a final leaf into the open run, as Append leaves it.
@@ -476,6 +493,7 @@ func (s *Seq) canonical() {
 
 type seqDecoder struct {
 	b   []byte
+	off int // b[off:] is left; an offset, not a slice moved on, costs no write barrier
 	err error
 }
 
@@ -483,12 +501,16 @@ func (d *seqDecoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
+	if d.off < len(d.b) && d.b[d.off] < 0x80 { // most are one byte
+		d.off++
+		return uint64(d.b[d.off-1])
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
 		d.err = errors.New("truncated or bad varint")
 		return 0
 	}
-	d.b = d.b[n:]
+	d.off += n
 	return v
 }
 
@@ -503,7 +525,7 @@ func (d *seqDecoder) term(ts []SeqTerm, lo int64, depth int) ([]SeqTerm, int64) 
 		d.err = fmt.Errorf("terms nested deeper than %d", maxSeqDepth)
 		return ts, 0
 	}
-	if body > uint64(len(d.b)) || delta > maxSeqValue || count >= maxSeqValue || len(ts) >= math.MaxInt32 {
+	if body > uint64(len(d.b)-d.off) || delta > maxSeqValue || count >= maxSeqValue || len(ts) >= math.MaxInt32 {
 		d.err = errSeqOverflow
 		return ts, 0
 	}

@@ -26,12 +26,19 @@ type seqIndex struct {
 func newSeqIndex(s *Seq) *seqIndex {
 	ts := s.Terms()
 	x := &seqIndex{terms: ts, slot: make([]int32, len(ts))}
+	// Counted first, the arrays are made once to size.
+	var reps, roots int
 	for p := range ts {
 		if ts[p].Body > 0 {
-			x.slot[p] = int32(len(x.rfirst))
-			x.rfirst, x.rlast, x.rper = append(x.rfirst, 0), append(x.rlast, 0), append(x.rper, 0)
+			x.slot[p] = int32(reps)
+			reps++
 		}
 	}
+	for p := 0; p < len(ts); p += int(ts[p].Size) {
+		roots++
+	}
+	x.rfirst, x.rlast, x.rper = make([]int64, reps), make([]int64, reps), make([]int64, reps)
+	x.roots, x.rootLast, x.rootCum = make([]int32, 0, roots), make([]int64, 0, roots), make([]int64, 0, roots)
 	// Children follow their repeat, so a backward pass sees them first.
 	for p := len(ts) - 1; p >= 0; p-- {
 		t := &ts[p]
@@ -89,9 +96,16 @@ func (x *seqIndex) root(v int64) int {
 	return sort.Search(len(x.roots), func(r int) bool { return x.rootLast[r] >= v })
 }
 
+// rootFrom is root(v), searched from the top-level term hint.
+func (x *seqIndex) rootFrom(hint int, v int64) int {
+	return searchFrom(len(x.roots), hint, func(r int) bool { return x.rootLast[r] >= v })
+}
+
 // rank is the number of numbers below v.
-func (x *seqIndex) rank(v int64) int64 {
-	r := x.root(v)
+func (x *seqIndex) rank(v int64) int64 { return x.rankIn(x.root(v), v) }
+
+// rankIn is rank(v), r being root(v).
+func (x *seqIndex) rankIn(r int, v int64) int64 {
 	if r == len(x.roots) {
 		return x.total
 	}
@@ -136,8 +150,10 @@ func (x *seqIndex) rankTerm(p int, base, v int64) int64 {
 }
 
 // succ is the smallest number at least v, math.MaxInt64 if none.
-func (x *seqIndex) succ(v int64) int64 {
-	r := x.root(v)
+func (x *seqIndex) succ(v int64) int64 { return x.succIn(x.root(v), v) }
+
+// succIn is succ(v), r being root(v).
+func (x *seqIndex) succIn(r int, v int64) int64 {
 	if r == len(x.roots) {
 		return math.MaxInt64
 	}
@@ -206,4 +222,22 @@ func (x *seqIndex) seek(c *walkCursor, v int64) {
 		c.stack = append(c.stack, seqFrame{first: int32(p) + 1, end: int32(p) + t.Size, k: k + 1, count: t.Count, stride: t.Stride, base: base})
 		p = x.child(p, base, v)
 	}
+}
+
+// searchFrom is sort.Search(n, f) started at hint: galloping from there
+// costs O(log d) for an answer d away, where queries that move forward
+// find it close.
+func searchFrom(n, hint int, f func(int) bool) int {
+	hint = min(max(hint, 0), n)
+	if hint > 0 && f(hint-1) {
+		return sort.Search(hint-1, f)
+	}
+	// f is false below lo.
+	lo, step := hint, 1
+	for lo+step-1 < n && !f(lo+step-1) {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step-1, n)
+	return lo + sort.Search(hi-lo, func(i int) bool { return f(lo + i) })
 }

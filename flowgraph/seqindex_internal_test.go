@@ -3,6 +3,7 @@ package flowgraph
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,18 @@ func TestSeqIndexMatchesExpansion(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchFrom checks searchFrom against sort.Search from every hint,
+// before, at and past the answer.
+func TestSearchFrom(t *testing.T) {
+	xs := []int64{1, 3, 3, 4, 9, 12, 12, 12, 20, 31, 40, 41, 57}
+	for v := int64(0); v <= 60; v++ {
+		f := func(i int) bool { return xs[i] >= v }
+		want := sort.Search(len(xs), f)
+		for hint := -1; hint <= len(xs)+1; hint++ {
+			require.Equal(t, want, searchFrom(len(xs), hint, f), "v %d hint %d", v, hint)
+		}
+	}
+	require.Equal(t, 0, searchFrom(0, 3, func(int) bool { return true }), "empty")
 }

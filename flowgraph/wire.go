@@ -129,12 +129,13 @@ func (g *Graph) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return fmt.Errorf("sequences: %w", err)
 	}
+	var sc seqScratch
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		if !e.Seq.IsZero() {
 			return fmt.Errorf("edge %d: sequence numbers both in the edge and in the graph", i)
 		}
-		if raw, err = e.Seq.decode(raw); err != nil {
+		if raw, err = e.Seq.decodeWith(raw, &sc); err != nil {
 			return fmt.Errorf("edge %d: %w", i, err)
 		}
 	}
