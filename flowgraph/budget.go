@@ -57,12 +57,14 @@ func (g *Graph) FitBudget(budget int64) *BudgetUse {
 }
 
 // FitBudgetFrom is FitBudget for a graph whose timing st's Finish gave
-// (nil: none): where the graph does not fit, its timing first takes what
-// its sequences leave of the budget, but at least half of it, its
-// intervals merged (TimingState.Shrink). A graph that fits keeps its
-// timing whole: a fixed half for the timing during the run coarsened
-// LAMMPS's intervals (0.06 instead of 0.005 pp) in a file far under the
-// budget.
+// (nil: none): where the graph does not fit, its timing's intervals are
+// first merged (TimingState.Shrink) until it fits in what its sequences
+// leave of the budget, or in half of it if they leave less, and further,
+// down to a quarter, if even with every run length approximate they need
+// more. A graph that
+// fits keeps its timing whole: a fixed half for the timing during the run
+// coarsened LAMMPS's intervals (0.06 instead of 0.005 pp) in a file far
+// under the budget.
 func (g *Graph) FitBudgetFrom(budget int64, st *TimingState) *BudgetUse {
 	tim := int64(0)
 	if g.Timing.Present() {
@@ -76,18 +78,42 @@ func (g *Graph) FitBudgetFrom(budget int64, st *TimingState) *BudgetUse {
 }
 
 // fitTiming shrinks g's timing, of tim bytes, to the room its sequences
-// leave in a, at least half the budget, and returns its new size.
+// leave in a, or half the budget if they leave less, and returns its new
+// size.
 func (g *Graph) fitTiming(a *BudgetUse, tim int64, st *TimingState) int64 {
 	seq := a.Bytes - tim
-	room := max(a.Budget/2, a.Budget-seq)
-	if a.Fits() || st == nil || tim <= room {
+	if a.Fits() || st == nil || tim <= max(a.Budget/2, a.Budget-seq) {
 		return tim
 	}
-	g.Timing = st.Shrink(g.NumEvents, room)
-	g.Anchors = g.Timing.Anchors(g.NumEvents)
-	tim = packedLen(g.Timing.AppendBinary(nil))
+	tim = g.shrinkTiming(st, max(a.Budget/2, a.Budget-seq))
 	a.Bytes = seq + tim
 	return tim
+}
+
+// shrinkTiming merges g's timing, which st's Finish gave, to at most room
+// bytes (TimingState.Shrink) and returns its new size.
+func (g *Graph) shrinkTiming(st *TimingState, room int64) int64 {
+	g.Timing = st.Shrink(g.NumEvents, room)
+	g.Anchors = g.Timing.Anchors(g.NumEvents)
+	return packedLen(g.Timing.AppendBinary(nil))
+}
+
+// approximate chooses the fewest groups of poll runs whose lengths, made
+// approximate, fit the graph in budget bytes (encode gives its size), and
+// tells whether they do; if none do, all of the coarsest.
+func (g *Graph) approximate(polls []polled, budget int64, encode func([]runGroup) int64) ([]runGroup, bool) {
+	bounds := g.intervalStarts()
+	// Coarser groups save more: runs of one interval in stretches of 64,
+	// then whole intervals.
+	var groups []runGroup
+	for _, most := range []int{64, math.MaxInt} {
+		groups = runGroups(polls, bounds, most)
+		if encode(groups) > budget {
+			continue // not even all of them: coarser groups
+		}
+		return groups[:sort.Search(len(groups), func(k int) bool { return encode(groups[:k]) <= budget })], true
+	}
+	return groups, false
 }
 
 // fitRuns is the first step of FitBudget after fitTiming: poll run
@@ -112,7 +138,6 @@ func (g *Graph) fitRuns(budget, tim int64, st *TimingState) (*BudgetUse, int64) 
 	if tim = g.fitTiming(a, tim, st); a.Fits() {
 		return a, tim
 	}
-	bounds := g.intervalStarts()
 	fixed := make([][]byte, len(g.Edges)) // the encoding of each edge that is not a self-loop
 	pollOf := make([]int, len(g.Edges))   // the poll of each self-loop, else -1
 	for i := range g.Edges {
@@ -143,16 +168,15 @@ func (g *Graph) fitRuns(budget, tim int64, st *TimingState) (*BudgetUse, int64) 
 		}
 		return packedLen(b) + tim
 	}
-	// Coarser groups save more: runs of one interval in stretches of 64,
-	// then whole intervals.
-	var groups []runGroup
-	for _, most := range []int{64, math.MaxInt} {
-		groups = runGroups(polls, bounds, most)
-		if encode(groups) > budget {
-			continue // not even all of them: coarser groups
-		}
-		groups = groups[:sort.Search(len(groups), func(k int) bool { return encode(groups[:k]) <= budget })]
-		break
+	groups, fits := g.approximate(polls, budget, encode)
+	if seq := encode(groups) - tim; !fits && st != nil && budget-seq < tim && tim > budget/4 {
+		// Even with every run length approximate the sequences need
+		// more than the timing left them: it gives that up too, down
+		// to a quarter of the budget (HPCC at 8 ranks: 3 KiB of 64
+		// left start times 235 ms off, where the order of the densest
+		// intervals costs less: arrangeToFit).
+		tim = g.shrinkTiming(st, max(budget-seq, budget/4, MinTimingBytes))
+		groups, _ = g.approximate(polls, budget, encode)
 	}
 	a.Bytes = encode(groups)
 	var errs []int64

@@ -327,7 +327,8 @@ void mf_start(int64_t init_mono, int64_t init_real, int provided)
 	G.timing_bytes = size_setting("MPIFLOW_TIMING", getenv("MPIFLOW_TIMING"), MF_TIMING_BYTES);
 	G.budget = budget(getenv("MPIFLOW_BUDGET"), getenv("MPIFLOW_ORDER"));
 	/* the timing takes at most the budget; at MPI_Finalize, where the
-	 * sequences need room, it keeps at least half (FitBudgetFrom) */
+	 * sequences need room, it is merged to fit what they leave or half
+	 * of it (FitBudgetFrom) */
 	if (G.budget > 0 && G.timing_bytes > G.budget)
 		G.timing_bytes = G.budget < MF_TIMING_MIN ? MF_TIMING_MIN : G.budget;
 	G.sample_mask = sample_mask(getenv("MPIFLOW_SAMPLE"));
