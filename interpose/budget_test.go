@@ -17,20 +17,7 @@ import (
 // recorded one (the rounding is carried); a recording within the budget keeps its
 // timing byte for byte.
 func TestFitBudgetShrinksTiming(t *testing.T) {
-	evs := pollLoop(rand.New(rand.NewPCG(11, 3)), 20_000)
-	r, err := newRecorderBudget("call,site", flowgraph.TimingBudget{Bytes: 32 << 10}, 0)
-	require.NoError(t, err)
-	defer r.free()
-	for _, e := range evs {
-		r.add(e)
-	}
-	r.settle()
-	convert := func() (flowgraph.Graph, *flowgraph.TimingState) {
-		g, st, err := recGraphTiming(r.r, testNames)
-		require.NoError(t, err)
-		require.NotNil(t, st)
-		return g, st
-	}
+	convert := recordTiming(t, pollLoop(rand.New(rand.NewPCG(11, 3)), 20_000))
 	whole, st := convert()
 	fits := whole.FitBudgetFrom(1<<40, st)
 	require.True(t, fits.Fits())
@@ -54,6 +41,25 @@ func TestFitBudgetShrinksTiming(t *testing.T) {
 	q := shrunk.Timing.Quantum()
 	for i := range want {
 		assert.InDelta(t, want[i], got[i], float64(q), "node %d", i)
+	}
+}
+
+// recordTiming records evs with a timing of 32 KiB and returns a function
+// that converts the recording (again each time, as FitBudgetFrom changes
+// the graph) with the state its timing was finished from.
+func recordTiming(t *testing.T, evs []recEvent) func() (flowgraph.Graph, *flowgraph.TimingState) {
+	r, err := newRecorderBudget("call,site", flowgraph.TimingBudget{Bytes: 32 << 10}, 0)
+	require.NoError(t, err)
+	t.Cleanup(r.free)
+	for _, e := range evs {
+		r.add(e)
+	}
+	r.settle()
+	return func() (flowgraph.Graph, *flowgraph.TimingState) {
+		g, st, err := recGraphTiming(r.r, testNames)
+		require.NoError(t, err)
+		require.NotNil(t, st)
+		return g, st
 	}
 }
 
@@ -92,18 +98,7 @@ func TestFitBudgetTimingGivesWay(t *testing.T) {
 			evs[i].Call = 2
 		}
 	}
-	r, err := newRecorderBudget("call,site", flowgraph.TimingBudget{Bytes: 32 << 10}, 0)
-	require.NoError(t, err)
-	defer r.free()
-	for _, e := range evs {
-		r.add(e)
-	}
-	r.settle()
-	convert := func() (flowgraph.Graph, *flowgraph.TimingState) {
-		g, st, err := recGraphTiming(r.r, testNames)
-		require.NoError(t, err)
-		return g, st
-	}
+	convert := recordTiming(t, evs)
 	whole, _ := convert()
 	all := whole.FitBudget(1 << 40).Bytes
 	gaveWay := 0
