@@ -8,6 +8,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -62,6 +63,9 @@ type Options struct {
 	Similarity float64
 	// Workers bounds parallel work (GOMAXPROCS if < 1).
 	Workers int
+	// LargeBlock is the size in the file over which NoGraphs reads a
+	// rank's block alone (0: largeBlock).
+	LargeBlock int64
 	// Progress, if set, is called with the stage ("reading ranks",
 	// "finding loops") and how much of it is done.
 	Progress func(stage string, done, total int)
@@ -345,7 +349,7 @@ func (j *Job) read(f *flowgraph.File, sel []int, resolver *flowgraph.Resolver, o
 	var large sync.RWMutex
 	done := 0
 	err := parallel.For(len(sel), opt.Workers, func(k int) error {
-		if dropGraphs(opt) && f.Index[sel[k]].Length > largeBlock {
+		if dropGraphs(opt) && f.Index[sel[k]].Length > cmp.Or(opt.LargeBlock, largeBlock) {
 			large.Lock()
 			defer large.Unlock()
 			defer lowerGC()()

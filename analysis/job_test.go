@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,6 +101,8 @@ func testNoSequences(t *testing.T, in string) {
 		// nothing else, and without the graphs, once read.
 		{NoSequences: true, Workers: 3, NoSiteTable: true},
 		{NoSequences: true, Workers: 3, NoSiteTable: true, NoGraphs: true},
+		// every block large: read one at a time, the GC lowered
+		{NoSequences: true, Workers: 3, NoGraphs: true, LargeBlock: 1},
 		{NoSequences: true, Workers: 1, NoGraphs: true, Similarity: 1},
 	} {
 		name := fmt.Sprintf("%+v", opt)
@@ -138,6 +141,32 @@ func testNoSequences(t *testing.T, in string) {
 			}
 		}
 	}
+}
+
+// TestLowerGC: a large block is read with the garbage collector's
+// percentage at largeBlockGC, or lower if it was, and restored after.
+func TestLowerGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tc := range []struct{ before, while int }{{100, largeBlockGC}, {10, 10}, {-1, largeBlockGC}} {
+		debug.SetGCPercent(tc.before)
+		restore := lowerGC()
+		assert.Equal(t, tc.while, debug.SetGCPercent(tc.while), "GOGC %d", tc.before)
+		restore()
+		assert.Equal(t, tc.before, debug.SetGCPercent(tc.before), "GOGC %d restored", tc.before)
+	}
+	debug.SetGCPercent(100)
+	var while []int // as each rank is read (one at a time: no other reader)
+	progress := func(stage string, done, total int) {
+		if stage == "reading ranks" {
+			p := debug.SetGCPercent(-1)
+			debug.SetGCPercent(p)
+			while = append(while, p)
+		}
+	}
+	_, err := Load(genJob(t, 4, nil), Options{NoSequences: true, NoGraphs: true, Workers: 2, LargeBlock: 1, Progress: progress})
+	require.NoError(t, err)
+	assert.Equal(t, []int{largeBlockGC, largeBlockGC, largeBlockGC, largeBlockGC}, while)
+	assert.Equal(t, 100, debug.SetGCPercent(100), "restored after reading large blocks")
 }
 
 // TestNoGraphsStats: the statistics of a job read as stats reads it are
