@@ -28,8 +28,6 @@ int mf_rec_init(mf_rec *r, uint32_t keyflags, int64_t timing_bytes, int64_t max_
 	r->initial = -1;
 	r->prev = -1;
 	r->rep_call = -1;
-	for (int k = 0; k < MF_TIGHT_TAIL; k++)
-		r->tail[k].idx = -1;
 	r->cfg.sample_mask = MF_SAMPLE - 1;
 	r->rng = 0x9e3779b97f4a7c15u;
 	r->cpu_now = thread_cpu;

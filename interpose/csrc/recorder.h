@@ -58,7 +58,6 @@ extern "C" {
 #define MF_SEQ_WINDOW 8     /* flowgraph.seqWindow */
 
 #define MF_TIGHT_SIZES 2 /* sizes of unusual excess (tight.h) */
-#define MF_TIGHT_TAIL 4  /* places from a run's end learnt apart (tight.h) */
 
 /* mf_term is a flowgraph.SeqTerm: a leaf (body 0) is an arithmetic run;
  * a repeat is the body terms after it, repeated count times at offsets of
@@ -69,14 +68,6 @@ typedef struct {
 	int32_t body, size;
 } mf_term;
 typedef struct { int64_t total, min, max; } mf_stat;
-
-/* mf_timed_rep is a timed fast repeat: its index (-1: none), node, its
- * call's excess over the node's usual duration and what that added to
- * the node's tlcall (of size b; -1: nothing). */
-typedef struct {
-	int64_t idx, c, add;
-	int32_t node, b;
-} mf_timed_rep;
 typedef struct { int64_t rank, count; } mf_partner;
 
 typedef struct {
@@ -126,13 +117,6 @@ typedef struct {
 	 * MF_TIGHT_FX fraction bits; -1: none yet */
 	int64_t texit_fx;
 	int64_t tquiet; /* all timed before this index (after an unusual time) */
-	/* the excess over its usual duration of the calls at the end of its
-	 * runs, by place from the end (1: the last; mf_tight_end), and the
-	 * excess of the stretches that end its runs (mf_settle): moving
-	 * averages in ns with 4 fraction bits, those seen in tailseen (bit
-	 * MF_TIGHT_TAIL: texcess) */
-	int32_t ttail[MF_TIGHT_TAIL], texcess;
-	uint32_t tailseen;
 } mf_node;
 
 typedef struct {
@@ -373,11 +357,6 @@ typedef struct mf_rec {
 	int64_t sample_at;    /* the next repeat to time (0 without sampling) */
 	uint64_t rng;         /* xorshift state for the distance to sample_at */
 	int64_t t0; /* the first event's enter */
-	/* fast repeats: the last MF_TIGHT_TAIL timed repeats, the last at
-	 * tail_at (mf_tight_sample), which a run that ends within
-	 * MF_TIGHT_TAIL events of them gives its node's tail (mf_tight_end) */
-	mf_timed_rep tail[MF_TIGHT_TAIL];
-	int32_t tail_at;
 
 	/* the timing's slow paths (timing.c), from a line's start: its
 	 * 16-byte copies (mf_tm_publish) aligned */

@@ -138,27 +138,16 @@ void mf_settle(mf_rec *r, int64_t enter, int ended)
 		if (r->cfg.tight_ok && n->texit_fx >= 0) {
 			int b;
 			const double expect = (double)j * (md + mg) + (double)n->texit_fx / (1 << MF_TIGHT_FX);
-			/* the calls take what the node's tail says (the last j
-			 * places) of the excess and the run's gaps the rest (the
-			 * last gap its mean: HPCC's completing MPI_Testany comes
-			 * 1.7-3.9 us after the poll before it), else the calls
-			 * take its share and the last gap the rest */
-			double c = mf_tight_tail(n, j, span - expect);
-			if (c >= 0) {
-				if (span - expect > c)
-					g = mg += (span - expect - c) / (double)j;
-			} else if ((c = calls_excess(n, (int64_t)expect, (int64_t)span, &b)), b >= 0) {
-				/* Its excess is learnt as that of a stretch
-				 * ending in a sample (mf_tight_sample): the
-				 * samples' calls stand for all, so the stretches
-				 * must too. */
-				n->tlsize[b] += (int64_t)(span - expect);
-			}
-			d = md += c / (double)j;
+			d = md += calls_excess(n, (int64_t)expect, (int64_t)span, &b) / (double)j;
+			/* Its excess is learnt as that of a stretch ending in a
+			 * sample (mf_tight_sample): the samples' calls stand
+			 * for all, so the stretches must too. Without it, where
+			 * runs end after a long call and a long gap (HPCC's
+			 * MPI_Testany), calls took all of an excess half theirs. */
 			mf_tight_span(n, (int64_t)span);
+			if (b >= 0)
+				n->tlsize[b] += (int64_t)(span - expect);
 		}
-		if (r->cfg.tight_ok)
-			mf_tight_end(r, n);
 		const double w = (double)j * (md + mg);
 		if (w > span) { /* too little time: in proportion, none for the gap */
 			d = span * md / w;

@@ -135,12 +135,6 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 	const int pick = !r->tight_next || r->nevents - 1 == r->tight_pick;
 	if (n->tn >= MF_TIGHT_WARM)
 		mf_tight_span(n, span);
-	r->tail_at = (r->tail_at + 1) % MF_TIGHT_TAIL;
-	mf_timed_rep *t = &r->tail[r->tail_at];
-	t->idx = r->nevents - 1;
-	t->node = (int32_t)(n - r->tab.nodes);
-	t->c = c;
-	t->b = -1;
 	if (n->tn >= MF_TIGHT_WARM && (unusual || long_call)) {
 		const int b = mf_tight_size(excess > c ? excess : c);
 		if (!b)
@@ -149,9 +143,7 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 			/* a sample stands for its group of calls; a call
 			 * timed as the end of an interval for itself (its
 			 * excess is in the span's) */
-			t->add = (pick && r->tight_next ? MF_TIGHT_MASK + 1 : 1) * c;
-			t->b = b;
-			n->tlcall[b] += t->add;
+			n->tlcall[b] += (pick && r->tight_next ? MF_TIGHT_MASK + 1 : 1) * c;
 			n->tlnlarge += b;
 		}
 		if (unusual)
@@ -181,85 +173,6 @@ static inline void mf_tight_sample(mf_rec *r, mf_node *n, int64_t dur, int64_t s
 	mf_tight_set(r, n);
 }
 
-/* mf_tight_avg adds v, clamped, to the moving average *a in ns with 4
- * fraction bits, seen if bit k of *seen is set, and sets it. */
-static inline void mf_tight_avg(int32_t *a, uint32_t *seen, int k, int64_t v)
-{
-	v = v < -(1 << 26) ? -(1 << 26) : v > 1 << 26 ? 1 << 26 : v;
-	if (*seen >> k & 1) {
-		*a += (int32_t)(((v << 4) - *a) / 8);
-	} else {
-		*a = (int32_t)(v << 4);
-		*seen |= 1u << k;
-	}
-}
-
-/* mf_tight_slow_end tells whether the calls at the end of node n's runs
- * took an unusual time on average (MF_TIGHT_UNUSUAL): a poll whose last
- * call completes something, not one whose unusual calls come anywhere. */
-static inline int mf_tight_slow_end(const mf_node *n)
-{
-	int64_t all = 0;
-	for (int k = 0; k < MF_TIGHT_TAIL; k++)
-		all += n->tailseen >> k & 1 ? n->ttail[k] : 0;
-	return MF_TIGHT_UNUSUAL(all / 16, 0);
-}
-
-/* mf_tight_end learns, as node n's run ends with the last event, from
- * its timed repeats within MF_TIGHT_TAIL of the end: the excess of the
- * call at each place from the end (1: the last) goes to the node's tail
- * (ttail) instead of the share of its unusual excess (tlcall). A poll's
- * run ends with the call that completed something, slow, and perhaps a
- * try after it (HPCC's MPI_Testany: 2.3-3.3 us, then one of 30-80 ns):
- * learnt with the calls inside runs, its share of the stretches that end
- * a run came out 20% low and that of unusual stretches inside runs 43%
- * high (the replay of HPCC's traces). */
-static inline void mf_tight_end(mf_rec *r, mf_node *n)
-{
-	const int32_t ni = (int32_t)(n - r->tab.nodes);
-	for (int i = 0; i < MF_TIGHT_TAIL; i++) {
-		mf_timed_rep *t = &r->tail[i];
-		const int64_t k = r->nevents - 1 - t->idx; /* the place, less 1 */
-		if (t->idx < 0 || t->node != ni || k < 0 || k >= MF_TIGHT_TAIL)
-			continue;
-		t->idx = -1;
-		mf_tight_avg(&n->ttail[k], &n->tailseen, (int)k, t->c);
-		if (t->b >= 0 && mf_tight_slow_end(n)) {
-			/* the tail's, not the share's (mf_tight_tail) */
-			int64_t *l = &n->tlcall[t->b];
-			*l = *l > t->add ? *l - t->add : 0;
-			n->tlnlarge -= t->b && n->tlnlarge > 0;
-		}
-	}
-}
-
-/* mf_tight_tail is the part of excess, that of a stretch of j untimed
- * repeats that ends a run of node n, its calls take: as much of it as
- * the calls at the last j places of its runs took on average of the
- * average such excess (mf_tight_end), so that a slow call takes more
- * where the stretch took longer; -1 if those calls took no unusual time
- * (MF_TIGHT_UNUSUAL) or the excess is of the larger size (mf_tight_size):
- * then the calls take the node's share of it. Not the mean
- * excess of those calls, capped by the stretch's: HPCC's completing
- * MPI_Testany (1.9 us on average, 3.8 us where the stretch was unusual)
- * then took 45% too little. */
-static inline double mf_tight_tail(mf_node *n, int64_t j, double excess)
-{
-	double calls = 0;
-	for (int k = 0; k < MF_TIGHT_TAIL && k < j; k++)
-		calls += n->tailseen >> k & 1 ? (double)n->ttail[k] / 16 : 0;
-	if (mf_tight_size((int64_t)excess))
-		return -1; /* mostly the gap: a phase of work after the run */
-	if (j >= MF_TIGHT_TAIL)
-		mf_tight_avg(&n->texcess, &n->tailseen, MF_TIGHT_TAIL, excess > 0 ? (int64_t)excess : 0);
-	if (!mf_tight_slow_end(n) || !(n->tailseen >> MF_TIGHT_TAIL & 1))
-		return -1;
-	if (excess <= 0 || calls <= 0)
-		return 0;
-	const double avg = (double)n->texcess / 16;
-	return calls >= avg ? excess : excess * calls / avg;
-}
-
 /* mf_ends_run tells whether ev, the next event, is another call or call
  * site than the last one's node: it ends that node's run of repeats. */
 static inline int mf_ends_run(const mf_rec *r, const mf_event *ev)
@@ -275,7 +188,6 @@ static inline void mf_tight_exit(mf_rec *r, const mf_event *ev)
 	mf_node *p = r->prev_node;
 	if (!mf_ends_run(r, ev))
 		return;
-	mf_tight_end(r, p);
 	const int64_t g = ev->enter - r->last_exit;
 	const int64_t gfx = (g < 0 ? 0 : g > 1 << 24 ? 1 << 24 : g) << MF_TIGHT_FX;
 	p->texit_fx = p->texit_fx < 0 ? gfx : p->texit_fx + (gfx - p->texit_fx) / 16;
