@@ -61,10 +61,9 @@ func (g *Graph) FitBudget(budget int64) *BudgetUse {
 // first merged (TimingState.Shrink) until it fits in what its sequences
 // leave of the budget, or in half of it if they leave less, and further,
 // down to a quarter, if even with every run length approximate they need
-// more. A graph that
-// fits keeps its timing whole: a fixed half for the timing during the run
-// coarsened LAMMPS's intervals (0.06 instead of 0.005 pp) in a file far
-// under the budget.
+// more. A graph that fits keeps its timing whole: a fixed half for the
+// timing during the run coarsened LAMMPS's intervals (0.06 instead of
+// 0.005 pp) in a file far under the budget.
 func (g *Graph) FitBudgetFrom(budget int64, st *TimingState) *BudgetUse {
 	tim := int64(0)
 	if g.Timing.Present() {
@@ -82,10 +81,11 @@ func (g *Graph) FitBudgetFrom(budget int64, st *TimingState) *BudgetUse {
 // size.
 func (g *Graph) fitTiming(a *BudgetUse, tim int64, st *TimingState) int64 {
 	seq := a.Bytes - tim
-	if a.Fits() || st == nil || tim <= max(a.Budget/2, a.Budget-seq) {
+	room := max(a.Budget/2, a.Budget-seq)
+	if a.Fits() || st == nil || tim <= room {
 		return tim
 	}
-	tim = g.shrinkTiming(st, max(a.Budget/2, a.Budget-seq))
+	tim = g.shrinkTiming(st, room)
 	a.Bytes = seq + tim
 	return tim
 }
